@@ -1,0 +1,171 @@
+/*
+ * core/pool.c — the task record pool shared by every backend, and the
+ * allocation helpers that count every byte a scheduler holds.
+ *
+ * Records live in chunks of TB_POOL_CHUNK that are never moved or freed
+ * before the scheduler is destroyed, so a handle (slot index + generation)
+ * can be checked from any thread without a lock: the worst a racing reader
+ * sees is a generation that no longer matches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_core.h"
+
+void *tb_mem_alloc(struct tb_sched *s, size_t size)
+{
+    void *p = s->alloc.alloc(s->alloc.ctx, size);
+    if (p)
+        atomic_fetch_add_explicit(&s->bytes_held, size, memory_order_relaxed);
+    return p;
+}
+
+void *tb_mem_calloc(struct tb_sched *s, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = tb_mem_alloc(s, n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+void tb_mem_free(struct tb_sched *s, void *p, size_t size)
+{
+    if (!p)
+        return;
+    s->alloc.free(s->alloc.ctx, p, size);
+    atomic_fetch_sub_explicit(&s->bytes_held, size, memory_order_relaxed);
+}
+
+void *tb_mem_realloc(struct tb_sched *s, void *p, size_t old_size,
+                     size_t new_size)
+{
+    void *q = tb_mem_alloc(s, new_size);
+    if (!q)
+        return NULL;
+    if (p)
+        memcpy(q, p, old_size < new_size ? old_size : new_size);
+    tb_mem_free(s, p, old_size);
+    return q;
+}
+
+static inline struct tb_task *slot_record(struct tb_pool *p, uint32_t slot)
+{
+    return (struct tb_task *)(void *)(p->chunks[slot >> TB_POOL_CHUNK_SHIFT] +
+                                      (size_t)(slot & (TB_POOL_CHUNK - 1)) *
+                                          p->record_size);
+}
+
+/* Adds one chunk and pushes its slots on the free stack, lowest on top. */
+static bool pool_grow(struct tb_pool *p)
+{
+    struct tb_sched *s = p->owner;
+    if (p->nchunks == (size_t)1 << (32 - TB_POOL_CHUNK_SHIFT))
+        return false; /* 2^32 slots: the handle's index is full */
+    if (p->nchunks == p->chunks_cap) {
+        size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 4;
+        unsigned char **c = tb_mem_realloc(s, p->chunks,
+                                           p->chunks_cap * sizeof *c,
+                                           cap * sizeof *c);
+        if (!c)
+            return false;
+        p->chunks = c;
+        p->chunks_cap = cap;
+    }
+    size_t need = (p->nchunks + 1) * TB_POOL_CHUNK; /* every slot may be free */
+    if (need > p->free_cap) {
+        size_t cap = p->free_cap ? p->free_cap : TB_POOL_CHUNK;
+        while (cap < need)
+            cap *= 2;
+        uint32_t *f = tb_mem_realloc(s, p->free_slots,
+                                     p->free_cap * sizeof *f, cap * sizeof *f);
+        if (!f)
+            return false;
+        p->free_slots = f;
+        p->free_cap = cap;
+    }
+    unsigned char *chunk = tb_mem_calloc(s, TB_POOL_CHUNK, p->record_size);
+    if (!chunk)
+        return false;
+    uint32_t base = (uint32_t)(p->nchunks << TB_POOL_CHUNK_SHIFT);
+    p->chunks[p->nchunks++] = chunk;
+    for (uint32_t i = TB_POOL_CHUNK; i-- > 0;) {
+        struct tb_task *t = slot_record(p, base + i);
+        atomic_init(&t->gs, tb_task_gs(1, TB_TASK_FREE));
+        t->slot = base + i;
+        p->free_slots[p->nfree++] = base + i;
+    }
+    return true;
+}
+
+struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
+{
+    if (p->locked)
+        pthread_mutex_lock(&p->lock);
+    struct tb_task *t = NULL;
+    if (p->nfree || pool_grow(p)) {
+        uint32_t slot = p->free_slots[--p->nfree];
+        t = slot_record(p, slot);
+        uint32_t gen = tb_task_gen(
+            atomic_load_explicit(&t->gs, memory_order_relaxed));
+        t->index = 0;
+        /* zero the backend's fields; the header is set by the caller */
+        memset((unsigned char *)t + sizeof *t, 0,
+               p->record_size - sizeof *t);
+        atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_WAITING),
+                              memory_order_release);
+        p->live++;
+        if (handle)
+            *handle = (uint64_t)gen << 32 | slot;
+    }
+    if (p->locked)
+        pthread_mutex_unlock(&p->lock);
+    return t;
+}
+
+tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t)
+{
+    (void)p;
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
+    return (uint64_t)tb_task_gen(gs) << 32 | t->slot;
+}
+
+void tb_pool_put(struct tb_pool *p, struct tb_task *t)
+{
+    if (p->locked)
+        pthread_mutex_lock(&p->lock);
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
+    uint32_t gen = tb_task_gen(gs) + 1;
+    if (gen == 0)
+        gen = 1; /* keep handle 0 invalid */
+    atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_FREE),
+                          memory_order_release);
+    t->fn = NULL;
+    t->arg = NULL;
+    p->free_slots[p->nfree++] = t->slot;
+    p->live--;
+    if (p->locked)
+        pthread_mutex_unlock(&p->lock);
+}
+
+struct tb_task *tb_pool_lookup(struct tb_pool *p, tb_handle handle)
+{
+    uint32_t slot = (uint32_t)handle;
+    uint32_t gen = (uint32_t)(handle >> 32);
+    if (gen == 0)
+        return NULL;
+    if (p->locked)
+        pthread_mutex_lock(&p->lock);
+    struct tb_task *t = NULL;
+    if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) < p->nchunks)
+        t = slot_record(p, slot);
+    if (p->locked)
+        pthread_mutex_unlock(&p->lock);
+    if (!t)
+        return NULL;
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
+    if (tb_task_gen(gs) != gen || tb_task_state(gs) == TB_TASK_FREE)
+        return NULL;
+    return t;
+}

@@ -1,0 +1,319 @@
+/*
+ * core/sched.c — the public entry points: argument checks that are the same
+ * for every backend, the clock, creation and destruction, then a call into
+ * the backend's ops table.  Keeping validation here is what makes "bad input
+ * gets the same error everywhere" true by construction.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tb_core.h"
+
+const char *tb_strerror(int err)
+{
+    switch (err) {
+    case TB_OK: return "success";
+    case TB_EINVAL: return "invalid argument";
+    case TB_ESHUTDOWN: return "scheduler is shut down";
+    case TB_EFULL: return "too many pending tasks";
+    case TB_ENOMEM: return "out of memory";
+    case TB_ERANGE: return "delay or period out of range";
+    case TB_ENOTSUP: return "operation not supported by this backend";
+    case TB_ESTATE: return "wrong clock mode or thread for this call";
+    case TB_ETIMEDOUT: return "timed out";
+    case TB_ECORRUPT: return "internal invariant broken";
+    default: return "unknown error";
+    }
+}
+
+int64_t tb_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * TB_SEC + ts.tv_nsec;
+}
+
+void tb_abstime(struct timespec *ts, int64_t deadline)
+{
+    if (deadline < 0)
+        deadline = 0;
+    ts->tv_sec = (time_t)(deadline / TB_SEC);
+    ts->tv_nsec = (long)(deadline % TB_SEC);
+}
+
+int tb_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a))
+        return TB_ENOMEM;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc ? TB_ENOMEM : TB_OK;
+}
+
+static void *default_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    return malloc(size);
+}
+
+static void default_free(void *ctx, void *p, size_t size)
+{
+    (void)ctx;
+    (void)size;
+    free(p);
+}
+
+static const struct tb_allocator malloc_allocator = {default_alloc,
+                                                     default_free, NULL};
+
+int tb_create(const struct tb_backend *backend, const struct tb_config *config,
+              struct tb_sched **out)
+{
+    if (!backend || !out)
+        return TB_EINVAL;
+    *out = NULL;
+    struct tb_config cfg = {0};
+    if (config)
+        cfg = *config;
+    if ((cfg.clock != TB_CLOCK_VIRTUAL && cfg.clock != TB_CLOCK_MONOTONIC) ||
+        cfg.threads < 0 || cfg.tick_ns < 0 || cfg.wheel_size < 0 ||
+        cfg.poll_ns < 0)
+        return TB_EINVAL;
+    if (cfg.allocator &&
+        (!cfg.allocator->alloc || !cfg.allocator->free))
+        return TB_EINVAL;
+    const struct tb_backend_ops *ops = backend->ops;
+    int rc = ops->configure(&cfg);
+    if (rc)
+        return rc;
+    const struct tb_allocator *a = cfg.allocator ? cfg.allocator
+                                                 : &malloc_allocator;
+    struct tb_sched *s = a->alloc(a->ctx, ops->sched_size);
+    if (!s)
+        return TB_ENOMEM;
+    memset(s, 0, ops->sched_size);
+    s->backend = backend;
+    s->cfg = cfg;
+    s->alloc = *a;
+    atomic_init(&s->bytes_held, ops->sched_size);
+    atomic_init(&s->vnow, 0);
+    s->threaded = cfg.clock == TB_CLOCK_MONOTONIC;
+    s->pool.owner = s;
+    s->pool.record_size = ops->task_size;
+    s->pool.locked = s->threaded;
+    if (s->pool.locked)
+        pthread_mutex_init(&s->pool.lock, NULL);
+    rc = ops->init(s);
+    if (rc) {
+        tb_mem_free(s, s->pool.free_slots, s->pool.free_cap * sizeof(uint32_t));
+        for (size_t i = 0; i < s->pool.nchunks; i++)
+            tb_mem_free(s, s->pool.chunks[i],
+                        (size_t)TB_POOL_CHUNK * s->pool.record_size);
+        tb_mem_free(s, s->pool.chunks, s->pool.chunks_cap * sizeof(void *));
+        if (s->pool.locked)
+            pthread_mutex_destroy(&s->pool.lock);
+        a->free(a->ctx, s, ops->sched_size);
+        return rc;
+    }
+    *out = s;
+    return TB_OK;
+}
+
+void tb_destroy(struct tb_sched *s)
+{
+    if (!s)
+        return;
+    const struct tb_backend_ops *ops = s->backend->ops;
+    ops->shutdown_now(s, NULL, NULL);
+    ops->join(s);
+    ops->fini(s);
+    struct tb_pool *p = &s->pool;
+    for (size_t i = 0; i < p->nchunks; i++)
+        tb_mem_free(s, p->chunks[i], (size_t)TB_POOL_CHUNK * p->record_size);
+    tb_mem_free(s, p->chunks, p->chunks_cap * sizeof *p->chunks);
+    tb_mem_free(s, p->free_slots, p->free_cap * sizeof *p->free_slots);
+    if (p->locked)
+        pthread_mutex_destroy(&p->lock);
+    struct tb_allocator a = s->alloc;
+    a.free(a.ctx, s, ops->sched_size);
+}
+
+const struct tb_backend *tb_sched_backend(const struct tb_sched *s)
+{
+    return s ? s->backend : NULL;
+}
+
+void tb_sched_config(const struct tb_sched *s, struct tb_config *out)
+{
+    if (s && out)
+        *out = s->cfg;
+}
+
+int tb_start(struct tb_sched *s)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (!s->threaded)
+        return TB_ESTATE;
+    return s->backend->ops->start(s);
+}
+
+int64_t tb_now(const struct tb_sched *s)
+{
+    return s ? tb_clock_now(s) : 0;
+}
+
+/* Shared checks of every schedule call; computes the absolute deadline. */
+static int schedule(struct tb_sched *s, int64_t delay, int64_t period,
+                    tb_fn fn, void *arg, tb_handle *handle)
+{
+    if (handle)
+        *handle = TB_HANDLE_NONE;
+    if (!s || !fn)
+        return TB_EINVAL;
+    if (delay < 0)
+        delay = 0;
+    if (delay > TB_MAX_DELAY)
+        return TB_ERANGE;
+    int64_t now = tb_clock_now(s);
+    if (delay > INT64_MAX - now)
+        return TB_ERANGE;
+    return s->backend->ops->schedule(s, now + delay, period, fn, arg, handle);
+}
+
+int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
+                tb_handle *handle)
+{
+    return schedule(s, delay_ns, 0, fn, arg, handle);
+}
+
+static int check_period(int64_t period)
+{
+    if (period <= 0)
+        return TB_EINVAL;
+    if (period > TB_MAX_DELAY)
+        return TB_ERANGE;
+    return TB_OK;
+}
+
+int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
+                           int64_t period_ns, tb_fn fn, void *arg,
+                           tb_handle *handle)
+{
+    int rc = check_period(period_ns);
+    if (rc) {
+        if (handle)
+            *handle = TB_HANDLE_NONE;
+        return rc;
+    }
+    return schedule(s, delay_ns, period_ns, fn, arg, handle);
+}
+
+int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
+                            int64_t period_ns, tb_fn fn, void *arg,
+                            tb_handle *handle)
+{
+    int rc = check_period(period_ns);
+    if (rc) {
+        if (handle)
+            *handle = TB_HANDLE_NONE;
+        return rc;
+    }
+    return schedule(s, delay_ns, -period_ns, fn, arg, handle);
+}
+
+int tb_cancel(struct tb_sched *s, tb_handle handle)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (handle == TB_HANDLE_NONE)
+        return 0;
+    return s->backend->ops->cancel(s, handle);
+}
+
+size_t tb_pending(struct tb_sched *s)
+{
+    return s ? s->backend->ops->pending(s) : 0;
+}
+
+long tb_advance(struct tb_sched *s, int64_t now_ns)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (s->threaded)
+        return TB_ESTATE;
+    if (now_ns < atomic_load_explicit(&s->vnow, memory_order_relaxed))
+        return TB_EINVAL;
+    return s->backend->ops->advance(s, now_ns);
+}
+
+int tb_spend(struct tb_sched *s, int64_t ns)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (s->threaded)
+        return TB_ESTATE;
+    int64_t now = atomic_load_explicit(&s->vnow, memory_order_relaxed);
+    if (ns < 0 || ns > INT64_MAX - now)
+        return TB_EINVAL;
+    atomic_store_explicit(&s->vnow, now + ns, memory_order_relaxed);
+    return TB_OK;
+}
+
+long tb_shutdown(struct tb_sched *s)
+{
+    return s ? s->backend->ops->shutdown(s) : TB_EINVAL;
+}
+
+long tb_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
+{
+    return s ? s->backend->ops->shutdown_now(s, visit, ctx) : TB_EINVAL;
+}
+
+int tb_await_termination(struct tb_sched *s, int64_t timeout_ns)
+{
+    if (!s || timeout_ns < 0)
+        return TB_EINVAL;
+    return s->backend->ops->await_termination(s, timeout_ns);
+}
+
+int tb_stats(struct tb_sched *s, struct tb_stats *out)
+{
+    if (!s || !out)
+        return TB_EINVAL;
+    memset(out, 0, sizeof *out);
+    s->backend->ops->stats(s, out);
+    out->bytes_held =
+        atomic_load_explicit(&s->bytes_held, memory_order_relaxed);
+    return TB_OK;
+}
+
+bool tb_stats_balanced(const struct tb_stats *st)
+{
+    if (st->zombies > st->pending)
+        return false;
+    return st->submitted == st->finished + st->cancelled + st->dropped +
+                                (st->pending - st->zombies) + st->running;
+}
+
+long tb_purge(struct tb_sched *s)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (!s->backend->ops->purge)
+        return TB_ENOTSUP;
+    return s->backend->ops->purge(s);
+}
+
+int tb_check(struct tb_sched *s)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (!s->backend->ops->check)
+        return TB_ENOTSUP;
+    return s->backend->ops->check(s);
+}

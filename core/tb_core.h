@@ -1,0 +1,196 @@
+/*
+ * core/tb_core.h — what every backend shares: the scheduler base, the ops table
+ * a backend fills in, the task record header, the task pool and the
+ * allocation helpers that count bytes held.
+ *
+ * A backend's scheduler struct embeds `struct tb_sched` as its first member,
+ * and its task record embeds `struct tb_task` first; the core allocates both
+ * with the sizes the ops table gives, so a backend adds exactly the fields its
+ * original has and no more.
+ */
+#ifndef TIMERBENCH_CORE_TB_CORE_H
+#define TIMERBENCH_CORE_TB_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timerbench/scheduler.h"
+
+/* ---- Task records ------------------------------------------------------ */
+
+/* Task states, the low 32 bits of tb_task.gs; the generation is the high 32.
+ * Packing both in one atomic word makes a lock-free cancel ABA-safe: a CAS on
+ * (generation, WAITING) fails once the record was freed and reused. */
+enum {
+    TB_TASK_FREE = 0,      /* in the pool's free list */
+    TB_TASK_WAITING = 1,   /* held by the structure, will run */
+    TB_TASK_RUNNING = 2,   /* taken by a runner */
+    TB_TASK_CANCELLED = 3, /* cancelled; may still be held (lazy cancel) */
+    TB_TASK_DONE = 4,      /* ran or dropped; about to be freed */
+};
+
+/** The record header every backend's task starts with (48 bytes). */
+struct tb_task {
+    int64_t deadline;       /* next scheduled time, in the scheduler's clock */
+    int64_t period;         /* 0 one-shot, > 0 fixed rate, < 0 fixed delay */
+    tb_fn fn;
+    void *arg;
+    _Atomic uint64_t gs;    /* generation << 32 | state */
+    uint32_t slot;          /* pool slot, fixed for the record's life */
+    uint32_t index;         /* the backend's own 32 bits (heap position) */
+};
+
+static inline uint32_t tb_task_state(uint64_t gs) { return (uint32_t)gs; }
+static inline uint32_t tb_task_gen(uint64_t gs) { return (uint32_t)(gs >> 32); }
+static inline uint64_t tb_task_gs(uint32_t gen, uint32_t state)
+{
+    return (uint64_t)gen << 32 | state;
+}
+
+/** Current state (relaxed read; owners that hold the lock may use it). */
+static inline uint32_t tb_task_get_state(const struct tb_task *t)
+{
+    return tb_task_state(atomic_load_explicit(&t->gs, memory_order_acquire));
+}
+
+/** Sets the state keeping the generation (owner only). */
+static inline void tb_task_set_state(struct tb_task *t, uint32_t state)
+{
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
+    atomic_store_explicit(&t->gs, tb_task_gs(tb_task_gen(gs), state),
+                          memory_order_release);
+}
+
+/** Atomically moves the task from `from` to `to`; false if it was not in
+ *  `from`. */
+static inline bool tb_task_transition(struct tb_task *t, uint32_t from,
+                                      uint32_t to)
+{
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
+    if (tb_task_state(gs) != from)
+        return false;
+    return atomic_compare_exchange_strong_explicit(
+        &t->gs, &gs, tb_task_gs(tb_task_gen(gs), to), memory_order_acq_rel,
+        memory_order_acquire);
+}
+
+/* ---- The task pool ----------------------------------------------------- */
+
+#define TB_POOL_CHUNK_SHIFT 10
+#define TB_POOL_CHUNK (1u << TB_POOL_CHUNK_SHIFT)
+
+struct tb_sched;
+
+/** Chunks of fixed-size records plus a free list; records never move, so a
+ *  handle's slot can be read at any time.  No malloc per operation once the
+ *  pool has grown to the working set.  Locked only in monotonic mode. */
+struct tb_pool {
+    struct tb_sched *owner;
+    size_t record_size;
+    unsigned char **chunks;
+    size_t nchunks, chunks_cap;
+    uint32_t *free_slots;   /* stack of free slot indexes */
+    size_t nfree, free_cap;
+    size_t live;
+    bool locked;
+    pthread_mutex_t lock;
+};
+
+/** Takes a record (state WAITING, fields zeroed but gs).  *handle gets its
+ *  handle.  NULL on allocation failure. */
+struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle);
+
+/** Returns a record; its generation moves on, so old handles go stale. */
+void tb_pool_put(struct tb_pool *p, struct tb_task *t);
+
+/** The record a handle names if its generation still matches (any state but
+ *  FREE), else NULL.  Safe from any thread. */
+struct tb_task *tb_pool_lookup(struct tb_pool *p, tb_handle handle);
+
+/** The handle of a live record. */
+tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t);
+
+/* ---- Backend ops ------------------------------------------------------- */
+
+/** What a backend implements.  The core validates arguments (NULL sched or
+ *  callback, period, delay range, clock mode) before calling in, and passes
+ *  absolute deadlines in the scheduler's clock. */
+struct tb_backend_ops {
+    size_t sched_size;  /* sizeof the backend's struct (tb_sched first) */
+    size_t task_size;   /* sizeof the backend's record (tb_task first) */
+    /* fill unset config fields with the original's defaults; TB_EINVAL on
+     * values out of range */
+    int (*configure)(struct tb_config *cfg);
+    int (*init)(struct tb_sched *s);      /* after the pool is ready */
+    void (*fini)(struct tb_sched *s);     /* threads already stopped */
+    int (*start)(struct tb_sched *s);
+    /* insert a new task: deadline absolute, period as tb_task.period */
+    int (*schedule)(struct tb_sched *s, int64_t deadline, int64_t period,
+                    tb_fn fn, void *arg, tb_handle *handle);
+    int (*cancel)(struct tb_sched *s, tb_handle handle);
+    size_t (*pending)(struct tb_sched *s);
+    long (*advance)(struct tb_sched *s, int64_t now);
+    long (*shutdown)(struct tb_sched *s);
+    long (*shutdown_now)(struct tb_sched *s, tb_unrun_fn visit, void *ctx);
+    int (*await_termination)(struct tb_sched *s, int64_t timeout_ns);
+    /* join every thread the backend started (from tb_destroy) */
+    void (*join)(struct tb_sched *s);
+    void (*stats)(struct tb_sched *s, struct tb_stats *out);
+    long (*purge)(struct tb_sched *s);    /* optional */
+    int (*check)(struct tb_sched *s);     /* optional */
+};
+
+/** The base every backend's scheduler embeds first. */
+struct tb_sched {
+    const struct tb_backend *backend;
+    struct tb_config cfg;          /* resolved: defaults filled in */
+    struct tb_allocator alloc;
+    _Atomic uint64_t bytes_held;
+    _Atomic int64_t vnow;          /* virtual clock */
+    bool threaded;                 /* cfg.clock == TB_CLOCK_MONOTONIC */
+    struct tb_pool pool;
+};
+
+/** Allocates through the scheduler's allocator and counts the bytes. */
+void *tb_mem_alloc(struct tb_sched *s, size_t size);
+
+/** Zeroed tb_mem_alloc(). */
+void *tb_mem_calloc(struct tb_sched *s, size_t n, size_t size);
+
+/** Frees what tb_mem_alloc() gave (size must be the allocated size). */
+void tb_mem_free(struct tb_sched *s, void *p, size_t size);
+
+/** Grows or shrinks a block, copying min(old, new) bytes; NULL on failure
+ *  (the old block is untouched then). */
+void *tb_mem_realloc(struct tb_sched *s, void *p, size_t old_size,
+                     size_t new_size);
+
+/** Current clock of a scheduler (virtual or monotonic). */
+static inline int64_t tb_clock_now(const struct tb_sched *s)
+{
+    return s->threaded ? tb_monotonic_ns()
+                       : atomic_load_explicit(&s->vnow, memory_order_relaxed);
+}
+
+/** Next deadline of a periodic task after a run: fixed rate counts from the
+ *  previous scheduled time, fixed delay from `base` (end of run for STPE,
+ *  start for Timer).  Saturates at INT64_MAX. */
+static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
+                                       int64_t base)
+{
+    int64_t from = period > 0 ? deadline : base;
+    int64_t step = period > 0 ? period : -period;
+    return from > INT64_MAX - step ? INT64_MAX : from + step;
+}
+
+/** Absolute time `ns` from now, for condition waits. */
+struct timespec;
+void tb_abstime(struct timespec *ts, int64_t monotonic_deadline_ns);
+
+/** pthread condition variable on CLOCK_MONOTONIC. */
+int tb_cond_init(pthread_cond_t *c);
+
+#endif

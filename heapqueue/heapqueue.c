@@ -1,0 +1,697 @@
+/*
+ * heapqueue — the JDK's ScheduledThreadPoolExecutor and its DelayedWorkQueue.
+ *
+ * Structure.  A 0-based array binary min-heap of task pointers ordered by
+ * (deadline, sequence number): equal deadlines run in submission order.  The
+ * array starts at 16 slots and grows by half (DelayedWorkQueue.grow).  Every
+ * task keeps its heap position (`index`, ScheduledFutureTask.heapIndex), so a
+ * cancel with remove-on-cancel is an O(log n) removal, not an O(n) search.
+ *
+ * Complexity.  schedule O(log n) (sift-up, O(1) on average for random
+ * deadlines); expiry O(log n) per task (sift-down); cancel O(1) by default —
+ * the task only changes state and stays queued, counted in pending, until its
+ * time comes and it is skipped (STPE's default, removeOnCancel = false) —
+ * or O(log n) with TB_F_REMOVE_ON_CANCEL.
+ *
+ * Threads.  A pool of cfg.threads workers (default 1) takes tasks with the
+ * leader-follower take() of DelayedWorkQueue: at most one worker, the leader,
+ * does a timed wait for the head's deadline; the others wait untimed.  A new
+ * earliest head clears the leader and signals one waiter, and a leader that
+ * leaves signals a successor.  TB_F_NO_LEADER makes every idle worker wait
+ * timed instead, so the benchmarks can show the wake-ups the leader saves.
+ * Tasks run outside the lock.  Periodic tasks are re-queued after their run:
+ * fixed rate at previous scheduled time + period (a late task catches up
+ * back-to-back, never overlapping: it is not in the queue while it runs),
+ * fixed delay at end of run + delay.  A periodic task that fails (non-zero
+ * return, Java's exception) stops for good; others go on.  Shutdown follows
+ * STPE's policies: existing delayed one-shots still run, periodic tasks are
+ * cancelled (TB_F_DROP_DELAYED_ON_SHUTDOWN / TB_F_KEEP_PERIODIC_ON_SHUTDOWN
+ * switch them), later submissions are rejected.
+ *
+ * Virtual mode runs the same queue code in the caller's thread, without the
+ * mutex and condition variable.
+ *
+ * Deliberate differences from the JDK.  Deadlines are int64 ns of
+ * CLOCK_MONOTONIC (System.nanoTime) with overflow answered by TB_ERANGE
+ * rather than clamped; a cancel of a running one-shot says "not pending"
+ * (FutureTask would answer true yet let the run finish); shutdown_now does
+ * not return tasks that were already cancelled (drainQueue does), so every
+ * task is counted once; workers are started by tb_start() rather than lazily
+ * by the first submission; the pool has a fixed size.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_core.h"
+
+#define HQ_INITIAL_CAPACITY 16
+
+struct hq_task {
+    struct tb_task base;  /* base.index is the heap position */
+    uint64_t seq;
+};
+
+struct hq {
+    struct tb_sched base;
+    struct hq_task **heap;
+    size_t size, cap;
+    uint64_t seq;
+    pthread_mutex_t lock;
+    pthread_cond_t available;
+    pthread_cond_t terminated;
+    pthread_t leader;
+    bool has_leader;
+    bool started, shutdown, stopped;
+    int live_workers;
+    pthread_t *workers;
+    int nworkers;
+    struct tb_stats st;
+};
+
+static inline struct hq *hq_of(struct tb_sched *s) { return (struct hq *)s; }
+
+static inline void hq_lock(struct hq *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_lock(&q->lock);
+}
+
+static inline void hq_unlock(struct hq *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- The heap ---------------------------------------------------------- */
+
+static inline bool before(const struct hq_task *a, const struct hq_task *b)
+{
+    if (a->base.deadline != b->base.deadline)
+        return a->base.deadline < b->base.deadline;
+    return a->seq < b->seq;
+}
+
+static inline void place(struct hq *q, size_t i, struct hq_task *t)
+{
+    q->heap[i] = t;
+    t->base.index = (uint32_t)i;
+}
+
+static void sift_up(struct hq *q, size_t k, struct hq_task *t)
+{
+    while (k > 0) {
+        size_t parent = (k - 1) >> 1;
+        struct hq_task *e = q->heap[parent];
+        if (!before(t, e))
+            break;
+        place(q, k, e);
+        k = parent;
+    }
+    place(q, k, t);
+}
+
+static void sift_down(struct hq *q, size_t k, struct hq_task *t)
+{
+    size_t half = q->size >> 1;
+    while (k < half) {
+        size_t child = (k << 1) + 1;
+        struct hq_task *c = q->heap[child];
+        size_t right = child + 1;
+        if (right < q->size && before(q->heap[right], c))
+            c = q->heap[child = right];
+        if (!before(c, t))
+            break;
+        place(q, k, c);
+        k = child;
+    }
+    place(q, k, t);
+}
+
+/* DelayedWorkQueue.grow: capacity += capacity / 2. */
+static bool heap_reserve(struct hq *q)
+{
+    if (q->size < q->cap)
+        return true;
+    size_t cap = q->cap + (q->cap >> 1);
+    if (cap > UINT32_MAX)
+        return false;
+    struct hq_task **h = tb_mem_realloc(&q->base, q->heap,
+                                        q->cap * sizeof *h, cap * sizeof *h);
+    if (!h)
+        return false;
+    q->heap = h;
+    q->cap = cap;
+    return true;
+}
+
+static void heap_push(struct hq *q, struct hq_task *t)
+{
+    sift_up(q, q->size++, t);
+    if (q->size > q->st.peak_pending)
+        q->st.peak_pending = q->size;
+}
+
+static struct hq_task *heap_poll(struct hq *q)
+{
+    struct hq_task *first = q->heap[0];
+    struct hq_task *last = q->heap[--q->size];
+    q->heap[q->size] = NULL;
+    if (q->size)
+        sift_down(q, 0, last);
+    return first;
+}
+
+static void heap_remove_at(struct hq *q, size_t i)
+{
+    struct hq_task *last = q->heap[--q->size];
+    q->heap[q->size] = NULL;
+    if (i == q->size)
+        return;
+    sift_down(q, i, last);
+    if (q->heap[i] == last)
+        sift_up(q, i, last);
+}
+
+/* After a filtering pass kept the first `kept` slots: clear the rest and
+ * restore heap order bottom-up in O(n) (Floyd). */
+static void compact(struct hq *q, size_t kept)
+{
+    for (size_t i = kept; i < q->size; i++)
+        q->heap[i] = NULL;
+    q->size = kept;
+    for (size_t i = q->size >> 1; i-- > 0;)
+        sift_down(q, i, q->heap[i]);
+}
+
+/* ---- Tasks ------------------------------------------------------------- */
+
+static void retire(struct hq *q, struct hq_task *t)
+{
+    tb_task_set_state(&t->base, TB_TASK_DONE);
+    tb_pool_put(&q->base.pool, &t->base);
+}
+
+/* STPE.canRunInCurrentRunState. */
+static bool can_run(const struct hq *q, const struct hq_task *t, int64_t now)
+{
+    if (!q->shutdown)
+        return true;
+    if (q->stopped)
+        return false;
+    if (t->base.period)
+        return q->base.cfg.flags & TB_F_KEEP_PERIODIC_ON_SHUTDOWN;
+    return !(q->base.cfg.flags & TB_F_DROP_DELAYED_ON_SHUTDOWN) ||
+           t->base.deadline <= now;
+}
+
+static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct hq *q = hq_of(s);
+    int rc = TB_OK;
+    hq_lock(q);
+    if (q->shutdown) {
+        rc = TB_ESHUTDOWN;
+    } else if (s->cfg.max_pending && q->size >= s->cfg.max_pending) {
+        rc = TB_EFULL;
+    } else if (!heap_reserve(q)) {
+        rc = TB_ENOMEM;
+    } else {
+        struct hq_task *t =
+            (struct hq_task *)(void *)tb_pool_get(&s->pool, handle);
+        if (!t) {
+            rc = TB_ENOMEM;
+        } else {
+            t->base.deadline = deadline;
+            t->base.period = period;
+            t->base.fn = fn;
+            t->base.arg = arg;
+            t->seq = q->seq++;
+            heap_push(q, t);
+            q->st.submitted++;
+            /* a new head: whoever leads is waiting for the wrong time */
+            if (q->heap[0] == t && q->base.threaded) {
+                q->has_leader = false;
+                pthread_cond_signal(&q->available);
+            }
+        }
+    }
+    if (rc)
+        q->st.rejected++;
+    hq_unlock(q);
+    return rc;
+}
+
+static int hq_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct hq *q = hq_of(s);
+    int rc = 0;
+    hq_lock(q);
+    struct hq_task *t = (struct hq_task *)(void *)tb_pool_lookup(&s->pool, h);
+    if (t) {
+        uint32_t state = tb_task_get_state(&t->base);
+        if (state == TB_TASK_WAITING) {
+            tb_task_set_state(&t->base, TB_TASK_CANCELLED);
+            q->st.cancelled++;
+            rc = 1;
+            if (s->cfg.flags & TB_F_REMOVE_ON_CANCEL) {
+                heap_remove_at(q, t->base.index);
+                retire(q, t);
+            } else {
+                q->st.zombies++;
+            }
+        } else if (state == TB_TASK_RUNNING && t->base.period) {
+            /* stops the runs after this one; the runner retires it */
+            tb_task_set_state(&t->base, TB_TASK_CANCELLED);
+            q->st.cancelled++;
+            rc = 1;
+        }
+    }
+    hq_unlock(q);
+    return rc;
+}
+
+static size_t hq_pending(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    hq_lock(q);
+    size_t n = q->size;
+    hq_unlock(q);
+    return n;
+}
+
+/* Takes the head off the queue for running; NULL if it was a zombie (a lazily
+ * cancelled task, now dropped).  Lock held. */
+static struct hq_task *take_head(struct hq *q)
+{
+    struct hq_task *t = heap_poll(q);
+    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
+        q->st.zombies--;
+        retire(q, t);
+        return NULL;
+    }
+    tb_task_set_state(&t->base, TB_TASK_RUNNING);
+    q->st.running++;
+    return t;
+}
+
+/* Runs a taken task with the lock released, then re-queues or retires it
+ * (ScheduledFutureTask.run).  Lock held on entry and exit. */
+static void run_task(struct hq *q, struct hq_task *t)
+{
+    int64_t now = tb_clock_now(&q->base);
+    if (!can_run(q, t, now)) {
+        q->st.running--;
+        q->st.cancelled++;
+        retire(q, t);
+        return;
+    }
+    hq_unlock(q);
+    int failed = t->base.fn(t->base.arg) != 0;
+    int64_t end = tb_clock_now(&q->base);
+    hq_lock(q);
+    q->st.running--;
+    q->st.fired++;
+    if (failed)
+        q->st.failed++;
+    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
+        retire(q, t); /* a periodic task cancelled during its run */
+        return;
+    }
+    if (!t->base.period || failed) {
+        q->st.finished++;
+        retire(q, t);
+        return;
+    }
+    t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    if (!can_run(q, t, end)) { /* reExecutePeriodic after shutdown */
+        q->st.cancelled++;
+        retire(q, t);
+        return;
+    }
+    tb_task_set_state(&t->base, TB_TASK_WAITING);
+    heap_reserve(q); /* a slot was freed by the poll: cannot fail */
+    heap_push(q, t);
+    if (q->heap[0] == t && q->base.threaded) {
+        q->has_leader = false;
+        pthread_cond_signal(&q->available);
+    }
+}
+
+static long hq_advance(struct tb_sched *s, int64_t now)
+{
+    struct hq *q = hq_of(s);
+    long ran = 0;
+    atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    while (q->size && q->heap[0]->base.deadline <= now) {
+        struct hq_task *t = take_head(q);
+        if (!t)
+            continue;
+        uint64_t fired = q->st.fired;
+        run_task(q, t);
+        ran += (long)(q->st.fired - fired);
+    }
+    return ran;
+}
+
+/* ---- Threaded mode: the worker pool ------------------------------------ */
+
+static void timed_wait(struct hq *q, int64_t deadline)
+{
+    struct timespec ts;
+    tb_abstime(&ts, deadline);
+    q->st.timed_waits++;
+    pthread_cond_timedwait(&q->available, &q->lock, &ts);
+    q->st.wakeups++;
+}
+
+static void untimed_wait(struct hq *q)
+{
+    pthread_cond_wait(&q->available, &q->lock);
+    q->st.wakeups++;
+}
+
+/* DelayedWorkQueue.take() plus ThreadPoolExecutor.getTask()'s exit rule:
+ * returns a task ready to run, or NULL when the worker should exit.  Lock
+ * held. */
+static struct hq_task *take(struct hq *q)
+{
+    bool leader_mode = !(q->base.cfg.flags & TB_F_NO_LEADER);
+    pthread_t self = pthread_self();
+    for (;;) {
+        if (q->stopped || (q->shutdown && q->size == 0))
+            return NULL;
+        if (q->size == 0) {
+            untimed_wait(q);
+            continue;
+        }
+        int64_t deadline = q->heap[0]->base.deadline;
+        if (deadline <= tb_monotonic_ns()) {
+            struct hq_task *t = take_head(q);
+            if (leader_mode && !q->has_leader && q->size)
+                pthread_cond_signal(&q->available);
+            if (t)
+                return t;
+            continue;
+        }
+        if (!leader_mode) {
+            timed_wait(q, deadline);
+        } else if (q->has_leader) {
+            untimed_wait(q);
+        } else {
+            q->has_leader = true;
+            q->leader = self;
+            timed_wait(q, deadline);
+            if (q->has_leader && pthread_equal(q->leader, self))
+                q->has_leader = false;
+            /* the successor, if any, takes over the timed wait */
+            if (!q->has_leader && q->size)
+                pthread_cond_signal(&q->available);
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct hq *q = arg;
+    pthread_mutex_lock(&q->lock);
+    struct hq_task *t;
+    while ((t = take(q)))
+        run_task(q, t);
+    if (--q->live_workers == 0)
+        pthread_cond_broadcast(&q->terminated);
+    pthread_cond_broadcast(&q->available); /* let the others see the exit */
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+static int hq_start(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    int rc = TB_OK;
+    pthread_mutex_lock(&q->lock);
+    if (q->shutdown) {
+        rc = TB_ESHUTDOWN;
+    } else if (q->started) {
+        rc = TB_ESTATE;
+    } else {
+        q->started = true;
+        for (int i = 0; i < q->nworkers; i++) {
+            if (pthread_create(&q->workers[i], NULL, worker_main, q)) {
+                rc = TB_ENOMEM;
+                break;
+            }
+            q->live_workers++;
+        }
+        if (rc) { /* stop the ones that did start */
+            q->stopped = q->shutdown = true;
+            pthread_cond_broadcast(&q->available);
+        }
+    }
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+/* ---- Shutdown ---------------------------------------------------------- */
+
+/* STPE.onShutdown: remove what the policies say must not run, and zombies. */
+static long hq_shutdown(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    long dropped = 0;
+    hq_lock(q);
+    if (!q->shutdown) {
+        q->shutdown = true;
+        bool keep_delayed = !(s->cfg.flags & TB_F_DROP_DELAYED_ON_SHUTDOWN);
+        bool keep_periodic = s->cfg.flags & TB_F_KEEP_PERIODIC_ON_SHUTDOWN;
+        size_t j = 0;
+        for (size_t i = 0; i < q->size; i++) {
+            struct hq_task *t = q->heap[i];
+            bool zombie = tb_task_get_state(&t->base) == TB_TASK_CANCELLED;
+            bool keep = t->base.period ? keep_periodic : keep_delayed;
+            if (!zombie && keep) {
+                place(q, j++, t);
+                continue;
+            }
+            if (zombie) {
+                q->st.zombies--;
+            } else if (t->base.period) {
+                q->st.cancelled++; /* STPE cancels periodic tasks */
+            } else {
+                q->st.dropped++;
+                dropped++;
+            }
+            retire(q, t);
+        }
+        compact(q, j);
+        if (q->base.threaded)
+            pthread_cond_broadcast(&q->available);
+    }
+    hq_unlock(q);
+    return dropped;
+}
+
+static long hq_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
+{
+    struct hq *q = hq_of(s);
+    long n = 0;
+    hq_lock(q);
+    q->shutdown = q->stopped = true;
+    while (q->size) {
+        struct hq_task *t = q->heap[--q->size];
+        q->heap[q->size] = NULL;
+        if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
+            q->st.zombies--;
+        } else {
+            if (visit)
+                visit(ctx, tb_pool_handle(&s->pool, &t->base), t->base.fn,
+                      t->base.arg);
+            q->st.dropped++;
+            n++;
+        }
+        retire(q, t);
+    }
+    if (q->base.threaded)
+        pthread_cond_broadcast(&q->available);
+    hq_unlock(q);
+    return n;
+}
+
+static int hq_await_termination(struct tb_sched *s, int64_t timeout_ns)
+{
+    struct hq *q = hq_of(s);
+    if (!s->threaded)
+        return q->shutdown ? TB_OK : TB_ESTATE;
+    int rc = TB_OK;
+    int64_t deadline = tb_monotonic_ns() + timeout_ns;
+    struct timespec ts;
+    tb_abstime(&ts, deadline);
+    pthread_mutex_lock(&q->lock);
+    if (!q->shutdown)
+        rc = TB_ESTATE;
+    while (!rc && q->live_workers > 0)
+        if (pthread_cond_timedwait(&q->terminated, &q->lock, &ts))
+            rc = q->live_workers > 0 ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+static void hq_join(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(&q->lock);
+    bool started = q->started;
+    int n = q->live_workers;
+    q->started = false;
+    pthread_mutex_unlock(&q->lock);
+    (void)n;
+    if (!started)
+        return;
+    for (int i = 0; i < q->nworkers; i++)
+        pthread_join(q->workers[i], NULL);
+}
+
+/* ---- Setup and introspection ------------------------------------------- */
+
+static int hq_configure(struct tb_config *cfg)
+{
+    if (cfg->threads == 0)
+        cfg->threads = 1;
+    if (cfg->threads > 1024)
+        return TB_EINVAL;
+    return TB_OK;
+}
+
+static int hq_init(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    q->cap = HQ_INITIAL_CAPACITY;
+    q->heap = tb_mem_calloc(s, q->cap, sizeof *q->heap);
+    if (!q->heap)
+        return TB_ENOMEM;
+    if (s->threaded) {
+        q->nworkers = s->cfg.threads;
+        q->workers = tb_mem_calloc(s, (size_t)q->nworkers, sizeof *q->workers);
+        if (!q->workers) {
+            tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+            return TB_ENOMEM;
+        }
+        pthread_mutex_init(&q->lock, NULL);
+        tb_cond_init(&q->available);
+        tb_cond_init(&q->terminated);
+    }
+    return TB_OK;
+}
+
+static void hq_fini(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+    if (s->threaded) {
+        tb_mem_free(s, q->workers, (size_t)q->nworkers * sizeof *q->workers);
+        pthread_mutex_destroy(&q->lock);
+        pthread_cond_destroy(&q->available);
+        pthread_cond_destroy(&q->terminated);
+    }
+}
+
+static void hq_stats(struct tb_sched *s, struct tb_stats *out)
+{
+    struct hq *q = hq_of(s);
+    hq_lock(q);
+    *out = q->st;
+    out->pending = q->size;
+    hq_unlock(q);
+}
+
+/* ThreadPoolExecutor.purge(): drop the cancelled tasks still queued, then
+ * restore heap order in O(n). */
+static long hq_purge(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    long n = 0;
+    hq_lock(q);
+    size_t j = 0;
+    for (size_t i = 0; i < q->size; i++) {
+        struct hq_task *t = q->heap[i];
+        if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
+            retire(q, t);
+            n++;
+        } else {
+            place(q, j++, t);
+        }
+    }
+    compact(q, j);
+    q->st.zombies -= (uint64_t)n;
+    q->st.purged += (uint64_t)n;
+    hq_unlock(q);
+    return n;
+}
+
+static int hq_check(struct tb_sched *s)
+{
+    struct hq *q = hq_of(s);
+    int rc = TB_OK;
+    uint64_t zombies = 0;
+    hq_lock(q);
+    if (q->size > q->cap) {
+        fprintf(stderr, "heapqueue: size %zu > capacity %zu\n", q->size,
+                q->cap);
+        rc = TB_ECORRUPT;
+    }
+    for (size_t i = 0; !rc && i < q->size; i++) {
+        struct hq_task *t = q->heap[i];
+        uint32_t state = tb_task_get_state(&t->base);
+        if (t->base.index != i) {
+            fprintf(stderr, "heapqueue: slot %zu holds index %u\n", i,
+                    t->base.index);
+            rc = TB_ECORRUPT;
+        } else if (i && before(t, q->heap[(i - 1) >> 1])) {
+            fprintf(stderr, "heapqueue: slot %zu precedes its parent\n", i);
+            rc = TB_ECORRUPT;
+        } else if (state != TB_TASK_WAITING && state != TB_TASK_CANCELLED) {
+            fprintf(stderr, "heapqueue: slot %zu in state %u\n", i, state);
+            rc = TB_ECORRUPT;
+        }
+        zombies += state == TB_TASK_CANCELLED;
+    }
+    if (!rc && zombies != q->st.zombies) {
+        fprintf(stderr, "heapqueue: %llu cancelled queued, counted %llu\n",
+                (unsigned long long)zombies,
+                (unsigned long long)q->st.zombies);
+        rc = TB_ECORRUPT;
+    }
+    hq_unlock(q);
+    return rc;
+}
+
+static const struct tb_backend_ops hq_ops = {
+    .sched_size = sizeof(struct hq),
+    .task_size = sizeof(struct hq_task),
+    .configure = hq_configure,
+    .init = hq_init,
+    .fini = hq_fini,
+    .start = hq_start,
+    .schedule = hq_schedule,
+    .cancel = hq_cancel,
+    .pending = hq_pending,
+    .advance = hq_advance,
+    .shutdown = hq_shutdown,
+    .shutdown_now = hq_shutdown_now,
+    .await_termination = hq_await_termination,
+    .join = hq_join,
+    .stats = hq_stats,
+    .purge = hq_purge,
+    .check = hq_check,
+};
+
+const struct tb_backend tb_backend_heapqueue = {
+    .name = "heapqueue",
+    .description = "JDK ScheduledThreadPoolExecutor: array binary heap, "
+                   "leader-follower worker pool",
+    .caps = TB_CAP_FIFO_TIES | TB_CAP_PURGE | TB_CAP_LAZY_CANCEL,
+    .ops = &hq_ops,
+};

@@ -1,0 +1,319 @@
+/*
+ * timerbench/scheduler.h — the one scheduler interface every backend keeps.
+ *
+ * This header is the manual.  A backend (heapqueue, timerthread, timerwheel,
+ * hierwheel, ...) is a `struct tb_backend` found by name in the registry; a
+ * scheduler is created from it with a `struct tb_config`, and from then on the
+ * same calls work for every backend.
+ *
+ * Time is in nanoseconds, as signed 64-bit integers (`int64_t`).
+ *
+ * Two clocks:
+ *   - TB_CLOCK_VIRTUAL: nothing runs on its own.  The clock starts at 0 and
+ *     moves only when the caller calls tb_advance(), which runs, in the
+ *     caller's thread, every task due by the new time.  No threads, no locks,
+ *     no sleeping: tests and micro-benchmarks use this mode.
+ *   - TB_CLOCK_MONOTONIC: CLOCK_MONOTONIC.  tb_start() starts the backend's own
+ *     threads, modelled on the original's threading; tasks run on them.
+ *
+ * Both modes run the same structure code; the monotonic mode adds the
+ * original's way of waiting and its locks around the same expiry path.
+ *
+ * Contract (every backend, checked by the conformance suite):
+ *   - Never early: a task never starts before its deadline.  Wheels round
+ *     deadlines up to their tick.
+ *   - Exactly once: a one-shot task that is not cancelled runs once; a
+ *     successful cancel means it never runs.  At every quiescent moment
+ *       submitted == finished + cancelled + dropped + (pending - zombies) + running
+ *     (see struct tb_stats).
+ *   - Ordering: where the backend has TB_CAP_FIFO_TIES, equal deadlines run in
+ *     submission order; wheels order by tick only.
+ *   - Errors are negative TB_E* codes, the same for every backend; bad input
+ *     leaves the scheduler and its pending tasks untouched.
+ *
+ * Thread safety: in monotonic mode every call may be made from any thread,
+ * including from inside a running task, except tb_destroy() (never from a
+ * task).  In virtual mode the scheduler is single-threaded by contract.
+ */
+#ifndef TIMERBENCH_SCHEDULER_H
+#define TIMERBENCH_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Errors ------------------------------------------------------------ */
+
+enum {
+    TB_OK = 0,
+    TB_EINVAL = -1,     /* bad argument: NULL callback, period <= 0, ... */
+    TB_ESHUTDOWN = -2,  /* the scheduler was shut down (or killed) */
+    TB_EFULL = -3,      /* more than config.max_pending tasks */
+    TB_ENOMEM = -4,     /* the allocator failed */
+    TB_ERANGE = -5,     /* delay or period past TB_MAX_DELAY / the clock */
+    TB_ENOTSUP = -6,    /* this backend has no such operation */
+    TB_ESTATE = -7,     /* wrong mode or thread for this call */
+    TB_ETIMEDOUT = -8,  /* tb_await_termination() ran out of time */
+    TB_ECORRUPT = -9,   /* tb_check() found a broken invariant */
+};
+
+/** Returns a short static English description of a TB_* code. */
+const char *tb_strerror(int err);
+
+/* ---- Time -------------------------------------------------------------- */
+
+/** Largest accepted delay or period: 2^62 ns, about 146 years.  Longer
+ *  delays, and deadlines that would overflow the clock, get TB_ERANGE rather
+ *  than being clamped, so that a caller's arithmetic error is visible.
+ *  Negative delays are treated as 0 (as the JDK does). */
+#define TB_MAX_DELAY ((int64_t)1 << 62)
+
+#define TB_US ((int64_t)1000)
+#define TB_MS ((int64_t)1000000)
+#define TB_SEC ((int64_t)1000000000)
+
+/** CLOCK_MONOTONIC in nanoseconds. */
+int64_t tb_monotonic_ns(void);
+
+/* ---- Tasks and handles ------------------------------------------------- */
+
+/** A task.  Returning non-zero is the C analogue of a thrown exception; each
+ *  backend reacts as its original does (counted and ignored, periodic task
+ *  stopped, or the whole timer killed). */
+typedef int (*tb_fn)(void *arg);
+
+/** A 64-bit handle: pool slot index (low 32 bits) and the slot's generation
+ *  (high 32 bits).  0 is never a valid handle.  A handle stays safe to pass
+ *  to tb_cancel() forever: once its task has run or been cancelled the
+ *  generation no longer matches and the answer is "not pending". */
+typedef uint64_t tb_handle;
+
+#define TB_HANDLE_NONE ((tb_handle)0)
+
+/* ---- Configuration ----------------------------------------------------- */
+
+enum tb_clock {
+    TB_CLOCK_VIRTUAL = 0,
+    TB_CLOCK_MONOTONIC = 1,
+};
+
+/** Policy flags (struct tb_config.flags).  Zero means the original's
+ *  behaviour; each flag switches one policy away from it. */
+enum {
+    /** heapqueue: remove a cancelled task from the heap at once
+     *  (STPE setRemoveOnCancelPolicy(true)); default keeps it queued. */
+    TB_F_REMOVE_ON_CANCEL = 1u << 0,
+    /** heapqueue: no leader; every idle worker does its own timed wait
+     *  (to measure what leader-follower saves). */
+    TB_F_NO_LEADER = 1u << 1,
+    /** heapqueue: on tb_shutdown(), drop delayed one-shot tasks
+     *  (STPE setExecuteExistingDelayedTasksAfterShutdownPolicy(false)). */
+    TB_F_DROP_DELAYED_ON_SHUTDOWN = 1u << 2,
+    /** heapqueue: on tb_shutdown(), keep periodic tasks running
+     *  (STPE setContinueExistingPeriodicTasksAfterShutdownPolicy(true)). */
+    TB_F_KEEP_PERIODIC_ON_SHUTDOWN = 1u << 3,
+};
+
+/** Allocator hook: every byte a scheduler holds comes through it, which is
+ *  how bytes_held is counted and how allocation failure is tested. */
+struct tb_allocator {
+    void *(*alloc)(void *ctx, size_t size);       /* NULL on failure */
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+};
+
+/** Scheduler configuration.  Zero-initialise it and set what you need: every
+ *  field left 0 (or NULL) takes the original's default. */
+struct tb_config {
+    enum tb_clock clock;        /* default TB_CLOCK_VIRTUAL */
+    int threads;                /* worker / executor threads (heapqueue: 1;
+                                   hierwheel executor: 1); others ignore it */
+    int64_t tick_ns;            /* wheels: Netty 100 ms, Kafka 1 ms */
+    int wheel_size;             /* wheels: Netty 512, Kafka 20 */
+    int64_t poll_ns;            /* hierwheel reaper's bounded wait: 200 ms */
+    size_t max_pending;         /* 0 = unlimited */
+    unsigned flags;             /* TB_F_* */
+    const struct tb_allocator *allocator; /* NULL = malloc/free */
+};
+
+/* ---- Backends and the registry ----------------------------------------- */
+
+/** Capability flags (struct tb_backend.caps). */
+enum {
+    TB_CAP_FIFO_TIES = 1u << 0,  /* equal deadlines run in submission order */
+    TB_CAP_TICKED = 1u << 1,     /* deadlines are rounded up to a tick */
+    TB_CAP_PURGE = 1u << 2,      /* tb_purge() compacts lazily held tasks */
+    TB_CAP_FAIL_KILLS = 1u << 3, /* a failing task kills the whole timer */
+    TB_CAP_LAZY_CANCEL = 1u << 4,/* a cancelled task may stay counted in
+                                    tb_pending() until a later step */
+};
+
+struct tb_backend_ops; /* internal: core/tb_core.h */
+
+/** A backend: its name, one line on what it models, capabilities and ops. */
+struct tb_backend {
+    const char *name;
+    const char *description;
+    unsigned caps;
+    const struct tb_backend_ops *ops;
+};
+
+/** Number of registered backends. */
+size_t tb_backend_count(void);
+
+/** The i-th registered backend (0 <= i < tb_backend_count()), else NULL. */
+const struct tb_backend *tb_backend_at(size_t i);
+
+/** Looks a backend up by name; NULL if there is none. */
+const struct tb_backend *tb_backend_find(const char *name);
+
+/* ---- Lifecycle --------------------------------------------------------- */
+
+struct tb_sched;
+
+/** Creates a scheduler.  `config` may be NULL (all defaults).  Returns TB_OK
+ *  and sets *out, or TB_EINVAL (NULL backend/out, negative fields, tick or
+ *  wheel size out of range), TB_ENOMEM. */
+int tb_create(const struct tb_backend *backend, const struct tb_config *config,
+              struct tb_sched **out);
+
+/** Stops the scheduler's threads (as tb_shutdown_now() would, dropping what
+ *  is pending), waits for them and frees everything.  NULL is a no-op.  Must
+ *  not be called from inside a task. */
+void tb_destroy(struct tb_sched *s);
+
+/** The backend this scheduler was created from. */
+const struct tb_backend *tb_sched_backend(const struct tb_sched *s);
+
+/** The configuration with every default filled in (tick, wheel size, ...). */
+void tb_sched_config(const struct tb_sched *s, struct tb_config *out);
+
+/** Monotonic mode: starts the backend's threads.  TB_ESTATE in virtual mode
+ *  or if already started; TB_ESHUTDOWN after shutdown.  Tasks scheduled
+ *  before tb_start() wait for it. */
+int tb_start(struct tb_sched *s);
+
+/** The scheduler's clock: the virtual time, or tb_monotonic_ns(). */
+int64_t tb_now(const struct tb_sched *s);
+
+/* ---- Scheduling -------------------------------------------------------- */
+
+/** Runs fn(arg) once, `delay_ns` from now.  *handle (may be NULL) receives
+ *  the handle.  Errors: TB_EINVAL (NULL s or fn), TB_ERANGE (delay past
+ *  TB_MAX_DELAY or the clock), TB_ESHUTDOWN, TB_EFULL, TB_ENOMEM. */
+int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
+                tb_handle *handle);
+
+/** Runs fn(arg) first after `delay_ns`, then every `period_ns` measured from
+ *  the previous *scheduled* time: late runs catch up, runs never overlap.
+ *  Errors as tb_schedule(), plus TB_EINVAL for period <= 0. */
+int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
+                           int64_t period_ns, tb_fn fn, void *arg,
+                           tb_handle *handle);
+
+/** Runs fn(arg) first after `delay_ns`, then again `period_ns` after each run
+ *  (heapqueue: after the run ends; timerthread: after it started, as
+ *  java.util.Timer).  Errors as tb_schedule_fixed_rate(). */
+int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
+                            int64_t period_ns, tb_fn fn, void *arg,
+                            tb_handle *handle);
+
+/** Cancels a task.  Returns 1 if this call prevented a run (a waiting task,
+ *  or the future runs of a periodic task, even from inside its own run), 0 if
+ *  the handle is not pending (stale, unknown, already run, running one-shot,
+ *  already cancelled), TB_EINVAL for a NULL scheduler. */
+int tb_cancel(struct tb_sched *s, tb_handle handle);
+
+/** Tasks held by the structure, as the original counts them: with lazy
+ *  cancel (TB_CAP_LAZY_CANCEL) cancelled tasks are counted until removed. */
+size_t tb_pending(struct tb_sched *s);
+
+/* ---- Driving and stopping ---------------------------------------------- */
+
+/** Virtual mode: moves the clock to `now_ns` and runs, in this thread, every
+ *  task due by then (including tasks they schedule that are due by then).
+ *  Returns the number of task runs, TB_EINVAL if now_ns is before the
+ *  current time, TB_ESTATE in monotonic mode. */
+long tb_advance(struct tb_sched *s, int64_t now_ns);
+
+/** Virtual mode, from inside a running task: the run takes `ns` of virtual
+ *  time, so the clock moves on by that much before the task returns (nothing
+ *  else runs meanwhile).  This is how tests model slow tasks and stalls.
+ *  TB_EINVAL for ns < 0 or overflow, TB_ESTATE in monotonic mode. */
+int tb_spend(struct tb_sched *s, int64_t ns);
+
+/** Stops accepting tasks.  What happens to pending ones is the original's
+ *  shutdown (heapqueue: delayed one-shots still run, periodic ones are
+ *  cancelled, both switchable by TB_F_*; the others drop them).  Does not
+ *  wait.  Returns the number of tasks dropped, or a TB_E* code. */
+long tb_shutdown(struct tb_sched *s);
+
+/** Visitor for tb_shutdown_now(): one call per task that never ran.  It runs
+ *  under the scheduler's lock and must not call back into the scheduler. */
+typedef void (*tb_unrun_fn)(void *ctx, tb_handle handle, tb_fn fn, void *arg);
+
+/** Stops at once: no new tasks, pending tasks removed and passed to `visit`
+ *  (may be NULL), threads told to stop after their current run.  Returns how
+ *  many tasks never ran (0 on a second call), or a TB_E* code (timerwheel:
+ *  TB_ESTATE from inside a task, as Netty's stop()). */
+long tb_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx);
+
+/** Monotonic mode: waits up to `timeout_ns` for the threads to finish after a
+ *  shutdown.  TB_OK, TB_ETIMEDOUT, or TB_ESTATE if not shut down. */
+int tb_await_termination(struct tb_sched *s, int64_t timeout_ns);
+
+/* ---- Introspection ----------------------------------------------------- */
+
+/** Counters.  Backends fill those that apply and leave the rest 0. */
+struct tb_stats {
+    uint64_t submitted;     /* schedules accepted */
+    uint64_t rejected;      /* schedules refused (shutdown, full, nomem) */
+    uint64_t fired;         /* task runs, periodic repetitions included */
+    uint64_t failed;        /* runs that returned non-zero */
+    uint64_t finished;      /* tasks retired after running: one-shots, and
+                               periodic tasks stopped by a failure */
+    uint64_t cancelled;     /* successful cancels (incl. periodic stopped
+                               by shutdown policy) */
+    uint64_t dropped;       /* tasks never run: shutdown, killed timer */
+    uint64_t pending;       /* = tb_pending() */
+    uint64_t zombies;       /* cancelled tasks still counted in pending */
+    uint64_t running;       /* tasks executing right now */
+    uint64_t peak_pending;  /* highest pending seen */
+    uint64_t wakeups;       /* thread wake-ups (threaded mode) */
+    uint64_t timed_waits;   /* timed condition waits / sleeps started */
+    uint64_t ticks;         /* wheel ticks processed */
+    uint64_t empty_ticks;   /* ticks that expired nothing */
+    uint64_t transfers;     /* inbox entries moved into buckets */
+    uint64_t visits;        /* timerwheel: entries visited, round decrements */
+    uint64_t cascades;      /* hierwheel: re-adds that moved down a level */
+    uint64_t bucket_offers; /* hierwheel: buckets offered to the delay queue */
+    uint64_t levels;        /* hierwheel: levels created */
+    uint64_t purged;        /* tasks removed by tb_purge() */
+    uint64_t bytes_held;    /* bytes the scheduler holds from its allocator */
+};
+
+/** Fills *out.  Consistent under the scheduler's lock; exact when quiet. */
+int tb_stats(struct tb_sched *s, struct tb_stats *out);
+
+/** True if the accounting identity holds for these counters. */
+bool tb_stats_balanced(const struct tb_stats *st);
+
+/** Removes lazily held cancelled tasks (java.util.Timer.purge(),
+ *  ThreadPoolExecutor.purge()); returns how many.  TB_ENOTSUP where the
+ *  backend does not hold cancelled tasks (TB_CAP_PURGE unset). */
+long tb_purge(struct tb_sched *s);
+
+/** Checks the structure's invariants (heap order and indexes, bucket links,
+ *  counts).  TB_OK, TB_ECORRUPT (the broken invariant is printed to stderr),
+ *  or TB_ENOTSUP.  Takes the lock; meant for tests. */
+int tb_check(struct tb_sched *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

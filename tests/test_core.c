@@ -1,0 +1,140 @@
+/*
+ * test_core.c — unit tests of what the backends share: the registry, error
+ * strings, handles and their generations, config checks, the virtual clock.
+ */
+#include <string.h>
+
+#include "testlib.h"
+
+static void test_registry(void **state)
+{
+    (void)state;
+    assert_true(tb_backend_count() >= 1);
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        const struct tb_backend *b = tb_backend_at(i);
+        assert_non_null(b);
+        assert_ptr_equal(tb_backend_find(b->name), b);
+        assert_non_null(b->description);
+    }
+    assert_null(tb_backend_at(tb_backend_count()));
+    assert_null(tb_backend_find("no-such-timer"));
+    assert_null(tb_backend_find(NULL));
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    int codes[] = {TB_OK, TB_EINVAL, TB_ESHUTDOWN, TB_EFULL, TB_ENOMEM,
+                   TB_ERANGE, TB_ENOTSUP, TB_ESTATE, TB_ETIMEDOUT,
+                   TB_ECORRUPT};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        assert_string_not_equal(tb_strerror(codes[i]), "unknown error");
+    assert_string_equal(tb_strerror(-1000), "unknown error");
+}
+
+static void test_bad_config(void **state)
+{
+    (void)state;
+    const struct tb_backend *b = tb_backend_at(0);
+    struct tb_sched *s = (struct tb_sched *)&s;
+    assert_int_equal(tb_create(NULL, NULL, &s), TB_EINVAL);
+    assert_int_equal(tb_create(b, NULL, NULL), TB_EINVAL);
+    struct tb_config bad[] = {
+        {.clock = (enum tb_clock)7},
+        {.threads = -1},
+        {.tick_ns = -1},
+        {.wheel_size = -1},
+        {.poll_ns = -5},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s = (struct tb_sched *)&s;
+        assert_int_equal(tb_create(b, &bad[i], &s), TB_EINVAL);
+        assert_null(s);
+    }
+    struct tb_allocator half = {NULL, NULL, NULL};
+    struct tb_config c = {.allocator = &half};
+    assert_int_equal(tb_create(b, &c, &s), TB_EINVAL);
+}
+
+static void test_null_sched(void **state)
+{
+    (void)state;
+    tb_handle h = 1;
+    assert_int_equal(tb_schedule(NULL, 0, noop_task, NULL, &h), TB_EINVAL);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    assert_int_equal(tb_cancel(NULL, 1), TB_EINVAL);
+    assert_int_equal(tb_advance(NULL, 1), TB_EINVAL);
+    assert_int_equal(tb_start(NULL), TB_EINVAL);
+    assert_int_equal(tb_shutdown(NULL), TB_EINVAL);
+    assert_int_equal(tb_shutdown_now(NULL, NULL, NULL), TB_EINVAL);
+    assert_int_equal(tb_purge(NULL), TB_EINVAL);
+    assert_int_equal(tb_check(NULL), TB_EINVAL);
+    assert_int_equal(tb_spend(NULL, 1), TB_EINVAL);
+    struct tb_stats st;
+    assert_int_equal(tb_stats(NULL, &st), TB_EINVAL);
+    assert_int_equal(tb_pending(NULL), 0);
+    tb_destroy(NULL);
+}
+
+/* Handles of reused slots differ in generation: the old one goes stale. */
+static void test_generations(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(tb_backend_at(0), NULL);
+    tb_handle a, b;
+    assert_int_equal(tb_schedule(s, 10, noop_task, NULL, &a), TB_OK);
+    assert_int_equal(tb_cancel(s, a), 1);
+    assert_int_equal(tb_advance(s, 100), 0);
+    assert_int_equal(tb_schedule(s, 10, noop_task, NULL, &b), TB_OK);
+    assert_int_equal((uint32_t)a, (uint32_t)b); /* same slot, reused */
+    assert_int_not_equal(a, b);
+    assert_int_equal(tb_cancel(s, a), 0);
+    assert_int_equal(tb_cancel(s, b), 1);
+    tb_destroy(s);
+}
+
+static void test_virtual_clock(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(tb_backend_at(0), NULL);
+    assert_int_equal(tb_now(s), 0);
+    assert_int_equal(tb_advance(s, 5 * TB_MS), 0);
+    assert_int_equal(tb_now(s), 5 * TB_MS);
+    assert_int_equal(tb_advance(s, 4 * TB_MS), TB_EINVAL);
+    assert_int_equal(tb_spend(s, -1), TB_EINVAL);
+    assert_int_equal(tb_spend(s, INT64_MAX), TB_EINVAL);
+    assert_int_equal(tb_spend(s, TB_MS), TB_OK);
+    assert_int_equal(tb_now(s), 6 * TB_MS);
+    assert_int_equal(tb_start(s), TB_ESTATE);
+    tb_destroy(s);
+}
+
+/* bytes_held counts what the scheduler holds and returns to its base. */
+static void test_bytes_held(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(tb_backend_at(0), NULL);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    uint64_t empty = st.bytes_held;
+    assert_true(empty > 0);
+    for (int i = 0; i < 5000; i++)
+        assert_int_equal(tb_schedule(s, i, noop_task, NULL, NULL), TB_OK);
+    tb_stats(s, &st);
+    assert_true(st.bytes_held > empty + 5000 * 40);
+    tb_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_null_sched),
+        cmocka_unit_test(test_generations),
+        cmocka_unit_test(test_virtual_clock),
+        cmocka_unit_test(test_bytes_held),
+    };
+    return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}

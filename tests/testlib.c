@@ -1,0 +1,179 @@
+/*
+ * testlib.c — the shared test helpers declared in testlib.h.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testlib.h"
+
+void rec_init(struct recorder *r, struct tb_sched *s)
+{
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    pthread_mutex_t *m = malloc(sizeof *m);
+    assert_non_null(m);
+    pthread_mutex_init(m, NULL);
+    r->lock = m;
+}
+
+void rec_free(struct recorder *r)
+{
+    pthread_mutex_destroy(r->lock);
+    free(r->lock);
+    free(r->runs);
+    memset(r, 0, sizeof *r);
+}
+
+void rec_add(struct recorder *r, int id)
+{
+    int64_t at = tb_now(r->s);
+    pthread_mutex_lock(r->lock);
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->runs = realloc(r->runs, r->cap * sizeof *r->runs);
+        if (!r->runs)
+            abort();
+    }
+    r->runs[r->n++] = (struct run_rec){id, at};
+    pthread_mutex_unlock(r->lock);
+}
+
+size_t rec_count(struct recorder *r)
+{
+    pthread_mutex_lock(r->lock);
+    size_t n = r->n;
+    pthread_mutex_unlock(r->lock);
+    return n;
+}
+
+size_t rec_runs_of(struct recorder *r, int id)
+{
+    size_t k = 0;
+    pthread_mutex_lock(r->lock);
+    for (size_t i = 0; i < r->n; i++)
+        k += r->runs[i].id == id;
+    pthread_mutex_unlock(r->lock);
+    return k;
+}
+
+int probe_task(void *arg)
+{
+    struct probe *p = arg;
+    p->runs++;
+    rec_add(p->rec, p->id);
+    if (p->spend)
+        tb_spend(p->rec->s, p->spend);
+    if (p->cancel_self_at && p->runs == p->cancel_self_at)
+        p->cancel_result = tb_cancel(p->rec->s, p->self);
+    return p->fail;
+}
+
+int noop_task(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static void *fa_alloc(void *ctx, size_t size)
+{
+    struct failing_alloc *f = ctx;
+    f->calls++;
+    if (f->budget == 0)
+        return NULL;
+    if (f->budget > 0)
+        f->budget--;
+    return malloc(size);
+}
+
+static void fa_free(void *ctx, void *p, size_t size)
+{
+    (void)ctx;
+    (void)size;
+    free(p);
+}
+
+void failing_alloc_init(struct failing_alloc *f)
+{
+    f->hook = (struct tb_allocator){fa_alloc, fa_free, f};
+    f->budget = -1;
+    f->calls = 0;
+}
+
+uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
+}
+
+int64_t rng_range(uint64_t *x, int64_t lo, int64_t hi)
+{
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    return lo + (int64_t)(span ? rng_next(x) % span : rng_next(x));
+}
+
+int wait_until(int (*cond)(void *), void *ctx, int64_t timeout_ns)
+{
+    int64_t end = tb_monotonic_ns() + timeout_ns;
+    while (!cond(ctx)) {
+        if (tb_monotonic_ns() > end)
+            return 0;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
+size_t backends_from_args(int argc, char **argv,
+                          const struct tb_backend **list, size_t cap)
+{
+    size_t n = 0;
+    if (argc > 1) {
+        const struct tb_backend *b = tb_backend_find(argv[1]);
+        if (!b) {
+            fprintf(stderr, "%s: no backend named '%s'; registered:",
+                    argv[0], argv[1]);
+            for (size_t i = 0; i < tb_backend_count(); i++)
+                fprintf(stderr, " %s", tb_backend_at(i)->name);
+            fprintf(stderr, "\n");
+            exit(2);
+        }
+        list[n++] = b;
+    } else {
+        for (size_t i = 0; i < tb_backend_count() && n < cap; i++)
+            list[n++] = tb_backend_at(i);
+    }
+    return n;
+}
+
+struct tb_sched *make_sched(const struct tb_backend *b,
+                            const struct tb_config *cfg)
+{
+    struct tb_sched *s = NULL;
+    int rc = tb_create(b, cfg, &s);
+    if (rc)
+        fail_msg("tb_create(%s): %s", b->name, tb_strerror(rc));
+    return s;
+}
+
+void assert_balanced(struct tb_sched *s)
+{
+    struct tb_stats st;
+    assert_int_equal(tb_stats(s, &st), TB_OK);
+    if (!tb_stats_balanced(&st))
+        fail_msg("%s: accounting broken: submitted %llu != finished %llu + "
+                 "cancelled %llu + dropped %llu + (pending %llu - zombies "
+                 "%llu) + running %llu",
+                 tb_sched_backend(s)->name,
+                 (unsigned long long)st.submitted,
+                 (unsigned long long)st.finished,
+                 (unsigned long long)st.cancelled,
+                 (unsigned long long)st.dropped,
+                 (unsigned long long)st.pending,
+                 (unsigned long long)st.zombies,
+                 (unsigned long long)st.running);
+}
