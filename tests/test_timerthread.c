@@ -95,7 +95,8 @@ static void test_heap_starts_at_128_and_doubles(void **state)
 {
     (void)state;
     struct tb_sched *s = vsched();
-    const uint64_t slot = sizeof(void *);
+    /* a heap slot: the cached deadline and the task pointer */
+    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
     assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL), TB_OK);
     uint64_t base = stats_of(s).bytes_held; /* pool chunk now allocated */
     for (int i = 2; i <= 127; i++)
