@@ -465,11 +465,13 @@ static long hq_shutdown(struct tb_sched *s)
         q->shutdown = true;
         bool keep_delayed = !(s->cfg.flags & TB_F_DROP_DELAYED_ON_SHUTDOWN);
         bool keep_periodic = s->cfg.flags & TB_F_KEEP_PERIODIC_ON_SHUTDOWN;
+        int64_t now = tb_clock_now(s);
         size_t j = 0;
         for (size_t i = 0; i < q->size; i++) {
             struct hq_task *t = q->heap[i];
             bool zombie = tb_task_get_state(&t->base) == TB_TASK_CANCELLED;
-            bool keep = t->base.period ? keep_periodic : keep_delayed;
+            bool keep = t->base.period ? keep_periodic
+                                       : keep_delayed || t->base.deadline <= now;
             if (!zombie && keep) {
                 place(q, j++, t);
                 continue;
