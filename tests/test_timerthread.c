@@ -169,6 +169,7 @@ static void test_failure_kills_timer(void **state)
     assert_int_equal(st.failed, 1);
     assert_int_equal(st.finished, 1);  /* the failing one-shot */
     assert_int_equal(st.dropped, 3);   /* per, b, c: lost to the failure */
+    assert_int_equal(st.lost, 3);
     assert_int_equal(st.cancelled, 1); /* z, a zombie, simply goes */
     assert_int_equal(st.zombies, 0);
     assert_balanced(s);

@@ -92,7 +92,6 @@ struct tt {
     pthread_t thread;
     bool started, alive, joined;
     bool stopped;            /* !TimerThread.newTasksMayBeScheduled */
-    bool advancing;          /* virtual mode: inside tb_advance() */
     struct tb_stats st;
 };
 
@@ -212,9 +211,10 @@ static void drop_zombie_head(struct tt *q)
  * periodic task whose failure killed the timer (NULL otherwise): it ran, so
  * it is finished rather than dropped.  The periodic task whose run is in
  * progress is stopped, so it counts as cancelled.  Everything else that was
- * waiting never runs: dropped, and shown to `visit`.  Lock held. */
-static long discard(struct tt *q, struct tb_task *failing, tb_unrun_fn visit,
-                    void *ctx)
+ * waiting never runs: dropped, and shown to `visit`; when `killed` (a
+ * failure, not a shutdown) also counted as lost.  Lock held. */
+static long discard(struct tt *q, bool killed, struct tb_task *failing,
+                    tb_unrun_fn visit, void *ctx)
 {
     long n = 0;
     q->stopped = true;
@@ -231,6 +231,7 @@ static long discard(struct tt *q, struct tb_task *failing, tb_unrun_fn visit,
             if (visit)
                 visit(ctx, tb_pool_handle(&q->base.pool, t), t->fn, t->arg);
             q->st.dropped++;
+            q->st.lost += killed;
             n++;
         }
         retire(q, t);
@@ -341,7 +342,7 @@ static void run_task(struct tt *q, struct tb_task *t)
     if (failed) {
         /* the exception leaves mainLoop: TimerThread.run's finally */
         q->st.failed++;
-        discard(q, periodic ? q->current : NULL, NULL, NULL);
+        discard(q, true, periodic ? q->current : NULL, NULL, NULL);
     }
     q->current = NULL;
 }
@@ -350,10 +351,6 @@ static long tt_advance(struct tb_sched *s, int64_t now)
 {
     struct tt *q = tt_of(s);
     long ran = 0;
-    /* a task advancing the clock would run the loop inside the loop */
-    if (q->advancing)
-        return TB_ESTATE;
-    q->advancing = true;
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
     while (!q->stopped && q->size) {
         if (tb_task_get_state(q->heap[1].t) == TB_TASK_CANCELLED) {
@@ -367,7 +364,6 @@ static long tt_advance(struct tb_sched *s, int64_t now)
         run_task(q, take_due(q, tb_clock_now(s)));
         ran++;
     }
-    q->advancing = false;
     return ran;
 }
 
@@ -427,7 +423,7 @@ static long tt_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 {
     struct tt *q = tt_of(s);
     tt_lock(q);
-    long n = discard(q, NULL, visit, ctx);
+    long n = discard(q, false, NULL, visit, ctx);
     tt_unlock(q);
     return n;
 }
