@@ -168,7 +168,7 @@ def fmt_ns(ns):
         return "n/a"
     a = abs(ns)
     if a < 1e3:
-        return "%.3g ns" % ns if a < 100 else "%.0f ns" % ns
+        return "%.1f ns" % ns if a < 100 else "%.0f ns" % ns
     if a < 1e6:
         return "%.3g us" % (ns / 1e3)
     if a < 1e9:
@@ -179,7 +179,7 @@ def fmt_ns(ns):
 def fmt_num(v, digits=3):
     if v is None:
         return "n/a"
-    if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+    if v != 0 and (abs(v) >= 1e15 or abs(v) < 1e-3):
         return "%.*g" % (digits, v)
     if abs(v) >= 100:
         return "{:,.0f}".format(v)

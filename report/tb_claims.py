@@ -434,14 +434,15 @@ def _best_per_backend(ctx, op, series, wl, n):
     return out
 
 
-def _rank_row(workload, cands, evidence_fmt):
-    """cands: [(value, label)] lower is better."""
+def _rank_row(workload, cands, evidence_fmt, measure):
+    """cands: [(value, label)], lower is better.  Row: workload, the best
+    label, what was compared, every candidate's value."""
     cands = sorted(c for c in cands if c[0] is not None)
     if not cands:
         return None
     best = cands[0]
     ev = [(Code(l), " " + evidence_fmt(v)) for v, l in cands]
-    return [workload, (Code(best[1]),), tuple(_join(ev, ", "))]
+    return [workload, (Code(best[1]),), measure, tuple(_join(ev, ", "))]
 
 
 def recommend(ctx):
@@ -459,9 +460,8 @@ def recommend(ctx):
                 for b, (t, l) in _best_per_backend(ctx, o, "h2h", _main_workload(ctx, o), n).items():
                     per.setdefault(b, []).append(t)
             cands = [(A.geomean(v), b) for b, v in per.items() if len(v) == len(ops)]
-            r = _rank_row("%s (N = %s): insert, cancel, expire%s" % (
-                what, A.fmt_n(n), ", timeouts" if "timeouts" in ops else ""), cands,
-                lambda v: "%s geometric mean per operation" % A.fmt_ns(v))
+            r = _rank_row("%s (N = %s)" % (what, A.fmt_n(n)), cands, A.fmt_ns,
+                          "geometric mean of the medians of %s (series h2h)" % ", ".join(ops))
             if r:
                 rows.append(r)
     for op, what in (("timeouts", "Server timeouts, most cancelled before they fire"),
@@ -474,7 +474,7 @@ def recommend(ctx):
             continue
         per = _best_per_backend(ctx, op, "h2h", wl, ns[-1])
         r = _rank_row("%s (N = %s)" % (what, A.fmt_n(ns[-1])), [(t, l) for t, l in per.values()],
-                      lambda v: "%s per operation" % A.fmt_ns(v))
+                      A.fmt_ns, "median time per operation of %s (series h2h)" % op)
         if r:
             rows.append(r)
     wl = "wide"
@@ -483,7 +483,8 @@ def recommend(ctx):
         if ns:
             per = _best_per_backend(ctx, "expire", "h2h", wl, ns[-1])
             r = _rank_row("Delays from milliseconds to a day (expire, N = %s)" % A.fmt_n(ns[-1]),
-                          [(t, l) for t, l in per.values()], lambda v: "%s per task" % A.fmt_ns(v))
+                          [(t, l) for t, l in per.values()], A.fmt_ns,
+                          "median expire time per task, wide workload (series h2h)")
             if r:
                 rows.append(r)
     rt = getattr(ctx, "rt", {}) or {}
@@ -492,14 +493,15 @@ def recommend(ctx):
     if lat:
         labels = rt["lateness"]["labels"]
         r = _rank_row("Punctual firing (lowest p99 lateness, light load)",
-                      [(m.counter("p99"), labels[id(m)]) for m in lat], lambda v: "p99 " + A.fmt_ns(v))
+                      [(m.counter("p99"), labels[id(m)]) for m in lat], A.fmt_ns,
+                      "p99 lateness, experiment lateness")
         if r:
             rows.append(r)
     inter = [m for m in rt.get("interference", {}).get("ms", []) if m.backend not in ctx.floor]
     if inter:
         r = _rank_row("Slow tasks among fast ones (lowest max lateness of the others)",
                       [(m.counter("max"), "%s threads=%s" % (m.backend, m.cfg.get("threads", "?")))
-                       for m in inter], lambda v: "max " + A.fmt_ns(v))
+                       for m in inter], A.fmt_ns, "max lateness of the fast tasks, experiment interference")
         if r:
             rows.append(r)
     idle = [m for m in rt.get("idle", []) if m.backend not in ctx.floor]
@@ -507,17 +509,14 @@ def recommend(ctx):
         labels = rt.get("idle_labels", {})
         r = _rank_row("A mostly idle process (fewest wake-ups)",
                       [(m.counter("wakeups_per_s"), labels.get(id(m), m.backend)) for m in idle],
-                      lambda v: "%s wake-ups/s" % A.fmt_num(v))
+                      A.fmt_num, "wake-ups per second, experiment idle")
         if r:
             rows.append(r)
-    if ctx.memory:
-        n = max(k[3] for k in ctx.memory)
-        cands = {}
-        for (b, s, w, nn), v in ctx.memory.items():
-            if nn == n and s == "h2h" and (b not in cands or v < cands[b]):
-                cands[b] = v
+    if getattr(ctx, "memory_main", None):
+        n, wl, cands = ctx.memory_main
         r = _rank_row("Least memory per pending task (N = %s)" % A.fmt_n(n),
-                      [(v, b) for b, v in cands.items()], lambda v: "%.1f B" % v)
+                      cands, lambda v: "%.1f B" % v,
+                      "bytes per pending task, workload %s" % wl)
         if r:
             rows.append(r)
     return rows

@@ -246,7 +246,6 @@ def _missing(ctx, doc, op):
 
 def runtime_sections(ctx, doc):
     doc.h(2, "Runtime behaviour (monotonic clock, real threads)", "runtime")
-    ctx.rt = {}
     present = [op for op in RUNTIME_OPS if ctx.res.select(op=op)]
     if not present:
         doc.p("No runtime results (", *_join([Code(o) for o in RUNTIME_OPS]),
@@ -491,7 +490,7 @@ def idle(ctx, doc, ms):
     cand = sorted((m.counter("wakeups_per_s"), labels[id(m)], m) for m in ok
                   if m.counter("wakeups_per_s") is not None)
     items = []
-    if len(cand) > 1:
+    if len(cand) > 1 and cand[-1][0] > cand[0][0]:
         items.append(("Fewest wake-ups: ", Code(cand[0][1]), " (%s per second); most: " % A.fmt_num(cand[0][0]),
                       Code(cand[-1][1]), " (%s per second)." % A.fmt_num(cand[-1][0])))
         ctx.finding(22, "Idle with one far-away task: ", Code(cand[-1][1]), " wakes %s times per second, "

@@ -34,6 +34,9 @@ _OWN_OUTPUTS = ("report.md", "report.html")
 _OWN_DIRS = ("figures",)
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
+# Operations in which bench/ measures itself (shim overhead, self-tests):
+# their second name segment is not a backend.
+SELF_OPS = ("shim", "selftest")
 
 
 class Problem:
@@ -171,6 +174,45 @@ class Results:
                                 sorted(m.params.items())))
         return out
 
+    def registry(self):
+        """Backend names in registry order, as the run recorded them
+        (machine.json's run/build facts, else the JSON context), or []."""
+        m = self.machine or {}
+        for where in (m.get("run"), m.get("build"), m):
+            reg = where.get("backends") if isinstance(where, dict) else None
+            if isinstance(reg, list):
+                return [b.get("name") if isinstance(b, dict) else b for b in reg
+                        if isinstance(b, str) or (isinstance(b, dict) and isinstance(b.get("name"), str))]
+        reg = self.context_value("backends")
+        if isinstance(reg, str):
+            return [b for b in reg.split(",") if b]
+        return []
+
+    def fact(self, key):
+        """A run fact such as "profile": machine.json (top level or its
+        "run" part), else the JSON context."""
+        m = self.machine or {}
+        for where in (m.get("run"), m):
+            if isinstance(where, dict) and key in where and where[key] is not None:
+                return where[key]
+        return self.context_value(key)
+
+    def context_value(self, key):
+        """A key of the first Google Benchmark context that has it."""
+        for _, c in self.contexts:
+            if key in c:
+                return c[key]
+        return None
+
+    def context_prefixed(self, prefix):
+        """{rest: value} for every context key "<prefix><rest>"."""
+        out = {}
+        for _, c in self.contexts:
+            for k, v in c.items():
+                if isinstance(k, str) and k.startswith(prefix) and k[len(prefix):] not in out:
+                    out[k[len(prefix):]] = v
+        return out
+
     def samples_for(self, m, metric):
         """Raw samples of one measurement's metric (all repetitions), as
         [(value_ns, weight)], or None.  Matches the CSV's benchmark name to
@@ -181,19 +223,19 @@ class Results:
         return got
 
     def ops(self):
-        return sorted({m.op for m in self.measurements.values()})
+        return sorted({m.op for m in self.measurements.values() if m.op not in SELF_OPS})
 
     def backends(self):
         """Backends in registry order (machine.json's list), then by name."""
-        seen = {m.backend for m in self.measurements.values()}
+        seen = {m.backend for m in self.measurements.values() if m.op not in SELF_OPS}
         for s in self.samples:
             for g in s.groups:
                 for col, val in g:
                     if col == "backend":
                         seen.add(val)
         order = []
-        reg = (self.machine or {}).get("backends")
-        if isinstance(reg, list):
+        reg = self.registry()
+        if reg:
             for b in reg:
                 name = b.get("name") if isinstance(b, dict) else b
                 if isinstance(name, str) and name not in order:

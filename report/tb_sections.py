@@ -8,9 +8,11 @@ sentences only through the formatting helpers of tb_analysis.
 """
 
 import os
+import re
 import statistics
 
 import tb_analysis as A
+import tb_results
 import tb_claims
 import tb_experiments
 from tb_doc import Bold, Code, Doc
@@ -60,9 +62,14 @@ class Ctx:
         self.res = res
         self.figs = figs
         all_b = res.backends()
+        have = {m.backend for m in res.measurements.values()
+                if m.op not in tb_results.SELF_OPS}
         self.floor = [b for b in all_b if is_floor(b)]
-        self.backends = [b for b in all_b if not is_floor(b)]
-        self.colours = assign_colours(self.backends)
+        # Colours follow the registry position, so a backend keeps its
+        # colour whether or not the others ran; only those with results
+        # are listed.
+        self.colours = assign_colours([b for b in all_b if not is_floor(b)])
+        self.backends = [b for b in all_b if not is_floor(b) and b in have]
         for b in self.floor:
             self.colours[b] = FLOOR_COLOUR
         self.findings = []       # (priority, spans) for the summary
@@ -71,6 +78,9 @@ class Ctx:
         self.series = {}         # (op, config, workload) -> {series: [(N, m)]}
         self.fig_count = 0
         self.memory = {}         # (backend, series, workload, N) -> bytes
+        self.memory_main = None  # (N, workload, [(bytes, backend)])
+        self.micro_best = {}     # op -> (N, workload, best, t, worst, t)
+        self.rt = {}             # runtime sections' measurements, for claims
         self.caps = _caps_from_machine(res.machine)
 
     def colour(self, backend):
@@ -92,8 +102,10 @@ class Ctx:
         self.findings.append((priority, spans))
 
     def fig_name(self, stem):
+        """A file name for the next figure; results name parts may hold
+        any character, so only a safe subset of the stem is kept."""
         self.fig_count += 1
-        return "%02d-%s" % (self.fig_count, stem)
+        return "%02d-%s" % (self.fig_count, re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60])
 
 
 def _caps_from_machine(machine):
@@ -181,6 +193,10 @@ def build(res, figs):
     tb_experiments.runtime_sections(ctx, body)
     other_section(ctx, body, micro_ops)
     claims = tb_claims.evaluate(ctx)
+    for prio, idx in ((12, 7), (13, 0), (18, 1), (19, 3)):
+        c = claims[idx]
+        if c["verdict_kind"] != tb_claims.UNTESTED:
+            ctx.finding(prio, c["claim"], ": ", Bold(c["verdict"]), " (", *c["measured"], ").")
     after = Doc("")
     claims_section(ctx, after, claims)
     choose_section(ctx, after)
@@ -209,8 +225,8 @@ def summary_section(ctx, doc, claims):
     for c in claims:
         verdicts[c["verdict_kind"]] = verdicts.get(c["verdict_kind"], 0) + 1
     if claims:
-        doc.p("Of the %d classic claims checked below, " % len(claims),
-              ", ".join("%d %s" % (n, k) for k, n in sorted(verdicts.items())), ".")
+        doc.p("Verdicts on the %d classic claims checked below: " % len(claims),
+              "; ".join("%s: %d" % (k, n) for k, n in sorted(verdicts.items())), ".")
 
 
 def how_to_read_section(ctx, doc):
@@ -280,62 +296,87 @@ def machine_section(ctx, doc):
         flat = []
         _flatten("", res.machine, flat)
         rows += [(Code(k), v[:300]) for k, v in flat]
-    else:
-        ctx.missing.append(("Machine and build", "machine.json is missing or unreadable"))
-        doc.p("No machine.json in this results directory: the machine and build "
-              "facts below come only from Google Benchmark's context.")
     seen = set()
     for path, c in res.contexts:
-        for key in ("host_name", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled",
-                    "library_build_type", "load_avg", "caches", "date"):
-            if key in c and key not in seen:
-                seen.add(key)
-                v = c[key]
-                if key == "caches" and isinstance(v, list):
-                    v = ", ".join("L%s %s %s KiB" % (x.get("level"), x.get("type"),
-                                                    (x.get("size") or 0) // 1024)
-                                  for x in v if isinstance(x, dict))
-                elif isinstance(v, list):
-                    v = ", ".join(str(x) for x in v)
-                rows.append((Code("benchmark context: " + key), str(v)[:300]))
+        for key in sorted(c):
+            if key in seen or not isinstance(key, str) or key.startswith(("workload.", "backend.")):
+                continue
+            seen.add(key)
+            v = c[key]
+            if key == "caches" and isinstance(v, list):
+                v = ", ".join("L%s %s %s KiB" % (x.get("level"), x.get("type"),
+                                                (x.get("size") or 0) // 1024)
+                              for x in v if isinstance(x, dict))
+            elif isinstance(v, list):
+                v = ", ".join(str(x) for x in v)
+            elif isinstance(v, dict):
+                v = ", ".join("%s=%s" % kv for kv in sorted(v.items()))
+            rows.append((Code(key), str(v)[:300]))
+    if res.machine is None:
+        ctx.missing.append(("Machine and build", "no machine.json in the results directory"))
+        doc.p("No machine.json in this results directory: the facts below are "
+              "only those Google Benchmark and the harnesses put in the JSON context.")
     if rows:
         doc.table(["fact", "value"], rows)
-    elif res.machine is None:
+    else:
         doc.p("No machine or build facts were recorded.")
 
 
 def method_section(ctx, doc, micro_ops):
     doc.h(2, "Method", "method")
     res = ctx.res
-    ms = list(res.measurements.values())
+    ms = [m for m in res.measurements.values() if m.op not in tb_results.SELF_OPS]
     reps = [m.repetitions for m in ms if m.repetitions]
     files = sorted({os.path.relpath(p, res.root) for p in res.files})
     doc.p("This report was generated from ", Code(os.path.basename(res.root.rstrip(os.sep))),
-          ": %d benchmark instances in %d files, %d backends (" % (len(ms), len(files), len(ctx.backends)),
-          *_join([Code(b) for b in ctx.backends]), ").")
-    if reps:
-        doc.p("Repetitions per instance: %d to %d (median %s)." % (
-            min(reps), max(reps), A.fmt_num(statistics.median(reps))))
-    prof = (res.machine or {}).get("profile")
+          ": %d benchmark instances in %d files." % (len(ms), len(files)))
+    descr = res.context_prefixed("backend.")
+    if ctx.backends:
+        doc.table(["backend", "models", "colour"],
+                  [[Code(b), str(descr.get(b, "(no description recorded)")), _colour_name(ctx.colour(b))]
+                   for b in ctx.backends] +
+                  [[Code(b), "clock_nanosleep loop: the machine's own wake-up latency", "black"]
+                   for b in ctx.floor])
+    prof = res.fact("profile")
     if isinstance(prof, str):
         doc.p("Profile: ", Code(prof), ".")
-    wl = sorted({m.workload for m in ms if m.workload != "-"})
-    if wl:
-        doc.p("Workloads seen in the results: ", *_join([Code(w) for w in wl]), ".")
-    seeds = _find_keys(res.machine, ("seed", "seeds"))
-    for path, c in res.contexts:
-        for k, v in c.items():
-            if "seed" in str(k).lower():
-                seeds.append((k, v))
-    if seeds:
-        doc.p("Seeds: ", *_join([(Code(str(k)), " = %s" % str(v)[:80]) for k, v in seeds[:12]]), ".")
+    if reps:
+        doc.p("Repetitions per instance: %d to %d (median %s); every time is the "
+              "median of its repetitions." % (min(reps), max(reps), A.fmt_num(statistics.median(reps))))
+    wdesc = res.context_prefixed("workload.")
+    used = sorted({m.workload for m in ms if m.workload != "-"})
+    if wdesc:
+        doc.p("Workloads (delays are defined in time, never in ticks):")
+        doc.table(["workload", "definition"],
+                  [[Code(w), str(d)] for w, d in sorted(wdesc.items()) if w in used] or
+                  [[Code(w), str(d)] for w, d in sorted(wdesc.items())])
+    rest = [w for w in used if w not in wdesc]
+    if rest:
+        doc.p("Runtime experiments name their set-ups: ", *_join([Code(w) for w in rest]),
+              " (each is described in its section).")
+    seed = res.context_value("seed")
+    if seed is None:
+        seed = res.fact("seed")
+    rule = res.context_value("seed_rule")
+    if seed is not None:
+        doc.p("Base seed ", Code(str(seed)), (("; each instance's seed: " + str(rule)) if rule else ""), ".")
     else:
-        doc.p("The results do not record the workload seeds.")
-    cfgs = sorted({m.config for m in ms if m.config != "-"})
-    if cfgs:
-        doc.p("Configurations: ",
-              *_join([(Code(c), "" if config_text(c) == c else " (%s)" % config_text(c)) for c in cfgs]),
-              ".")
+        doc.p("The results do not record the workload seed.")
+    keys = {}
+    for m in ms:
+        for k, v in m.cfg.items():
+            keys.setdefault(k, set()).add(v)
+    if keys:
+        items = []
+        for k in sorted(keys, key=lambda k: (k != "series", k)):
+            vals = sorted(keys[k])
+            if k == "series":
+                items.append((Code("series"), ": ", *_join([(Code(v), "" if config_text(v) == v else
+                                                            " (%s)" % config_text(v)) for v in vals])))
+            else:
+                items.append((Code(k), ": ", *_join([Code(v) for v in vals])))
+        doc.p("Configurations are named ", Code("key=value,..."), " in each result; the keys and values in this run:")
+        doc.ul(items)
     if micro_ops:
         doc.p("What each micro-benchmark operation includes:")
         doc.ul([(Code(op), ": " + MICRO_WHAT[op] + ".") for op in micro_ops if op in MICRO_WHAT])
@@ -462,6 +503,14 @@ def micro_section(ctx, doc):
                        "ns per operation against N, series " + series)
     for op in ops:
         micro_op_section(ctx, doc, op)
+    parts = []
+    for op in ("insert", "cancel", "expire", "timeouts"):
+        if op in ctx.micro_best:
+            n, wl, bl, bt, wl_, wt = ctx.micro_best[op]
+            parts.append((Code(op), " (N = %s): " % A.fmt_n(n), Code(bl), " %s, slowest " % A.fmt_ns(bt),
+                          Code(wl_), " %s (%s)" % (A.fmt_ns(wt), A.fmt_ratio(wt / bt))))
+    if parts:
+        ctx.finding(10, "Fastest per operation at the largest N, head-to-head: ", *_join(parts, "; "), ".")
     return ops
 
 
@@ -550,17 +599,18 @@ def micro_findings(ctx, op, config, wl, series):
                           A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median),
                           ", which is within the noise" if noisy else "")))
         if config == "h2h" and wl == workloads_of(ctx.res.select(op=op))[0]:
-            ctx.finding(10 + MICRO_OPS.index(op) if op in MICRO_OPS else 30,
-                        "%s at N = %s (%s, workload %s): " % (op, A.fmt_n(n), config_text(config), wl),
-                        Code(bl), " is fastest at %s per operation, " % A.fmt_ns(best.median),
-                        Code(wl_), " the slowest at %s (%s)." % (A.fmt_ns(worst.median),
-                                                                  A.fmt_ratio(worst.median / best.median)))
-    # Crossovers between every pair of series.
+            ctx.micro_best[op] = (n, wl, bl, best.median, wl_, worst.median)
+    # Crossovers between every pair of series, when at both ends of the
+    # N range the two differ by more than the noise.
     for i, a in enumerate(order):
         for b in order[i + 1:]:
-            pa = [(m.n, m.median) for m in series[a]]
-            pb = [(m.n, m.median) for m in series[b]]
-            c = A.crossover(pa, pb)
+            da = {m.n: m for m in series[a]}
+            db = {m.n: m for m in series[b]}
+            ns = sorted(set(da) & set(db))
+            if len(ns) < 2 or any(A.within_noise(da[n].median, db[n].median, da[n].cv, db[n].cv)
+                                  for n in (ns[0], ns[-1])):
+                continue
+            c = A.crossover([(n, da[n].median) for n in ns], [(n, db[n].median) for n in ns])
             if c and c[0] == "cross":
                 items.append((Code(b), " overtakes ", Code(a), " at N ≈ %s." % A.fmt_n(round(c[1]))))
             elif c and c[0] == "a_overtakes":
@@ -627,6 +677,7 @@ def memory_section(ctx, doc):
     main = [m for m in have if m.n == n and m.series == "h2h"] or [m for m in have if m.n == n]
     wl = workloads_of(main)[0]
     at = sorted((bytes_per_task(m), m.backend) for m in main if m.workload == wl)
+    ctx.memory_main = (n, wl, at)
     if len(at) > 1:
         lo, hi = at[0], at[-1]
         doc.ul([("At N = %s (workload " % A.fmt_n(n), Code(wl), ") the smallest footprint is ",
@@ -680,7 +731,7 @@ def choose_section(ctx, doc):
         return
     doc.p("The recommendation for each workload is the backend with the best "
           "measured number in the experiment named as evidence.")
-    doc.table(["workload", "recommended", "evidence"], rows)
+    doc.table(["workload", "recommended", "compared", "measured (best first)"], rows)
 
 
 def limitations_section(ctx, doc):
@@ -714,10 +765,31 @@ def limitations_section(ctx, doc):
             if isinstance(la[0], (int, float)) and la[0] > 0.5 * cpus:
                 items.append("The load average when the run started was %.2f on %d CPUs: "
                              "other work competed for the machine." % (la[0], cpus))
-    errs = [m for m in res.measurements.values() if m.error]
+    shim = sorted((m for m in res.select(op="shim") if m.median is not None and m.n),
+                  key=lambda m: m.n)
+    if shim:
+        items.append(("Harness overhead: an empty operation costs ",
+                      *_join([("%s per iteration in batches of %s (%s)" % (
+                          A.fmt_ns(m.median), A.fmt_num(m.n), m.cfg.get("timing", m.config)),)
+                          for m in shim]), "; every time per operation includes it."))
+    selftest_errs = [m for m in res.select(op="selftest") if m.error and "error" not in m.workload + m.backend]
+    if selftest_errs:
+        items.append(("The harness self-tests reported errors: ",
+                      *_join([Code(m.key[1] + "/" + m.key[2]) for m in selftest_errs]), "."))
+    errs = [m for m in res.measurements.values() if m.error and m.op not in tb_results.SELF_OPS]
     if errs:
         items.append(("%d benchmark instances reported errors instead of times, e.g. " % len(errs),
                       Code(errs[0].key[0] + "/" + errs[0].backend), ": " + errs[0].error[:150] + "."))
+    run_errors = res.fact("errors")
+    if isinstance(run_errors, list) and run_errors:
+        items.append(("The benchmark run recorded %d errors, e.g. " % len(run_errors),
+                      Code(str(run_errors[0])[:200]), "."))
+    status = res.fact("exit_status")
+    if isinstance(status, dict):
+        bad = sorted(k for k, v in status.items() if v)
+        if bad:
+            items.append(("These harnesses exited with a failure status: ",
+                          *_join([Code(str(b)) for b in bad]), "."))
     for p in res.problems:
         items.append((Code(os.path.relpath(p.path, res.root)), " " + p.what + "; what it held is missing from this report."))
     for sec, what in ctx.missing:
