@@ -34,7 +34,7 @@ do for [fmt in "svg png"] {
             set yrange [0:*]
         }
         plot f using 0:2:(0.7):5:xtic(1) skip 1 with boxes lc rgb variable, \
-             f using 0:2:3:4 skip 1 with yerrorbars lc rgb '#222222' pt -1 lw 1
+             f using 0:2:3:4 skip 1 with yerrorbars lc rgb '#222222' pt 7 ps 0 lw 1
     }
     unset multiplot
 }

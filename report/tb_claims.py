@@ -156,10 +156,10 @@ def failing_task(ctx):
     c = _claim("A task that throws kills a java.util.Timer, but not a thread pool",
                "java.util.Timer Javadoc; Goetz et al., Java Concurrency in Practice, 6.2.5 "
                "(\"thread leakage\")",
-               "failure",
+               "failure (probe, virtual clock)",
                "holds when, after one failing task, the Timer backend runs none of the "
-               "remaining tasks and refuses new ones while the pool backend runs all the "
-               "remaining tasks and accepts new ones")
+               "tasks due after it and refuses new ones, while the pool backend runs all "
+               "of them and accepts new ones")
     ms = [m for m in ctx.res.select(op="failure") if not m.error]
     t = [m for m in ms if m.backend == "timerthread"]
     p = [m for m in ms if m.backend == "heapqueue"]
@@ -169,11 +169,11 @@ def failing_task(ctx):
     t, p = t[0], p[0]
     vals = {}
     for name, m in (("timerthread", t), ("heapqueue", p)):
-        vals[name] = (m.counter("ran_after"), m.counter("others"), m.counter("accepted_after"))
+        vals[name] = (m.counter("ran_after"), m.counter("after"), m.counter("accepted_after"))
     if any(v is None for tup in vals.values() for v in tup):
-        return _set(c, UNTESTED, UNTESTED + ": the failure results lack ran_after / others / accepted_after",
+        return _set(c, UNTESTED, UNTESTED + ": the failure results lack ran_after / after / accepted_after",
                     "no data")
-    measured = _join([(Code(n), ": %s of %s other tasks ran after the failure, new schedule %s"
+    measured = _join([(Code(n), ": %s of the %s tasks due after the failing one ran, a new schedule was %s"
                        % (A.fmt_num(v[0]), A.fmt_num(v[1]), "accepted" if v[2] else "refused"))
                       for n, v in vals.items()])
     tk = vals["timerthread"]

@@ -20,7 +20,7 @@ from tb_figures import RawPath
 
 RUNTIME_OPS = ["lateness", "jitter", "interference", "burst", "idle",
                "workers", "producers"]
-KNOWN_OPS = RUNTIME_OPS + ["shim", "selftest"]
+KNOWN_OPS = RUNTIME_OPS + ["failure", "shim", "selftest"]
 RUNTIME_WHAT = {
     "lateness": "one-shot tasks with short delays, at light load and with "
                 "many tasks pending; lateness is the start of the run minus "
@@ -268,6 +268,44 @@ def runtime_sections(ctx, doc):
         if errs:
             doc.p("Runs that reported an error: ",
                   *_join([(Code(m.backend + " " + m.config), ": " + m.error[:120]) for m in errs]), ".")
+    failure_section(ctx, doc)
+
+
+def failure_section(ctx, doc):
+    """The probe's failing-task experiment (report/probe.c)."""
+    doc.h(3, "failure", "runtime-failure")
+    doc.p("What is measured (virtual clock, report/probe.c): a row of one-shot tasks "
+          "due one after another, one of which fails (the C analogue of a "
+          "thrown exception); then one more task is scheduled.")
+    ms = ctx.res.select(op="failure")
+    if not ms:
+        _missing(ctx, doc, "failure")
+        return
+    rows = []
+    for m in sorted(ms, key=lambda m: ctx.backends.index(m.backend) if m.backend in ctx.backends else 99):
+        if m.error:
+            rows.append([Code(m.backend), ("error: " + m.error[:100],), "", "", ""])
+            continue
+        acc = m.counter("accepted_after")
+        rows.append([Code(m.backend), A.fmt_num(m.counter("ran_before")),
+                     "%s of %s" % (A.fmt_num(m.counter("ran_after")), A.fmt_num(m.counter("after"))),
+                     "n/a" if acc is None else ("accepted" if acc else "refused"),
+                     A.fmt_num(m.counter("failed"))])
+    doc.table(["backend", "tasks due before the failure that ran",
+               "tasks due after it that ran", "a schedule after it", "failed runs counted"],
+              rows, numeric={1, 2, 4})
+    killed = [m.backend for m in ms if not m.error and m.counter("ran_after") == 0
+              and m.counter("after")]
+    kept = [m.backend for m in ms if not m.error and m.counter("after") and
+            m.counter("ran_after") == m.counter("after")]
+    items = []
+    if killed:
+        items.append(("One failing task stopped every later task in ", *_join([Code(b) for b in killed]), "."))
+    if kept:
+        items.append(("Every later task still ran in ", *_join([Code(b) for b in kept]), "."))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
 
 
 def _slack(m):

@@ -489,7 +489,7 @@ def micro_section(ctx, doc):
             for i, wl in enumerate(workloads_of(ms)):
                 g = legend_groups([m for m in ms if m.workload == wl])
                 if g:
-                    (main if i == 0 else more).append(("%s — workload %s" % (op, wl), g))
+                    (main if i == 0 else more).append(("%s, workload %s" % (op, wl), g))
         for panels, stem, what in ((main, "micro-" + series, "main workload of each operation"),
                                    (more, "micro-" + series + "-workloads", "other workloads")):
             if not panels:
@@ -653,7 +653,7 @@ def memory_section(ctx, doc):
         for wl in workloads_of(sms):
             g = legend_groups([m for m in sms if m.workload == wl])
             if g:
-                panels.append(("series %s — workload %s" % (series, wl), g))
+                panels.append(("series %s, workload %s" % (series, wl), g))
     name = draw_n_figure(ctx, "memory", "Bytes held per pending task", panels[:6],
                          ylabel="bytes per pending task (B)", value=val)
     add_figure(ctx, doc, name, ("Bytes held per pending task against N.",),

@@ -273,6 +273,50 @@ class VerdictsAreComputed(unittest.TestCase):
             self.assertEqual(v, "does not hold")
 
 
+    def test_failure_verdict_follows_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            before = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
+            self.assertEqual(before, "holds")
+            path = os.path.join(d, "probe.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            for b in data["benchmarks"]:
+                b["ran_after"] = b["after"]
+                b["accepted_after"] = 1
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            after = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
+            self.assertEqual(after, "does not hold")
+
+
+@unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")
+class ProbeOutput(unittest.TestCase):
+    """report/probe.c's output, run by the `report-probe` Meson test."""
+
+    def test_probe_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "probe.json")
+            p = subprocess.run([os.environ["TB_PROBE"], "--out", out],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, encoding="utf-8") as f:
+                data = json.load(f)
+            entries = data["benchmarks"]
+            self.assertGreaterEqual(len(entries), 1)
+            for e in entries:
+                self.assertTrue(e["name"].startswith("failure/"), e)
+                self.assertNotIn("error_occurred", e)
+                self.assertEqual(e["ran_before"], 2, e)
+                self.assertEqual(e["after"], 7, e)
+                self.assertIn(e["ran_after"], (0, 7), e)
+                self.assertEqual(e["failed"], 1, e)
+                # a timer that died refuses new work; one that did not, takes it
+                self.assertEqual(e["accepted_after"], 1 if e["ran_after"] else 0, e)
+            rc, _, err = run(tmp, "--no-figures")
+            self.assertEqual(rc, 0, err)
+
+
 class MissingAndHostile(unittest.TestCase):
     """Results directories with parts missing, broken or malicious."""
 
