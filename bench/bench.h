@@ -42,10 +42,14 @@ struct bh_profile {
     double min_time;           /* --benchmark_min_time, seconds */
     int repetitions;           /* --benchmark_repetitions */
     bool wide;                 /* wide workload in the micro ops */
+    bool burst_micro;          /* burst workload in the micro ops */
     bool orig_micro;           /* wheels at the originals' defaults */
     bool cover;                /* wheels sized to cover the workload */
-    double batch_budget;       /* seconds one timed batch may take */
+    double batch_budget;       /* seconds a moving-clock batch may take
+                                  before it is cut short (expire,
+                                  periodic) */
     /* runtime (monotonic clock) experiments */
+    int runtime_repetitions;   /* each is one whole experiment */
     int light_samples;         /* one-shot probes per lateness run */
     int loaded_pending;        /* background tasks of the loaded run */
     double jitter_seconds;     /* length of the 1 ms fixed-rate run */

@@ -3,7 +3,7 @@
  * sleeps, the whole design of each backend (locks, wake-ups, tick loops).
  *
  * Each result is one experiment per Google Benchmark run (iterations:1,
- * repeated by --benchmark_repetitions); its time is the experiment's
+ * repeats: the profile's runtime_repetitions); its time is the experiment's
  * measured phase and its findings are counters.  Raw samples go to the
  * CSV (bh_csv_samples).  Experiments, by <op>:
  *
@@ -847,6 +847,7 @@ static void add(enum kind kind, const struct tb_backend *b,
     tbb_arg_names(f, 1, arg_names);
     tbb_args(f, 1, &n);
     tbb_iterations(f, 1);
+    tbb_repetitions(f, bh.profile->runtime_repetitions);
     tbb_unit(f, TBB_MS);
 }
 
