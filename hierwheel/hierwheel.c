@@ -36,7 +36,8 @@
  * delay queue if it is due; move every level's clock to its expiration; empty
  * it and re-add each task, which either drops to a lower level (a cascade,
  * stats.cascades) or is due and goes to the executor.  Time jumps from one
- * bucket that holds (or held) work to the next: there are no empty ticks; a
+ * bucket that holds (or held) work to the next (stats.ticks counts these
+ * polls): there are no empty ticks; a
  * bucket emptied by cancels stays queued until its time and is then polled
  * for nothing (stats.empty_ticks).  Virtual mode: tb_advance(now) repeats
  * this, one bucket at a time, running the due tasks in the caller's thread
@@ -311,23 +312,25 @@ static int level_create(struct hw *w, uint64_t tick, int64_t start)
     return TB_OK;
 }
 
-/* TimingWheel.addOverflowWheel, done ahead of the add so that the add
- * itself cannot fail: creates the levels a task expiring at tick E needs.
- * Flushes never need this: a re-added task only goes down. */
-static int ensure_levels(struct hw *w, int64_t e)
+#define HW_DUE (-1)      /* find_level: within the current tick */
+#define HW_NO_LEVEL (-2) /* find_level: a level was needed, memory was not */
+
+/* The level of TimingWheel.add's recursion: the lowest whose span, from its
+ * own clock, holds tick e, creating levels on the way as addOverflowWheel
+ * does.  Done before the add so that the add itself cannot fail.  Re-adds
+ * from a flush only go down, so they never create one. */
+static int find_level(struct hw *w, int64_t e)
 {
     if (e <= w->levels[0].current)
-        return TB_OK; /* already due: it will not enter the wheel */
-    for (int l = 0; (uint64_t)(e - w->levels[l].current) >=
-                    w->levels[l].interval; l++) {
-        if (l + 1 == w->nlevels) {
-            int rc = level_create(w, w->levels[l].interval,
-                                  w->levels[l].current);
-            if (rc)
-                return rc;
-        }
+        return HW_DUE;
+    int l = 0;
+    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval) {
+        if (l + 1 == w->nlevels &&
+            level_create(w, w->levels[l].interval, w->levels[l].current))
+            return HW_NO_LEVEL;
+        l++;
     }
-    return TB_OK;
+    return l;
 }
 
 /* TimingWheel.advanceClock: each level moves on when the time has reached
@@ -363,16 +366,11 @@ static void hand_off(struct hw *w, struct hw_task *t)
         pthread_cond_signal(&w->work);
 }
 
-/* TimingWheel.add: files the task in the lowest level whose span holds it,
- * or returns false if it is due (expiration within the current tick).
- * The levels it needs exist (ensure_levels). */
-static bool wheel_add(struct hw *w, struct hw_task *t, int64_t e)
+/* The bucket half of TimingWheel.add: files the task expiring at tick e in
+ * level l (from find_level) and offers the bucket if its expiration
+ * changed (TimerTaskList.setExpiration). */
+static void bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
-    if (e <= w->levels[0].current)
-        return false;
-    int l = 0;
-    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval)
-        l++;
     struct hw_level *lv = &w->levels[l];
     /* (e / tick) % size, from the clock's bucket: the clock is a multiple
      * of the tick, so one division finds both bucket and start time */
@@ -389,18 +387,20 @@ static bool wheel_add(struct hw *w, struct hw_task *t, int64_t e)
     if (w->size > w->st.peak_pending)
         w->st.peak_pending = w->size;
     int64_t start = lv->current + (int64_t)(off * lv->tick);
-    if (b->expiration != start) { /* TimerTaskList.setExpiration */
+    if (b->expiration != start) {
         b->expiration = start;
         dq_offer(w, b);
     }
-    return true;
 }
 
-/* The insert path of new tasks and periodic re-arms alike. */
-static void insert(struct hw *w, struct hw_task *t)
+/* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
+ * re-arms and flushes alike: into level l's bucket, or to the executor. */
+static void insert(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
-    if (!wheel_add(w, t, ticks_up(w, t->base.deadline)))
+    if (l == HW_DUE)
         hand_off(w, t);
+    else
+        bucket_add(w, t, e, l);
 }
 
 /* TimerTaskList.flush with SystemTimer.addTimerTaskEntry as the action:
@@ -414,10 +414,10 @@ static void flush(struct hw *w, struct hw_bucket *b)
         struct hw_task *t = task_of(b->root.next);
         list_unlink(&t->link);
         w->size--;
-        if (wheel_add(w, t, ticks_up(w, t->base.deadline)))
-            w->st.cascades++;
-        else
-            hand_off(w, t);
+        int64_t e = ticks_up(w, t->base.deadline);
+        int l = find_level(w, e); /* never HW_NO_LEVEL: it goes down */
+        w->st.cascades += l != HW_DUE;
+        insert(w, t, e, l);
     }
     b->expiration = HW_UNSET;
 }
@@ -473,14 +473,16 @@ static void run_task(struct hw *w, struct hw_task *t)
         return;
     }
     t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
-    if (ensure_levels(w, ticks_up(w, t->base.deadline))) {
+    int64_t e = ticks_up(w, t->base.deadline);
+    int l = find_level(w, e);
+    if (l == HW_NO_LEVEL) {
         w->st.rejected++;
         w->st.finished++;
         retire(w, t);
         return;
     }
     tb_task_set_state(&t->base, TB_TASK_WAITING);
-    insert(w, t);
+    insert(w, t, e, l);
 }
 
 /* ---- Operations -------------------------------------------------------- */
@@ -490,12 +492,16 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
 {
     struct hw *w = hw_of(s);
     int rc = TB_OK;
+    int64_t e = ticks_up(w, deadline);
+    int l = HW_DUE;
     hw_lock(w);
     if (w->shutdown) {
         rc = TB_ESHUTDOWN;
     } else if (s->cfg.max_pending && w->size >= s->cfg.max_pending) {
         rc = TB_EFULL;
-    } else if ((rc = ensure_levels(w, ticks_up(w, deadline))) == TB_OK) {
+    } else if ((l = find_level(w, e)) == HW_NO_LEVEL) {
+        rc = TB_ENOMEM;
+    } else {
         struct hw_task *t =
             (struct hw_task *)(void *)tb_pool_get(&s->pool, handle);
         if (!t) {
@@ -506,7 +512,7 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
             t->base.fn = fn;
             t->base.arg = arg;
             w->st.submitted++;
-            insert(w, t);
+            insert(w, t, e, l);
         }
     }
     if (rc)
