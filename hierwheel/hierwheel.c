@@ -37,11 +37,14 @@
  * it and re-add each task, which either drops to a lower level (a cascade,
  * stats.cascades) or is due and goes to the executor.  Time jumps from one
  * bucket that holds (or held) work to the next (stats.ticks counts these
- * polls): there are no empty ticks; a
- * bucket emptied by cancels stays queued until its time and is then polled
- * for nothing (stats.empty_ticks).  Virtual mode: tb_advance(now) repeats
- * this, one bucket at a time, running the due tasks in the caller's thread
- * after each, until no bucket is due by `now`.
+ * polls): there are no empty ticks.  A bucket emptied by cancels stays
+ * queued until its time and is then polled for nothing (stats.empty_ticks).
+ * Virtual mode: tb_advance(now) repeats this, one bucket at a time, running
+ * the due tasks in the caller's thread after each, until no bucket is due
+ * by `now`.
+ * As in Kafka the clocks move only to polled buckets' times, so after an
+ * idle spell they lag the real clock and a short timer added then may land
+ * a level higher than its delay suggests and cascade down at once.
  *
  * Complexity.  Insert O(m) for m levels: a compare per level and one
  * division to find the bucket (m <= 10 for any delay at the defaults).
@@ -111,6 +114,8 @@ struct hw_task {
     struct tb_task base;
     struct hw_link link;
 };
+
+_Static_assert(sizeof(struct hw_task) <= 64, "a task record outgrew 64 bytes");
 
 /* TimerTaskList: sentinel, expiration in level-0 ticks, delay-queue slot. */
 struct hw_bucket {
