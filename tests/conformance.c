@@ -561,6 +561,69 @@ static void test_shutdown_now_returns_unrun(void **state)
     tb_destroy(s);
 }
 
+/* ---- What the capability flags promise -------------------------------- */
+
+/* A failing task kills a TB_CAP_FAIL_KILLS timer (java.util.Timer); any other
+ * backend counts the failure and runs the rest. */
+static void test_failure_reaction(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe bad = {.rec = &rec, .id = 1, .fail = 1};
+    struct probe later = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_schedule(s, 5 * TB_MS, probe_task, &bad, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &later, NULL),
+                     TB_OK);
+    assert_true(tb_advance(s, 100 * TB_MS) >= 1);
+    assert_int_equal(bad.runs, 1);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.failed, 1);
+    bool kills = backend->caps & TB_CAP_FAIL_KILLS;
+    assert_int_equal(later.runs, kills ? 0 : 1);
+    assert_int_equal(st.lost, kills ? 1 : 0);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL),
+                     kills ? TB_ESHUTDOWN : TB_OK);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* Lazy cancel keeps the task counted until a later step; eager cancel
+ * drops it at once.  Purge, where supported, removes exactly the zombies. */
+static void test_cancel_accounting_by_caps(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    tb_handle h[30];
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(tb_schedule(s, (i + 1) * 10 * TB_MS, noop_task, NULL,
+                                     &h[i]), TB_OK);
+    for (int i = 0; i < 30; i += 3)
+        assert_int_equal(tb_cancel(s, h[i]), 1);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    if (!(backend->caps & TB_CAP_LAZY_CANCEL)) {
+        assert_int_equal(tb_pending(s), 20);
+        assert_int_equal(st.zombies, 0);
+    } else {
+        assert_int_equal(tb_pending(s), 20 + st.zombies);
+    }
+    long purged = tb_purge(s);
+    if (backend->caps & TB_CAP_PURGE) {
+        assert_int_equal(purged, (long)st.zombies);
+        assert_int_equal(tb_pending(s), 20);
+    } else {
+        assert_int_equal(purged, TB_ENOTSUP);
+    }
+    assert_int_equal(tb_advance(s, TB_SEC), 20);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 /* ---- Monotonic clock --------------------------------------------------- */
 
 enum { MONO_N = 1000 };
@@ -690,6 +753,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_mode_errors),
         cmocka_unit_test(test_shutdown_now_returns_unrun),
+        cmocka_unit_test(test_failure_reaction),
+        cmocka_unit_test(test_cancel_accounting_by_caps),
         cmocka_unit_test(test_monotonic_all_run),
         cmocka_unit_test(test_monotonic_shutdown_now),
     };
