@@ -42,10 +42,14 @@ struct bh_profile {
     double min_time;           /* --benchmark_min_time, seconds */
     int repetitions;           /* --benchmark_repetitions */
     bool wide;                 /* wide workload in the micro ops */
+    bool burst_micro;          /* burst workload in the micro ops */
     bool orig_micro;           /* wheels at the originals' defaults */
     bool cover;                /* wheels sized to cover the workload */
-    double batch_budget;       /* seconds one timed batch may take */
+    double batch_budget;       /* seconds a moving-clock batch may take
+                                  before it is cut short (expire,
+                                  periodic) */
     /* runtime (monotonic clock) experiments */
+    int runtime_repetitions;   /* each is one whole experiment */
     int light_samples;         /* one-shot probes per lateness run */
     int loaded_pending;        /* background tasks of the loaded run */
     double jitter_seconds;     /* length of the 1 ms fixed-rate run */
@@ -156,11 +160,13 @@ struct bh_config {
  *     their default wheel size; the others at their defaults);
  *   - ticked backends, if `orig`: series=orig, every field at the
  *     original's default (the label shows the resolved tick and size);
- *   - ticked backends, if `cover`: series=cover, tick 1 ms and the
- *     smallest power-of-two wheel whose one revolution spans the
- *     workload's longest delay (capped at 2^20 buckets; the label shows
- *     the size, so a wheel that still does not cover is visible), when
- *     that differs from the default size.
+ *     (left out where the defaults are the head-to-head configuration);
+ *   - ticked backends that walk rounds (bh_walks_rounds), if `cover`:
+ *     series=cover, tick 1 ms and the smallest power-of-two wheel whose
+ *     one revolution spans the workload's longest delay (capped at 2^20
+ *     buckets; the label shows the size, so a wheel that still does not
+ *     cover is visible), when that differs from the default size.  A
+ *     hierarchical wheel covers any delay with its levels already.
  *  `base` supplies the clock, threads and flags.  Returns the count. */
 size_t bh_configs(const struct tb_backend *b, enum bh_workload w,
                   const struct tb_config *base, bool orig, bool cover,
@@ -171,6 +177,23 @@ void bh_label_add(struct bh_config *c, const char *key, const char *value);
 
 /** Formats a duration in the label style: 1ms, 100ms, 30s, 1500us. */
 void bh_fmt_ns(char *buf, size_t size, int64_t ns);
+
+/** Where a backend's inserts wait before they reach their place. */
+enum bh_inbox {
+    BH_INBOX_NONE,     /* none: tb_schedule files the task directly */
+    BH_INBOX_ADVANCE,  /* an inbox that tb_advance(s, now) drains */
+    BH_INBOX_TICK,     /* an inbox drained only when a tick passes */
+};
+
+/** Probes how configuration c of backend b handles new tasks, from the
+ *  `transfers` counter (inbox entries moved into buckets). */
+enum bh_inbox bh_inbox_of(const struct tb_backend *b,
+                          const struct tb_config *c);
+
+/** True if a task many revolutions away costs backend b a visit per
+ *  revolution (a hashed wheel's rounds, counted in `visits`), so that a
+ *  wheel sized to the workload changes the structure's work. */
+bool bh_walks_rounds(const struct tb_backend *b);
 
 /** True if TB_F_REMOVE_ON_CANCEL changes what backend b does: a cancelled
  *  task leaves tb_pending() at once with the flag and not without it. */

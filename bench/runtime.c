@@ -3,7 +3,7 @@
  * sleeps, the whole design of each backend (locks, wake-ups, tick loops).
  *
  * Each result is one experiment per Google Benchmark run (iterations:1,
- * repeated by --benchmark_repetitions); its time is the experiment's
+ * repeats: the profile's runtime_repetitions); its time is the experiment's
  * measured phase and its findings are counters.  Raw samples go to the
  * CSV (bh_csv_samples).  Experiments, by <op>:
  *
@@ -344,14 +344,17 @@ static double jitter(struct rt *r, tbb_state *st)
     const struct rt_def *d = r->d;
     const int64_t period = TB_MS;
     int64_t length = (int64_t)(bh.profile->jitter_seconds * 1e9);
-    struct rate_task t;
-    t.cap = (size_t)(length / period) + 1000;
-    t.starts = xmalloc(t.cap * sizeof *t.starts);
+    struct rate_task t = {.starts = NULL};
     atomic_init(&t.n, 0);
     double seconds = -1;
     struct tb_sched *s = start_sched(d, st);
     if (!s)
         goto out;
+    /* at least 20 ticks, so a coarse wheel shows more than one burst */
+    if (length < 20 * tick_of(s))
+        length = 20 * tick_of(s);
+    t.cap = (size_t)(length / period) + 1000;
+    t.starts = xmalloc(t.cap * sizeof *t.starts);
     tb_handle h;
     int64_t first = bh_now() + period;
     int rc = tb_schedule_fixed_rate(s, period, period, rate_run, &t, &h);
@@ -847,6 +850,7 @@ static void add(enum kind kind, const struct tb_backend *b,
     tbb_arg_names(f, 1, arg_names);
     tbb_args(f, 1, &n);
     tbb_iterations(f, 1);
+    tbb_repetitions(f, bh.profile->runtime_repetitions);
     tbb_unit(f, TBB_MS);
 }
 

@@ -224,8 +224,9 @@ int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
 
 /** Cancels a task.  Returns 1 if this call prevented a run (a waiting task,
  *  or the future runs of a periodic task, even from inside its own run), 0 if
- *  the handle is not pending (stale, unknown, already run, running one-shot,
- *  already cancelled), TB_EINVAL for a NULL scheduler. */
+ *  the handle is not pending (stale, unknown, already run, running one-shot
+ *  or one already handed to an executor, already cancelled), TB_EINVAL for
+ *  a NULL scheduler. */
 int tb_cancel(struct tb_sched *s, tb_handle handle);
 
 /** Tasks held by the structure, as the original counts them: with lazy
@@ -284,14 +285,17 @@ struct tb_stats {
                                task killed the timer (TB_CAP_FAIL_KILLS) */
     uint64_t pending;       /* = tb_pending() */
     uint64_t zombies;       /* cancelled tasks still counted in pending */
-    uint64_t running;       /* tasks taken off the structure and executing
-                               now (a task the original keeps queued while
-                               it runs counts in pending instead) */
+    uint64_t running;       /* tasks taken off the structure: executing, or
+                               queued for an executor (a task the original
+                               keeps queued while it runs counts in pending
+                               instead) */
     uint64_t peak_pending;  /* highest pending seen */
     uint64_t wakeups;       /* thread wake-ups (threaded mode) */
     uint64_t timed_waits;   /* timed condition waits / sleeps started */
-    uint64_t ticks;         /* wheel ticks processed */
-    uint64_t empty_ticks;   /* ticks that expired nothing */
+    uint64_t ticks;         /* wheel ticks processed (hierwheel: buckets
+                               polled from its delay queue) */
+    uint64_t empty_ticks;   /* ticks that expired nothing (hierwheel:
+                               buckets polled empty) */
     uint64_t transfers;     /* inbox entries moved into buckets */
     uint64_t visits;        /* timerwheel: entries visited, round decrements */
     uint64_t cascades;      /* hierwheel: re-adds that moved down a level */
