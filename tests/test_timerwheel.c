@@ -333,6 +333,7 @@ static void test_pending_drops_next_tick_once(void **state)
     assert_int_equal(tb_pending(s), 4);
     assert_int_equal(tb_advance(s, 0), 0); /* tick 0 */
     assert_int_equal(tb_pending(s), 3);
+    assert_int_equal(stats_of(s).transfers, 3); /* the cancelled one skipped */
     assert_int_equal(tb_cancel(s, h[0]), 1); /* in a bucket now */
     assert_int_equal(tb_pending(s), 3);
     assert_int_equal(stats_of(s).zombies, 1);
@@ -652,6 +653,31 @@ static void test_periodic(void **state)
     assert_int_equal(tb_advance(s, tb_now(s) + 10 * tick) >= 0, 1);
     assert_int_equal(tb_pending(s), 0);
     assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* Wheels order by tick: within one long advance, a fixed-rate task with a
+ * period under a tick runs every repetition due at tick k before anything
+ * due at tick k + 1. */
+static void test_catch_up_orders_by_tick(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 0, 0);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe a = {.rec = &rec, .id = 1}, b = {.rec = &rec, .id = 2};
+    assert_int_equal(
+        tb_schedule_fixed_rate(s, 0, tick / 2, probe_task, &a, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 2 * tick, probe_task, &b, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 2 * tick), 6); /* a at 0, .5, 1, 1.5, 2 */
+    assert_int_equal(rec_runs_of(&rec, 1), 5);
+    size_t before_b = 0;
+    while (before_b < rec.n && rec.runs[before_b].id != 2)
+        before_b++;
+    assert_true(before_b >= 3); /* a's runs due by tick 1 came first */
+    assert_int_equal(tb_check(s), TB_OK);
     rec_free(&rec);
     tb_destroy(s);
 }
@@ -1030,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_failing_task),
         cmocka_unit_test(test_huge_delay),
         cmocka_unit_test(test_periodic),
+        cmocka_unit_test(test_catch_up_orders_by_tick),
         cmocka_unit_test(test_ticks_and_visits),
         cmocka_unit_test(test_random_workload),
         cmocka_unit_test(test_threaded_basic),
