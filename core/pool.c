@@ -57,12 +57,13 @@ static inline struct tb_task *slot_record(struct tb_pool *p, uint32_t slot)
                                           p->record_size);
 }
 
-/* Adds one chunk and pushes its slots on the free stack, lowest on top. */
+/* Adds one chunk and threads its slots onto the free list, lowest first. */
 static bool pool_grow(struct tb_pool *p)
 {
     struct tb_sched *s = p->owner;
-    if (p->nchunks == (size_t)1 << (32 - TB_POOL_CHUNK_SHIFT))
-        return false; /* 2^32 slots: the handle's index is full */
+    /* 2^32 - 1 slots at most: the handle's index is 32 bits, and NIL */
+    if (p->nchunks == ((size_t)1 << (32 - TB_POOL_CHUNK_SHIFT)) - 1)
+        return false;
     if (p->nchunks == p->chunks_cap) {
         size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 4;
         unsigned char **c = tb_mem_realloc(s, p->chunks,
@@ -73,18 +74,6 @@ static bool pool_grow(struct tb_pool *p)
         p->chunks = c;
         p->chunks_cap = cap;
     }
-    size_t need = (p->nchunks + 1) * TB_POOL_CHUNK; /* every slot may be free */
-    if (need > p->free_cap) {
-        size_t cap = p->free_cap ? p->free_cap : TB_POOL_CHUNK;
-        while (cap < need)
-            cap *= 2;
-        uint32_t *f = tb_mem_realloc(s, p->free_slots,
-                                     p->free_cap * sizeof *f, cap * sizeof *f);
-        if (!f)
-            return false;
-        p->free_slots = f;
-        p->free_cap = cap;
-    }
     unsigned char *chunk = tb_mem_calloc(s, TB_POOL_CHUNK, p->record_size);
     if (!chunk)
         return false;
@@ -94,7 +83,8 @@ static bool pool_grow(struct tb_pool *p)
         struct tb_task *t = slot_record(p, base + i);
         atomic_init(&t->gs, tb_task_gs(1, TB_TASK_FREE));
         t->slot = base + i;
-        p->free_slots[p->nfree++] = base + i;
+        t->index = p->free_head;
+        p->free_head = base + i;
     }
     return true;
 }
@@ -104,15 +94,17 @@ struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
     if (p->locked)
         pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
-    if (p->nfree || pool_grow(p)) {
-        uint32_t slot = p->free_slots[--p->nfree];
+    if (p->free_head != TB_POOL_NIL || pool_grow(p)) {
+        uint32_t slot = p->free_head;
         t = slot_record(p, slot);
+        p->free_head = t->index;
         uint32_t gen = tb_task_gen(
             atomic_load_explicit(&t->gs, memory_order_relaxed));
         t->index = 0;
         /* zero the backend's fields; the header is set by the caller */
-        memset((unsigned char *)t + sizeof *t, 0,
-               p->record_size - sizeof *t);
+        if (p->record_size > sizeof *t)
+            memset((unsigned char *)t + sizeof *t, 0,
+                   p->record_size - sizeof *t);
         atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_WAITING),
                               memory_order_release);
         p->live++;
@@ -143,7 +135,8 @@ void tb_pool_put(struct tb_pool *p, struct tb_task *t)
                           memory_order_release);
     t->fn = NULL;
     t->arg = NULL;
-    p->free_slots[p->nfree++] = t->slot;
+    t->index = p->free_head;
+    p->free_head = t->slot;
     p->live--;
     if (p->locked)
         pthread_mutex_unlock(&p->lock);

@@ -105,11 +105,11 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     s->pool.owner = s;
     s->pool.record_size = ops->task_size;
     s->pool.locked = s->threaded;
+    s->pool.free_head = TB_POOL_NIL;
     if (s->pool.locked)
         pthread_mutex_init(&s->pool.lock, NULL);
     rc = ops->init(s);
     if (rc) {
-        tb_mem_free(s, s->pool.free_slots, s->pool.free_cap * sizeof(uint32_t));
         for (size_t i = 0; i < s->pool.nchunks; i++)
             tb_mem_free(s, s->pool.chunks[i],
                         (size_t)TB_POOL_CHUNK * s->pool.record_size);
@@ -135,7 +135,6 @@ void tb_destroy(struct tb_sched *s)
     for (size_t i = 0; i < p->nchunks; i++)
         tb_mem_free(s, p->chunks[i], (size_t)TB_POOL_CHUNK * p->record_size);
     tb_mem_free(s, p->chunks, p->chunks_cap * sizeof *p->chunks);
-    tb_mem_free(s, p->free_slots, p->free_cap * sizeof *p->free_slots);
     if (p->locked)
         pthread_mutex_destroy(&p->lock);
     struct tb_allocator a = s->alloc;
@@ -246,9 +245,14 @@ long tb_advance(struct tb_sched *s, int64_t now_ns)
         return TB_EINVAL;
     if (s->threaded)
         return TB_ESTATE;
+    if (s->in_advance)
+        return TB_ESTATE;
     if (now_ns < atomic_load_explicit(&s->vnow, memory_order_relaxed))
         return TB_EINVAL;
-    return s->backend->ops->advance(s, now_ns);
+    s->in_advance = true;
+    long ran = s->backend->ops->advance(s, now_ns);
+    s->in_advance = false;
+    return ran;
 }
 
 int tb_spend(struct tb_sched *s, int64_t ns)

@@ -81,19 +81,21 @@ static inline bool tb_task_transition(struct tb_task *t, uint32_t from,
 
 #define TB_POOL_CHUNK_SHIFT 10
 #define TB_POOL_CHUNK (1u << TB_POOL_CHUNK_SHIFT)
+#define TB_POOL_NIL UINT32_MAX
 
 struct tb_sched;
 
-/** Chunks of fixed-size records plus a free list; records never move, so a
- *  handle's slot can be read at any time.  No malloc per operation once the
- *  pool has grown to the working set.  Locked only in monotonic mode. */
+/** Chunks of fixed-size records plus an intrusive free list (a free
+ *  record's `index` holds the next free slot, so the list costs no memory);
+ *  records never move, so a handle's slot can be read at any time.  No malloc
+ *  per operation once the pool has grown to the working set.  Locked only in
+ *  monotonic mode. */
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
     unsigned char **chunks;
     size_t nchunks, chunks_cap;
-    uint32_t *free_slots;   /* stack of free slot indexes */
-    size_t nfree, free_cap;
+    uint32_t free_head;     /* first free slot, TB_POOL_NIL if none */
     size_t live;
     bool locked;
     pthread_mutex_t lock;
@@ -151,6 +153,7 @@ struct tb_sched {
     _Atomic uint64_t bytes_held;
     _Atomic int64_t vnow;          /* virtual clock */
     bool threaded;                 /* cfg.clock == TB_CLOCK_MONOTONIC */
+    bool in_advance;               /* virtual: inside tb_advance() */
     struct tb_pool pool;
 };
 

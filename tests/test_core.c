@@ -109,6 +109,32 @@ static void test_virtual_clock(void **state)
     tb_destroy(s);
 }
 
+/* A task run by tb_advance may not advance the clock itself. */
+static struct tb_sched *reentrant_sched;
+static long reentrant_result;
+
+static int advance_inside(void *arg)
+{
+    (void)arg;
+    reentrant_result = tb_advance(reentrant_sched, tb_now(reentrant_sched) + 1);
+    return 0;
+}
+
+static void test_advance_not_reentrant(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        struct tb_sched *s = make_sched(tb_backend_at(i), NULL);
+        reentrant_sched = s;
+        reentrant_result = 0;
+        assert_int_equal(tb_schedule(s, 0, advance_inside, NULL, NULL), TB_OK);
+        assert_int_equal(tb_advance(s, TB_SEC), 1);
+        assert_int_equal(reentrant_result, TB_ESTATE);
+        assert_int_equal(tb_advance(s, 2 * TB_SEC), 0); /* usable after */
+        tb_destroy(s);
+    }
+}
+
 /* bytes_held counts what the scheduler holds and returns to its base. */
 static void test_bytes_held(void **state)
 {
@@ -135,6 +161,7 @@ int main(void)
         cmocka_unit_test(test_generations),
         cmocka_unit_test(test_virtual_clock),
         cmocka_unit_test(test_bytes_held),
+        cmocka_unit_test(test_advance_not_reentrant),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -7,6 +7,9 @@
 #define TIMERBENCH_TESTLIB_H
 
 #include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -584,8 +584,6 @@ static void skip_idle(struct tw *q, int64_t last)
 static long tw_advance(struct tb_sched *s, int64_t now)
 {
     struct tw *q = tw_of(s);
-    if (tw_self == q)
-        return TB_ESTATE; /* from one of its own tasks */
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
     struct tw *outer = tw_self;
     tw_self = q;

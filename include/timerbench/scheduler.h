@@ -237,7 +237,8 @@ size_t tb_pending(struct tb_sched *s);
 /** Virtual mode: moves the clock to `now_ns` and runs, in this thread, every
  *  task due by then (including tasks they schedule that are due by then).
  *  Returns the number of task runs, TB_EINVAL if now_ns is before the
- *  current time, TB_ESTATE in monotonic mode. */
+ *  current time, TB_ESTATE in monotonic mode or from inside a task run by
+ *  tb_advance (re-entry would run tasks inside a task). */
 long tb_advance(struct tb_sched *s, int64_t now_ns);
 
 /** Virtual mode, from inside a running task: the run takes `ns` of virtual
@@ -279,9 +280,13 @@ struct tb_stats {
     uint64_t cancelled;     /* successful cancels (incl. periodic stopped
                                by shutdown policy) */
     uint64_t dropped;       /* tasks never run: shutdown, killed timer */
+    uint64_t lost;          /* of `dropped`, those lost because a failing
+                               task killed the timer (TB_CAP_FAIL_KILLS) */
     uint64_t pending;       /* = tb_pending() */
     uint64_t zombies;       /* cancelled tasks still counted in pending */
-    uint64_t running;       /* tasks executing right now */
+    uint64_t running;       /* tasks taken off the structure and executing
+                               now (a task the original keeps queued while
+                               it runs counts in pending instead) */
     uint64_t peak_pending;  /* highest pending seen */
     uint64_t wakeups;       /* thread wake-ups (threaded mode) */
     uint64_t timed_waits;   /* timed condition waits / sleeps started */

@@ -1,0 +1,769 @@
+/*
+ * conformance.c — the contract of include/timerbench/scheduler.h, written
+ * once and run for every registered backend (or the one named in argv[1]).
+ * A new backend joins by registering; nothing here names a backend.
+ *
+ * Every scheduler here runs at a 1 ms tick where the backend has one, so the
+ * virtual-clock expectations are exact: a task with deadline d runs in the
+ * advance that reaches roundup(d, tick), never before d.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static const struct tb_backend *backend;
+
+static const int64_t TICK = TB_MS;
+
+static struct tb_config base_config(void)
+{
+    return (struct tb_config){.tick_ns = TICK};
+}
+
+/* The time by which a task with deadline d must have run. */
+static int64_t due_by(int64_t d)
+{
+    if (!(backend->caps & TB_CAP_TICKED))
+        return d;
+    return (d + TICK - 1) / TICK * TICK;
+}
+
+static struct tb_sched *make(void)
+{
+    struct tb_config c = base_config();
+    return make_sched(backend, &c);
+}
+
+/* ---- Never early, exactly once ---------------------------------------- */
+
+static void test_never_early_exactly_once(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    static struct probe p[N];
+    int64_t deadline[N];
+    uint64_t rng = 42;
+    for (int i = 0; i < N; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        int64_t delay = rng_range(&rng, 0, 3 * TB_SEC);
+        if (i % 7 == 0)
+            delay = delay / TB_MS * TB_MS; /* some land on tick boundaries */
+        deadline[i] = delay;
+        assert_int_equal(tb_schedule(s, delay, probe_task, &p[i], NULL),
+                         TB_OK);
+    }
+    int64_t now = 0;
+    while (now < 4 * TB_SEC) {
+        now += rng_range(&rng, 1, 20 * TB_MS);
+        size_t before = rec.n;
+        long ran = tb_advance(s, now);
+        assert_true(ran >= 0);
+        assert_int_equal((size_t)ran, rec.n - before);
+        for (size_t k = before; k < rec.n; k++) {
+            int id = rec.runs[k].id;
+            assert_true(rec.runs[k].at >= deadline[id]); /* never early */
+        }
+        for (int i = 0; i < N; i++) /* everything due has run, once */
+            if (due_by(deadline[i]) <= now)
+                assert_int_equal(p[i].runs, 1);
+            else
+                assert_true(p[i].runs <= 1);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(p[i].runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- Cancel ------------------------------------------------------------ */
+
+static void test_cancel_answers(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe a = {.rec = &rec, .id = 1}, b = {.rec = &rec, .id = 2};
+    tb_handle ha, hb;
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &a, &ha), TB_OK);
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &b, &hb), TB_OK);
+    assert_int_not_equal(ha, TB_HANDLE_NONE);
+    assert_int_not_equal(ha, hb);
+    assert_int_equal(tb_cancel(s, ha), 1);      /* before run */
+    assert_int_equal(tb_cancel(s, ha), 0);      /* twice */
+    assert_int_equal(tb_advance(s, 20 * TB_MS), 1);
+    assert_int_equal(a.runs, 0);
+    assert_int_equal(b.runs, 1);
+    assert_int_equal(tb_cancel(s, hb), 0);      /* after run */
+    assert_int_equal(tb_cancel(s, TB_HANDLE_NONE), 0);
+    assert_int_equal(tb_cancel(s, 0xffffffff00001234ULL), 0); /* unknown */
+    assert_int_equal(tb_cancel(s, (tb_handle)7 << 32 | 0xfffffff0u), 0);
+    /* stale: the slot is reused by a new task, the old handle must not
+     * cancel it */
+    struct probe c = {.rec = &rec, .id = 3};
+    tb_handle hc;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(tb_schedule(s, TB_MS, probe_task, &c, &hc), TB_OK);
+        assert_int_equal(tb_cancel(s, ha), 0);
+        assert_int_equal(tb_cancel(s, hb), 0);
+        assert_int_equal(tb_advance(s, tb_now(s) + 2 * TB_MS), 1);
+    }
+    assert_int_equal(c.runs, 4);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+static void test_cancel_periodic_from_inside(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe rate = {.rec = &rec, .id = 1, .cancel_self_at = 3};
+    struct probe delay = {.rec = &rec, .id = 2, .cancel_self_at = 2};
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
+                                            probe_task, &rate, &rate.self),
+                     TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 5 * TB_MS, 5 * TB_MS,
+                                             probe_task, &delay, &delay.self),
+                     TB_OK);
+    for (int64_t t = TB_MS; t <= 100 * TB_MS; t += TB_MS)
+        assert_true(tb_advance(s, t) >= 0);
+    assert_int_equal(rate.runs, 3);
+    assert_int_equal(rate.cancel_result, 1);
+    assert_int_equal(delay.runs, 2);
+    assert_int_equal(delay.cancel_result, 1);
+    assert_int_equal(tb_cancel(s, rate.self), 0);
+    assert_int_equal(tb_advance(s, 200 * TB_MS), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* A callback that schedules one task and cancels another. */
+struct meddler {
+    struct tb_sched *s;
+    tb_handle victim;
+    struct probe *child;
+    int cancel_result, schedule_result;
+};
+
+static int meddle(void *arg)
+{
+    struct meddler *m = arg;
+    m->cancel_result = tb_cancel(m->s, m->victim);
+    m->schedule_result = tb_schedule(m->s, 10 * TB_MS, probe_task, m->child,
+                                     NULL);
+    return 0;
+}
+
+static void test_schedule_and_cancel_from_callback(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe victim = {.rec = &rec, .id = 1};
+    struct probe child = {.rec = &rec, .id = 2};
+    struct meddler m = {.s = s, .child = &child};
+    assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &victim,
+                                 &m.victim), TB_OK);
+    assert_int_equal(tb_schedule(s, 5 * TB_MS, meddle, &m, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 5 * TB_MS), 1);
+    assert_int_equal(m.cancel_result, 1);
+    assert_int_equal(m.schedule_result, TB_OK);
+    assert_int_equal(tb_advance(s, 14 * TB_MS), 0);
+    assert_int_equal(tb_advance(s, 15 * TB_MS), 1); /* child at 5 + 10 */
+    assert_int_equal(child.runs, 1);
+    assert_int_equal(rec.runs[0].at, 15 * TB_MS);
+    assert_int_equal(tb_advance(s, 100 * TB_MS), 0);
+    assert_int_equal(victim.runs, 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- Ordering ---------------------------------------------------------- */
+
+static void test_equal_deadlines(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    static struct probe p[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        assert_int_equal(tb_schedule(s, 7 * TB_MS, probe_task, &p[i], NULL),
+                         TB_OK);
+    }
+    assert_int_equal(tb_advance(s, 7 * TB_MS), N);
+    if (backend->caps & TB_CAP_FIFO_TIES)
+        for (int i = 0; i < N; i++)
+            assert_int_equal(rec.runs[i].id, i);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(p[i].runs, 1);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* Deadlines in different ticks always run in deadline order. */
+static void test_order_across_ticks(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    static struct probe p[N];
+    int64_t deadline[N];
+    uint64_t rng = 7;
+    for (int i = 0; i < N; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        deadline[i] = rng_range(&rng, 1, 2000) * TB_MS;
+        assert_int_equal(tb_schedule(s, deadline[i], probe_task, &p[i], NULL),
+                         TB_OK);
+    }
+    assert_int_equal(tb_advance(s, 3 * TB_SEC), N);
+    for (int i = 1; i < N; i++)
+        assert_true(deadline[rec.runs[i - 1].id] <= deadline[rec.runs[i].id]);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- Periodic ---------------------------------------------------------- */
+
+static void test_fixed_rate_no_drift(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p = {.rec = &rec, .id = 1};
+    const int64_t period = 10 * TB_MS;
+    assert_int_equal(tb_schedule_fixed_rate(s, period, period, probe_task, &p,
+                                            &p.self), TB_OK);
+    for (int64_t t = TB_MS; t <= 1000 * period; t += TB_MS)
+        assert_true(tb_advance(s, t) >= 0);
+    assert_int_equal(p.runs, 1000);
+    for (size_t i = 0; i < rec.n; i++)
+        assert_int_equal(rec.runs[i].at, (int64_t)(i + 1) * period);
+    assert_int_equal(tb_cancel(s, p.self), 1);
+    assert_int_equal(tb_advance(s, 1100 * period), 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* A late clock: fixed rate catches up the missed runs back-to-back. */
+static void test_fixed_rate_catch_up(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p = {.rec = &rec, .id = 1};
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
+                                            probe_task, &p, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(tb_advance(s, 55 * TB_MS), 4); /* 20, 30, 40, 50 */
+    assert_int_equal(tb_advance(s, 60 * TB_MS), 1);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+static void test_fixed_delay_spacing(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p = {.rec = &rec, .id = 1};
+    const int64_t d = 7 * TB_MS;
+    assert_int_equal(tb_schedule_fixed_delay(s, 3 * TB_MS, d, probe_task, &p,
+                                             NULL), TB_OK);
+    for (int64_t t = TB_MS; t <= 3 * TB_MS + 100 * d; t += TB_MS)
+        assert_true(tb_advance(s, t) >= 0);
+    assert_int_equal(p.runs, 101);
+    for (size_t i = 0; i < rec.n; i++)
+        assert_int_equal(rec.runs[i].at, 3 * TB_MS + (int64_t)i * d);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- Accounting under a random sequence -------------------------------- */
+
+static void test_accounting_random(void **state)
+{
+    (void)state;
+    enum { OPS = 100000, MAXH = 4096 };
+    struct tb_sched *s = make();
+    static tb_handle handles[MAXH];
+    size_t nh = 0;
+    uint64_t rng = 1234, submitted = 0, cancels = 0;
+    int64_t now = 0;
+    for (int op = 0; op < OPS; op++) {
+        uint64_t r = rng_next(&rng) % 100;
+        tb_handle h = TB_HANDLE_NONE;
+        if (r < 45) {
+            int64_t delay = rng_range(&rng, 0, 2 * TB_SEC);
+            assert_int_equal(tb_schedule(s, delay, noop_task, NULL, &h), TB_OK);
+            submitted++;
+        } else if (r < 48) {
+            int64_t per = rng_range(&rng, 1, 300) * TB_MS;
+            int rc = r < 47 ? tb_schedule_fixed_rate(s, per, per, noop_task,
+                                                     NULL, &h)
+                            : tb_schedule_fixed_delay(s, per, per, noop_task,
+                                                      NULL, &h);
+            assert_int_equal(rc, TB_OK);
+            submitted++;
+        } else if (r < 80) {
+            if (nh) {
+                int rc = tb_cancel(s, handles[rng_next(&rng) % nh]);
+                assert_true(rc == 0 || rc == 1);
+                cancels += (uint64_t)rc;
+            }
+        } else {
+            now += rng_range(&rng, 0, 30 * TB_MS);
+            assert_true(tb_advance(s, now) >= 0);
+        }
+        if (h != TB_HANDLE_NONE)
+            handles[nh < MAXH ? nh++ : rng_next(&rng) % MAXH] = h;
+        struct tb_stats st;
+        tb_stats(s, &st);
+        assert_int_equal(st.submitted, submitted);
+        assert_int_equal(st.cancelled, cancels);
+        assert_int_equal(st.pending, tb_pending(s));
+        assert_balanced(s);
+        if (op % 5000 == 0) {
+            int rc = tb_check(s);
+            assert_true(rc == TB_OK || rc == TB_ENOTSUP);
+        }
+    }
+    long left = tb_shutdown_now(s, NULL, NULL);
+    assert_true(left >= 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* ---- Bad input --------------------------------------------------------- */
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe keep = {.rec = &rec, .id = 1};
+    assert_int_equal(tb_schedule(s, 5 * TB_MS, probe_task, &keep, NULL), TB_OK);
+    tb_handle h = 99;
+    assert_int_equal(tb_schedule(s, 1, NULL, NULL, &h), TB_EINVAL);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, 0, noop_task, NULL, &h),
+                     TB_EINVAL);
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, -5, noop_task, NULL, &h),
+                     TB_EINVAL);
+    assert_int_equal(tb_schedule_fixed_delay(s, 1, 0, noop_task, NULL, &h),
+                     TB_EINVAL);
+    assert_int_equal(tb_schedule_fixed_delay(s, 1, TB_MAX_DELAY + 1,
+                                             noop_task, NULL, &h), TB_ERANGE);
+    assert_int_equal(tb_schedule(s, TB_MAX_DELAY + 1, noop_task, NULL, &h),
+                     TB_ERANGE);
+    assert_int_equal(tb_schedule(s, INT64_MAX, noop_task, NULL, &h),
+                     TB_ERANGE);
+    assert_int_equal(tb_advance(s, TB_MS), 0);
+    assert_int_equal(tb_advance(s, 0), TB_EINVAL);         /* backwards */
+    assert_int_equal(tb_await_termination(s, -1), TB_EINVAL);
+    /* a negative delay is "now" */
+    struct probe neg = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_schedule(s, -TB_SEC, probe_task, &neg, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 2 * TB_MS), 1);
+    assert_int_equal(neg.runs, 1);
+    /* the clock near its end: a delay that overflows it is refused */
+    struct tb_sched *late = make();
+    assert_int_equal(tb_advance(late, INT64_MAX - TB_SEC), 0);
+    assert_int_equal(tb_schedule(late, 2 * TB_SEC, noop_task, NULL, &h),
+                     TB_ERANGE);
+    tb_destroy(late);
+    /* the first task is intact after all that */
+    assert_int_equal(tb_pending(s), 1);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(keep.runs, 1);
+    assert_balanced(s);
+    /* after shutdown: rejected */
+    assert_true(tb_shutdown(s) >= 0);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h), TB_ESHUTDOWN);
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, 1, noop_task, NULL, &h),
+                     TB_ESHUTDOWN);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_true(st.rejected >= 2);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+static void test_max_pending(void **state)
+{
+    (void)state;
+    struct tb_config c = base_config();
+    c.max_pending = 8;
+    struct tb_sched *s = make_sched(backend, &c);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p[8];
+    for (int i = 0; i < 8; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        assert_int_equal(tb_schedule(s, (i + 1) * TB_MS, probe_task, &p[i],
+                                     NULL), TB_OK);
+    }
+    tb_handle h = 5;
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, &h), TB_EFULL);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    assert_int_equal(tb_pending(s), 8);
+    assert_int_equal(tb_advance(s, 3 * TB_MS), 3);  /* runs free places */
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, &h), TB_OK);
+    assert_int_equal(tb_advance(s, 20 * TB_MS), 6);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(p[i].runs, 1);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.rejected, 1);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = base_config();
+    c.allocator = &fa.hook;
+    /* creation itself fails cleanly at every allocation it makes */
+    for (long budget = 0;; budget++) {
+        fa.budget = budget;
+        struct tb_sched *s = NULL;
+        int rc = tb_create(backend, &c, &s);
+        if (rc == TB_OK) {
+            tb_destroy(s);
+            break;
+        }
+        assert_int_equal(rc, TB_ENOMEM);
+        assert_null(s);
+        assert_true(budget < 64);
+    }
+    fa.budget = -1;
+    struct tb_sched *s = make_sched(backend, &c);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p = {.rec = &rec, .id = 1};
+    assert_int_equal(tb_schedule(s, 5 * TB_MS, probe_task, &p, NULL), TB_OK);
+    /* fill until the structure must allocate, then refuse it memory */
+    fa.budget = 0;
+    int rc = TB_OK;
+    size_t accepted = 1;
+    for (int i = 0; i < 100000 && rc == TB_OK; i++) {
+        rc = tb_schedule(s, 10 * TB_MS + i, noop_task, NULL, NULL);
+        accepted += rc == TB_OK;
+    }
+    assert_int_equal(rc, TB_ENOMEM);
+    fa.budget = -1;
+    assert_int_equal(tb_pending(s), accepted);
+    assert_int_equal(tb_advance(s, TB_SEC), (long)accepted);
+    assert_int_equal(p.runs, 1);
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+static void test_mode_errors(void **state)
+{
+    (void)state;
+    struct tb_sched *v = make();
+    assert_int_equal(tb_start(v), TB_ESTATE);
+    tb_destroy(v);
+    struct tb_config c = base_config();
+    c.clock = TB_CLOCK_MONOTONIC;
+    struct tb_sched *m = make_sched(backend, &c);
+    assert_int_equal(tb_advance(m, 1), TB_ESTATE);
+    assert_int_equal(tb_spend(m, 1), TB_ESTATE);
+    assert_int_equal(tb_start(m), TB_OK);
+    assert_int_equal(tb_start(m), TB_ESTATE);
+    tb_destroy(m);
+}
+
+/* ---- Shutdown ---------------------------------------------------------- */
+
+struct collected {
+    tb_handle h[64];
+    void *arg[64];
+    int n;
+};
+
+static void collect(void *ctx, tb_handle h, tb_fn fn, void *arg)
+{
+    struct collected *c = ctx;
+    assert_ptr_equal(fn, probe_task);
+    c->h[c->n] = h;
+    c->arg[c->n++] = arg;
+}
+
+static void test_shutdown_now_returns_unrun(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p[10];
+    tb_handle h[10];
+    for (int i = 0; i < 10; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        assert_int_equal(tb_schedule(s, (i + 1) * 10 * TB_MS, probe_task,
+                                     &p[i], &h[i]), TB_OK);
+    }
+    assert_int_equal(tb_cancel(s, h[9]), 1);
+    assert_int_equal(tb_advance(s, 40 * TB_MS), 4);
+    struct collected c = {0};
+    assert_int_equal(tb_shutdown_now(s, collect, &c), 5);
+    assert_int_equal(c.n, 5);
+    for (int i = 4; i < 9; i++) {
+        int found = 0;
+        for (int k = 0; k < c.n; k++)
+            found += c.arg[k] == &p[i] && c.h[k] == h[i];
+        assert_int_equal(found, 1);
+    }
+    assert_int_equal(tb_shutdown_now(s, collect, &c), 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(tb_cancel(s, h[5]), 0);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL), TB_ESHUTDOWN);
+    assert_int_equal(tb_advance(s, TB_SEC), 0);
+    for (int i = 4; i < 10; i++)
+        assert_int_equal(p[i].runs, 0);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.dropped, 5);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- What the capability flags promise -------------------------------- */
+
+/* A failing task kills a TB_CAP_FAIL_KILLS timer (java.util.Timer); any other
+ * backend counts the failure and runs the rest. */
+static void test_failure_reaction(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe bad = {.rec = &rec, .id = 1, .fail = 1};
+    struct probe later = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_schedule(s, 5 * TB_MS, probe_task, &bad, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &later, NULL),
+                     TB_OK);
+    assert_true(tb_advance(s, 100 * TB_MS) >= 1);
+    assert_int_equal(bad.runs, 1);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.failed, 1);
+    bool kills = backend->caps & TB_CAP_FAIL_KILLS;
+    assert_int_equal(later.runs, kills ? 0 : 1);
+    assert_int_equal(st.lost, kills ? 1 : 0);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL),
+                     kills ? TB_ESHUTDOWN : TB_OK);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* Lazy cancel keeps the task counted until a later step; eager cancel
+ * drops it at once.  Purge, where supported, removes exactly the zombies. */
+static void test_cancel_accounting_by_caps(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    tb_handle h[30];
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(tb_schedule(s, (i + 1) * 10 * TB_MS, noop_task, NULL,
+                                     &h[i]), TB_OK);
+    for (int i = 0; i < 30; i += 3)
+        assert_int_equal(tb_cancel(s, h[i]), 1);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    if (!(backend->caps & TB_CAP_LAZY_CANCEL)) {
+        assert_int_equal(tb_pending(s), 20);
+        assert_int_equal(st.zombies, 0);
+    } else {
+        assert_int_equal(tb_pending(s), 20 + st.zombies);
+    }
+    long purged = tb_purge(s);
+    if (backend->caps & TB_CAP_PURGE) {
+        assert_int_equal(purged, (long)st.zombies);
+        assert_int_equal(tb_pending(s), 20);
+    } else {
+        assert_int_equal(purged, TB_ENOTSUP);
+    }
+    assert_int_equal(tb_advance(s, TB_SEC), 20);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* ---- Monotonic clock --------------------------------------------------- */
+
+enum { MONO_N = 1000 };
+
+struct mono {
+    struct tb_sched *s;
+    int64_t deadline[MONO_N];
+    _Atomic int64_t ran_at[MONO_N];
+    _Atomic int runs[MONO_N];
+    _Atomic int total;
+    int idx[MONO_N];
+};
+
+static struct mono *mono_ctx;
+
+static int mono_task(void *arg)
+{
+    int i = *(int *)arg;
+    int64_t now = tb_monotonic_ns();
+    atomic_store(&mono_ctx->ran_at[i], now);
+    atomic_fetch_add(&mono_ctx->runs[i], 1);
+    atomic_fetch_add(&mono_ctx->total, 1);
+    return 0;
+}
+
+static int all_ran(void *ctx)
+{
+    return atomic_load(&((struct mono *)ctx)->total) == MONO_N;
+}
+
+static struct mono *mono_setup(void)
+{
+    struct mono *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    mono_ctx = m;
+    struct tb_config c = base_config();
+    c.clock = TB_CLOCK_MONOTONIC;
+    m->s = make_sched(backend, &c);
+    assert_int_equal(tb_start(m->s), TB_OK);
+    uint64_t rng = 99;
+    for (int i = 0; i < MONO_N; i++) {
+        m->idx[i] = i;
+        int64_t delay = rng_range(&rng, 0, 50 * TB_MS);
+        m->deadline[i] = tb_monotonic_ns() + delay;
+        assert_int_equal(tb_schedule(m->s, delay, mono_task, &m->idx[i], NULL),
+                         TB_OK);
+    }
+    return m;
+}
+
+static void test_monotonic_all_run(void **state)
+{
+    (void)state;
+    struct mono *m = mono_setup();
+    /* a generous margin: 30 s for 50 ms of timers on a loaded machine */
+    assert_true(wait_until(all_ran, m, 30 * TB_SEC));
+    for (int i = 0; i < MONO_N; i++) {
+        assert_int_equal(atomic_load(&m->runs[i]), 1);
+        assert_true(atomic_load(&m->ran_at[i]) >= m->deadline[i]);
+    }
+    assert_int_equal(tb_shutdown_now(m->s, NULL, NULL), 0);
+    assert_int_equal(tb_await_termination(m->s, 30 * TB_SEC), TB_OK);
+    assert_balanced(m->s);
+    tb_destroy(m->s);
+    free(m);
+}
+
+struct returned {
+    int seen[MONO_N];
+    int n;
+};
+
+static void note_returned(void *ctx, tb_handle h, tb_fn fn, void *arg)
+{
+    (void)h;
+    (void)fn;
+    struct returned *r = ctx;
+    r->seen[*(int *)arg]++;
+    r->n++;
+}
+
+static void test_monotonic_shutdown_now(void **state)
+{
+    (void)state;
+    struct mono *m = mono_setup();
+    struct timespec ts = {0, 25 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    static struct returned r;
+    memset(&r, 0, sizeof r);
+    long n = tb_shutdown_now(m->s, note_returned, &r);
+    assert_int_equal(n, r.n);
+    assert_int_equal(tb_await_termination(m->s, 30 * TB_SEC), TB_OK);
+    /* after termination nothing more runs: ran and returned partition all */
+    int ran = atomic_load(&m->total);
+    ts.tv_nsec = 60 * 1000 * 1000;
+    nanosleep(&ts, NULL);
+    assert_int_equal(atomic_load(&m->total), ran);
+    for (int i = 0; i < MONO_N; i++) {
+        int runs = atomic_load(&m->runs[i]);
+        assert_int_equal(runs + r.seen[i], 1);
+        if (runs)
+            assert_true(atomic_load(&m->ran_at[i]) >= m->deadline[i]);
+    }
+    assert_int_equal(ran + n, MONO_N);
+    assert_balanced(m->s);
+    tb_destroy(m->s);
+    free(m);
+}
+
+int main(int argc, char **argv)
+{
+    const struct tb_backend *list[64];
+    size_t n = backends_from_args(argc, argv, list, 64);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_never_early_exactly_once),
+        cmocka_unit_test(test_cancel_answers),
+        cmocka_unit_test(test_cancel_periodic_from_inside),
+        cmocka_unit_test(test_schedule_and_cancel_from_callback),
+        cmocka_unit_test(test_equal_deadlines),
+        cmocka_unit_test(test_order_across_ticks),
+        cmocka_unit_test(test_fixed_rate_no_drift),
+        cmocka_unit_test(test_fixed_rate_catch_up),
+        cmocka_unit_test(test_fixed_delay_spacing),
+        cmocka_unit_test(test_accounting_random),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_max_pending),
+        cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_mode_errors),
+        cmocka_unit_test(test_shutdown_now_returns_unrun),
+        cmocka_unit_test(test_failure_reaction),
+        cmocka_unit_test(test_cancel_accounting_by_caps),
+        cmocka_unit_test(test_monotonic_all_run),
+        cmocka_unit_test(test_monotonic_shutdown_now),
+    };
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        backend = list[i];
+        char name[128];
+        snprintf(name, sizeof name, "conformance/%s", backend->name);
+        failed += cmocka_run_group_tests_name(name, tests, NULL, NULL);
+    }
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,628 @@
+/*
+ * timerthread — the JDK's java.util.Timer (Timer, TimerThread, TaskQueue,
+ * TimerTask).
+ *
+ * Structure.  TaskQueue: a 1-based array binary min-heap of tasks (children
+ * of slot n are 2n and 2n+1, slot 0 unused) ordered by next execution time
+ * only.  Each slot caches its task's deadline next to the pointer, so a
+ * sift compares inside the array instead of loading one record per
+ * comparison: at 10^6 tasks that halves the cost of an expiry, for 8 more
+ * bytes a slot (the JDK compares through the references).  Equal deadlines
+ * have no tie-break, so they do not run in submission order (A, B, C at one
+ * time run A, C, B).  The array starts at 128 slots and doubles when the
+ * next add would fill it; it never shrinks.  Tasks keep no heap index: the
+ * original never removes from the middle.
+ *
+ * Cancel only marks the record (TimerTask.cancel): the task stays in the
+ * heap, counted in pending as a zombie, until it reaches the top — the timer
+ * loop drops a cancelled head whenever it looks at the queue, due or not —
+ * or until purge, which moves the last element into every cancelled slot and
+ * re-heapifies bottom-up.
+ *
+ * Complexity.  schedule O(log n) (sift-up, O(1) on average for random
+ * deadlines); cancel O(1); expiry O(log n) per run (removeMin or, for a
+ * periodic task, rescheduleMin: one sift-down either way); purge O(n).
+ *
+ * Runs.  The reschedule happens before the run (TimerThread.mainLoop): a
+ * one-shot is taken off the heap and marked executed, so cancelling it while
+ * it runs prevents nothing; a periodic task gets its next time while it stays
+ * queued — fixed rate: previous scheduled time + period (a late timer catches
+ * up in a burst, runs never overlap since one thread runs them); fixed delay:
+ * the time it was taken off the queue + period, i.e. start to start, not
+ * heapqueue's end to start.  Because it stays queued, a periodic task in its
+ * run counts in pending and not in stats.running, and cancelling it from
+ * inside its run leaves a zombie that is dropped when it next reaches the top.
+ *
+ * A failing task (non-zero return, Java's uncaught exception) kills the
+ * timer: the loop ends, every queued task is dropped (stats.dropped; the
+ * failing task itself counts as finished), and every later schedule gets
+ * TB_ESHUTDOWN.  tb_shutdown() and tb_shutdown_now() are Timer.cancel(): the
+ * queue is discarded and no later task is accepted; called from inside a task
+ * they make that run the last.
+ *
+ * Threads.  Monotonic mode has one timer thread that runs every task, with
+ * the queue lock released: a slow task delays all the others.  It waits
+ * untimed on an empty queue and timed for the head's deadline otherwise; a
+ * schedule that makes a new head signals it (queue.notify()), a cancel does
+ * not.  Virtual mode does the same loop in tb_advance(), one pass per call,
+ * with no lock and no condition variable.
+ *
+ * Deliberate differences from the JDK.
+ *   - Clock: CLOCK_MONOTONIC in ns; Java's Timer uses wall-clock time
+ *     (System.currentTimeMillis), so setting the system clock moves its
+ *     deadlines.  Ours never jump.
+ *   - Cancel takes the queue lock to keep the counters consistent under it;
+ *     TimerTask.cancel synchronises on the task only.  It is O(1) all the
+ *     same.
+ *   - The thread starts in tb_start() rather than in the constructor, and
+ *     there is no reaper ending it when the Timer becomes unreachable.
+ *   - Deadlines past the clock are TB_ERANGE (core) instead of Java's
+ *     halving of huge periods; a first time in the past cannot be given
+ *     (negative delays are 0), so no missed runs are replayed.
+ *   - A periodic task whose run is in progress when the timer is cancelled
+ *     is counted as cancelled, not passed to the shutdown_now visitor: it is
+ *     running, and a visitor that frees its argument must not see it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_core.h"
+
+/* TaskQueue's initial array length: 127 tasks before the first doubling. */
+#define TT_INITIAL_CAPACITY 128
+
+/* A heap slot caches its task's deadline so that sifting compares within the
+ * array instead of loading a record per comparison (libev's ANHE). */
+struct tt_slot {
+    int64_t at;
+    struct tb_task *t;
+};
+
+struct tt {
+    struct tb_sched base;
+    struct tt_slot *heap;    /* heap[1..size]; every other slot zeroed */
+    size_t size, cap;        /* cap is the array length */
+    /* the periodic task whose run is in progress, while it is still queued;
+     * NULL otherwise */
+    struct tb_task *current;
+    pthread_mutex_t lock;
+    pthread_cond_t available;  /* the queue's monitor: new head, shutdown */
+    pthread_cond_t terminated; /* the timer thread has ended */
+    pthread_t thread;
+    bool started, alive, joined;
+    bool stopped;            /* !TimerThread.newTasksMayBeScheduled */
+    struct tb_stats st;
+};
+
+static inline struct tt *tt_of(struct tb_sched *s) { return (struct tt *)s; }
+
+static inline void tt_lock(struct tt *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_lock(&q->lock);
+}
+
+static inline void tt_unlock(struct tt *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- TaskQueue: the 1-based heap --------------------------------------- */
+
+/* The element at k may be earlier than its parent: move it up. */
+static void fix_up(struct tt *q, size_t k)
+{
+    struct tt_slot *h = q->heap;
+    struct tt_slot e = h[k];
+    while (k > 1) {
+        size_t j = k >> 1;
+        if (h[j].at <= e.at)
+            break;
+        h[k] = h[j];
+        k = j;
+    }
+    h[k] = e;
+}
+
+/* The element at k may be later than its children: move it down.  On equal
+ * children the left one wins, as in the JDK, which is part of why equal
+ * deadlines come out in no particular order. */
+static void fix_down(struct tt *q, size_t k)
+{
+    struct tt_slot *h = q->heap;
+    struct tt_slot e = h[k];
+    size_t n = q->size;
+    while (k <= n >> 1) {
+        size_t j = k << 1;
+        if (j < n && h[j].at > h[j + 1].at)
+            j++;
+        if (e.at <= h[j].at)
+            break;
+        h[k] = h[j];
+        k = j;
+    }
+    h[k] = e;
+}
+
+/* TaskQueue.add's growth, done before the record is taken so that a failed
+ * allocation leaves nothing half-inserted. */
+static bool heap_reserve(struct tt *q)
+{
+    if (q->size + 1 < q->cap)
+        return true;
+    if (q->cap > SIZE_MAX / 2 / sizeof *q->heap)
+        return false;
+    size_t cap = q->cap * 2;
+    struct tt_slot *h = tb_mem_realloc(&q->base, q->heap, q->cap * sizeof *h,
+                                       cap * sizeof *h);
+    if (!h)
+        return false;
+    memset(h + q->cap, 0, (cap - q->cap) * sizeof *h);
+    q->heap = h;
+    q->cap = cap;
+    return true;
+}
+
+static void heap_add(struct tt *q, struct tb_task *t)
+{
+    q->heap[++q->size] = (struct tt_slot){t->deadline, t};
+    fix_up(q, q->size);
+    if (q->size > q->st.peak_pending)
+        q->st.peak_pending = q->size;
+}
+
+static void remove_min(struct tt *q)
+{
+    q->heap[1] = q->heap[q->size];
+    q->heap[q->size--] = (struct tt_slot){0, NULL};
+    if (q->size)
+        fix_down(q, 1);
+}
+
+static void reschedule_min(struct tt *q, int64_t deadline)
+{
+    q->heap[1].t->deadline = deadline;
+    q->heap[1].at = deadline;
+    fix_down(q, 1);
+}
+
+/* ---- Task records ------------------------------------------------------ */
+
+static void retire(struct tt *q, struct tb_task *t)
+{
+    if (t == q->current)
+        q->current = NULL;
+    tb_task_set_state(t, TB_TASK_DONE);
+    tb_pool_put(&q->base.pool, t);
+}
+
+/* The loop found a cancelled task on top: it leaves without running. */
+static void drop_zombie_head(struct tt *q)
+{
+    struct tb_task *t = q->heap[1].t;
+    remove_min(q);
+    q->st.zombies--;
+    retire(q, t);
+}
+
+/* Empties the queue once the timer is dead or cancelled.  `failing` is the
+ * periodic task whose failure killed the timer (NULL otherwise): it ran, so
+ * it is finished rather than dropped.  The periodic task whose run is in
+ * progress is stopped, so it counts as cancelled.  Everything else that was
+ * waiting never runs: dropped, and shown to `visit`; when `killed` (a
+ * failure, not a shutdown) also counted as lost.  Lock held. */
+static long discard(struct tt *q, bool killed, struct tb_task *failing,
+                    tb_unrun_fn visit, void *ctx)
+{
+    long n = 0;
+    q->stopped = true;
+    for (size_t i = q->size; i >= 1; i--) {
+        struct tb_task *t = q->heap[i].t;
+        q->heap[i] = (struct tt_slot){0, NULL};
+        if (tb_task_get_state(t) == TB_TASK_CANCELLED) {
+            q->st.zombies--;
+        } else if (t == failing) {
+            q->st.finished++;
+        } else if (t == q->current) {
+            q->st.cancelled++;
+        } else {
+            if (visit)
+                visit(ctx, tb_pool_handle(&q->base.pool, t), t->fn, t->arg);
+            q->st.dropped++;
+            q->st.lost += killed;
+            n++;
+        }
+        retire(q, t);
+    }
+    q->size = 0;
+    if (q->base.threaded)
+        pthread_cond_broadcast(&q->available);
+    return n;
+}
+
+static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct tt *q = tt_of(s);
+    int rc = TB_OK;
+    tt_lock(q);
+    if (q->stopped) {
+        rc = TB_ESHUTDOWN; /* "Timer already cancelled." */
+    } else if (s->cfg.max_pending && q->size >= s->cfg.max_pending) {
+        rc = TB_EFULL;
+    } else if (!heap_reserve(q)) {
+        rc = TB_ENOMEM;
+    } else {
+        struct tb_task *t = tb_pool_get(&s->pool, handle);
+        if (!t) {
+            rc = TB_ENOMEM;
+        } else {
+            t->deadline = deadline;
+            t->period = period;
+            t->fn = fn;
+            t->arg = arg;
+            heap_add(q, t);
+            q->st.submitted++;
+            if (q->heap[1].t == t && s->threaded)
+                pthread_cond_signal(&q->available);
+        }
+    }
+    if (rc)
+        q->st.rejected++;
+    tt_unlock(q);
+    return rc;
+}
+
+static int tt_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct tt *q = tt_of(s);
+    int rc = 0;
+    tt_lock(q);
+    struct tb_task *t = tb_pool_lookup(&s->pool, h);
+    /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
+     * even while it runs; a running one-shot is RUNNING (EXECUTED). */
+    if (t && tb_task_get_state(t) == TB_TASK_WAITING) {
+        tb_task_set_state(t, TB_TASK_CANCELLED);
+        q->st.cancelled++;
+        q->st.zombies++;
+        rc = 1;
+    }
+    tt_unlock(q);
+    return rc;
+}
+
+static size_t tt_pending(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    tt_lock(q);
+    size_t n = q->size;
+    tt_unlock(q);
+    return n;
+}
+
+/* ---- TimerThread.mainLoop ---------------------------------------------- */
+
+/* The head is due at `now` and not cancelled: take it for running.  A
+ * one-shot leaves the heap; a periodic task is given its next time and stays.
+ * Lock held. */
+static struct tb_task *take_due(struct tt *q, int64_t now)
+{
+    struct tb_task *t = q->heap[1].t;
+    if (t->period == 0) {
+        remove_min(q);
+        tb_task_set_state(t, TB_TASK_RUNNING);
+        q->st.running++;
+    } else {
+        reschedule_min(q, tb_next_deadline(t->deadline, t->period, now));
+        q->current = t;
+    }
+    return t;
+}
+
+/* Runs a taken task with the lock released, then accounts for it.  A
+ * periodic record may have been purged or discarded (and even reused) during
+ * its run, so nothing of it is read afterwards; q->current says whether it is
+ * still queued.  Lock held on entry and exit. */
+static void run_task(struct tt *q, struct tb_task *t)
+{
+    tb_fn fn = t->fn;
+    void *arg = t->arg;
+    bool periodic = t->period != 0;
+    tt_unlock(q);
+    bool failed = fn(arg) != 0;
+    tt_lock(q);
+    q->st.fired++;
+    if (!periodic) {
+        q->st.running--;
+        q->st.finished++;
+        retire(q, t);
+    }
+    if (failed) {
+        /* the exception leaves mainLoop: TimerThread.run's finally */
+        q->st.failed++;
+        discard(q, true, periodic ? q->current : NULL, NULL, NULL);
+    }
+    q->current = NULL;
+}
+
+static long tt_advance(struct tb_sched *s, int64_t now)
+{
+    struct tt *q = tt_of(s);
+    long ran = 0;
+    atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    while (!q->stopped && q->size) {
+        if (tb_task_get_state(q->heap[1].t) == TB_TASK_CANCELLED) {
+            drop_zombie_head(q);
+            continue;
+        }
+        if (q->heap[1].at > now)
+            break;
+        /* the clock, not `now`: earlier runs may have spent time, and fixed
+         * delay counts from when the task is taken */
+        run_task(q, take_due(q, tb_clock_now(s)));
+        ran++;
+    }
+    return ran;
+}
+
+static void *timer_main(void *arg)
+{
+    struct tt *q = arg;
+    pthread_mutex_lock(&q->lock);
+    while (!q->stopped) {
+        if (q->size == 0) {
+            pthread_cond_wait(&q->available, &q->lock);
+            q->st.wakeups++;
+            continue;
+        }
+        struct tb_task *head = q->heap[1].t;
+        if (tb_task_get_state(head) == TB_TASK_CANCELLED) {
+            drop_zombie_head(q);
+            continue;
+        }
+        int64_t now = tb_monotonic_ns();
+        if (head->deadline > now) {
+            struct timespec ts;
+            tb_abstime(&ts, head->deadline);
+            q->st.timed_waits++;
+            pthread_cond_timedwait(&q->available, &q->lock, &ts);
+            q->st.wakeups++;
+            continue;
+        }
+        run_task(q, take_due(q, now));
+    }
+    q->alive = false;
+    pthread_cond_broadcast(&q->terminated);
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+static int tt_start(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    int rc = TB_OK;
+    pthread_mutex_lock(&q->lock);
+    if (q->stopped) {
+        rc = TB_ESHUTDOWN;
+    } else if (q->started) {
+        rc = TB_ESTATE;
+    } else if (pthread_create(&q->thread, NULL, timer_main, q)) {
+        rc = TB_ENOMEM;
+    } else {
+        q->started = q->alive = true;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+/* ---- Timer.cancel() ---------------------------------------------------- */
+
+static long tt_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
+{
+    struct tt *q = tt_of(s);
+    tt_lock(q);
+    long n = discard(q, false, NULL, visit, ctx);
+    tt_unlock(q);
+    return n;
+}
+
+/* Timer has one way to stop, and it discards the queue. */
+static long tt_shutdown(struct tb_sched *s)
+{
+    return tt_shutdown_now(s, NULL, NULL);
+}
+
+static int tt_await_termination(struct tb_sched *s, int64_t timeout_ns)
+{
+    struct tt *q = tt_of(s);
+    if (!s->threaded)
+        return q->stopped ? TB_OK : TB_ESTATE;
+    int rc = TB_OK;
+    struct timespec ts;
+    tb_abstime(&ts, tb_monotonic_ns() + timeout_ns);
+    pthread_mutex_lock(&q->lock);
+    if (!q->stopped)
+        rc = TB_ESTATE;
+    while (!rc && q->alive)
+        if (pthread_cond_timedwait(&q->terminated, &q->lock, &ts))
+            rc = q->alive ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+static void tt_join(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(&q->lock);
+    bool join = q->started && !q->joined;
+    q->joined = true;
+    pthread_mutex_unlock(&q->lock);
+    if (join)
+        pthread_join(q->thread, NULL);
+}
+
+/* ---- Setup and introspection ------------------------------------------- */
+
+static int tt_configure(struct tb_config *cfg)
+{
+    cfg->threads = 1; /* a Timer has exactly one thread */
+    return TB_OK;
+}
+
+static int tt_init(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    q->cap = TT_INITIAL_CAPACITY;
+    q->heap = tb_mem_calloc(s, q->cap, sizeof *q->heap);
+    if (!q->heap)
+        return TB_ENOMEM;
+    if (s->threaded) {
+        if (pthread_mutex_init(&q->lock, NULL))
+            goto fail_lock;
+        if (tb_cond_init(&q->available))
+            goto fail_available;
+        if (tb_cond_init(&q->terminated))
+            goto fail_terminated;
+    }
+    return TB_OK;
+fail_terminated:
+    pthread_cond_destroy(&q->available);
+fail_available:
+    pthread_mutex_destroy(&q->lock);
+fail_lock:
+    tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+    return TB_ENOMEM;
+}
+
+static void tt_fini(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+    if (s->threaded) {
+        pthread_mutex_destroy(&q->lock);
+        pthread_cond_destroy(&q->available);
+        pthread_cond_destroy(&q->terminated);
+    }
+}
+
+static void tt_stats(struct tb_sched *s, struct tb_stats *out)
+{
+    struct tt *q = tt_of(s);
+    tt_lock(q);
+    *out = q->st;
+    out->pending = q->size;
+    tt_unlock(q);
+}
+
+/* Timer.purge(): walk down from the last slot, move the last element into
+ * every cancelled one, then heapify once if anything went. */
+static long tt_purge(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    long n = 0;
+    tt_lock(q);
+    for (size_t i = q->size; i >= 1; i--) {
+        struct tb_task *t = q->heap[i].t;
+        if (tb_task_get_state(t) != TB_TASK_CANCELLED)
+            continue;
+        retire(q, t);
+        q->heap[i] = q->heap[q->size];
+        q->heap[q->size--] = (struct tt_slot){0, NULL};
+        n++;
+    }
+    if (n)
+        for (size_t i = q->size >> 1; i >= 1; i--)
+            fix_down(q, i);
+    q->st.zombies -= (uint64_t)n;
+    q->st.purged += (uint64_t)n;
+    tt_unlock(q);
+    return n;
+}
+
+#define CORRUPT(...)                                                       \
+    do {                                                                   \
+        fprintf(stderr, "timerthread: " __VA_ARGS__);                      \
+        fputc('\n', stderr);                                               \
+        rc = TB_ECORRUPT;                                                  \
+        goto out;                                                          \
+    } while (0)
+
+static int tt_check(struct tb_sched *s)
+{
+    struct tt *q = tt_of(s);
+    int rc = TB_OK;
+    uint64_t zombies = 0;
+    bool current_queued = false;
+    tt_lock(q);
+    if (q->cap < TT_INITIAL_CAPACITY || (q->cap & (q->cap - 1)))
+        CORRUPT("capacity %zu is not 128 doubled", q->cap);
+    if (q->size >= q->cap)
+        CORRUPT("size %zu leaves no room in %zu slots", q->size, q->cap);
+    if (q->heap[0].t)
+        CORRUPT("slot 0 is used");
+    for (size_t i = 1; i <= q->size; i++) {
+        struct tb_task *t = q->heap[i].t;
+        if (!t)
+            CORRUPT("slot %zu of %zu is empty", i, q->size);
+        uint32_t state = tb_task_get_state(t);
+        if (state != TB_TASK_WAITING && state != TB_TASK_CANCELLED)
+            CORRUPT("slot %zu holds a task in state %u", i, state);
+        if (q->heap[i].at != t->deadline)
+            CORRUPT("slot %zu caches %lld for a task due at %lld", i,
+                    (long long)q->heap[i].at, (long long)t->deadline);
+        if (i > 1 && q->heap[i >> 1].at > q->heap[i].at)
+            CORRUPT("slot %zu (%lld) is earlier than its parent (%lld)", i,
+                    (long long)q->heap[i].at,
+                    (long long)q->heap[i >> 1].at);
+        zombies += state == TB_TASK_CANCELLED;
+        current_queued |= t == q->current;
+    }
+    for (size_t i = q->size + 1; i < q->cap; i++)
+        if (q->heap[i].t)
+            CORRUPT("slot %zu past the end is not cleared", i);
+    if (zombies != q->st.zombies)
+        CORRUPT("%llu cancelled tasks queued, %llu counted",
+                (unsigned long long)zombies,
+                (unsigned long long)q->st.zombies);
+    if (q->current && !current_queued)
+        CORRUPT("the running periodic task is not queued");
+    /* every live record is queued or is a one-shot being run */
+    if (s->pool.live != q->size + q->st.running)
+        CORRUPT("%zu records live, %zu queued + %llu running", s->pool.live,
+                q->size, (unsigned long long)q->st.running);
+out:
+    tt_unlock(q);
+    return rc;
+}
+
+static const struct tb_backend_ops tt_ops = {
+    .sched_size = sizeof(struct tt),
+    .task_size = sizeof(struct tb_task),
+    .configure = tt_configure,
+    .init = tt_init,
+    .fini = tt_fini,
+    .start = tt_start,
+    .schedule = tt_schedule,
+    .cancel = tt_cancel,
+    .pending = tt_pending,
+    .advance = tt_advance,
+    .shutdown = tt_shutdown,
+    .shutdown_now = tt_shutdown_now,
+    .await_termination = tt_await_termination,
+    .join = tt_join,
+    .stats = tt_stats,
+    .purge = tt_purge,
+    .check = tt_check,
+};
+
+const struct tb_backend tb_backend_timerthread = {
+    .name = "timerthread",
+    .description = "JDK java.util.Timer: 1-based binary heap, lazy cancel, "
+                   "one timer thread",
+    .caps = TB_CAP_PURGE | TB_CAP_FAIL_KILLS | TB_CAP_LAZY_CANCEL,
+    .ops = &tt_ops,
+};
