@@ -206,15 +206,10 @@ static inline uint32_t gen_of(const struct tw_timeout *t)
                                             memory_order_relaxed));
 }
 
-/* CAS of the state word that also pins the generation, so a record that was
- * freed and reused in the meantime is never touched (ABA). */
 static inline bool tw_cas(struct tw_timeout *t, uint32_t gen, uint32_t from,
                           uint32_t to)
 {
-    uint64_t expect = tb_task_gs(gen, from);
-    return atomic_compare_exchange_strong_explicit(
-        &t->base.gs, &expect, tb_task_gs(gen, to), memory_order_acq_rel,
-        memory_order_acquire);
+    return tb_task_cas(&t->base, gen, from, to);
 }
 
 static inline bool is_cancelled(const struct tw_timeout *t)
