@@ -229,6 +229,12 @@ int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
  *  a NULL scheduler. */
 int tb_cancel(struct tb_sched *s, tb_handle handle);
 
+/** Makes room for `n` more tasks in the scheduler's task pool now, so the
+ *  next n schedules take no allocation for their records (the structure's
+ *  own arrays may still grow).  TB_OK, TB_ENOMEM, TB_ERANGE (n >= 2^32 - 1),
+ *  TB_EINVAL. */
+int tb_reserve(struct tb_sched *s, size_t n);
+
 /** Tasks held by the structure, as the original counts them: with lazy
  *  cancel (TB_CAP_LAZY_CANCEL) cancelled tasks are counted until removed. */
 size_t tb_pending(struct tb_sched *s);
