@@ -70,6 +70,7 @@ def main(argv):
     figs = tb_figures.Figures(out_dir, os.path.join(os.path.dirname(_HERE), "plots"))
     if not figures:
         figs.gnuplot = None
+        figs.why_none = "figures were turned off (--no-figures)"
     doc = tb_sections.build(res, figs)
     md_path = os.path.join(out_dir, "report.md")
     html_path = os.path.join(out_dir, "report.html")

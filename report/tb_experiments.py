@@ -441,6 +441,7 @@ def interference(ctx, doc, ms):
     _pct_table(ctx, doc, ok, labels, extra=[("late_over_10ms", A.fmt_num)])
     rt = ctx.rt.setdefault("interference", {})
     rt["ms"] = ok
+    rt["labels"] = labels
     items = []
     for b in ctx.backends:
         bms = [m for m in ok if m.backend == b and m.cfg.get("threads")]

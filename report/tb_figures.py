@@ -59,6 +59,7 @@ class Figures:
         self.out_dir = os.path.join(results_dir, "figures")
         self.plots_dir = plots_dir
         self.gnuplot = shutil.which("gnuplot")
+        self.why_none = "gnuplot is not installed"
         self.failures = []   # (figure name, reason)
         self.drawn = []
 
@@ -87,7 +88,7 @@ class Figures:
         """Runs plots/<script>.gp with the given variables; True when both
         the SVG and the PNG exist and are non-empty."""
         if not self.available():
-            self.failures.append((name, "gnuplot is not installed"))
+            self.failures.append((name, self.why_none))
             return False
         os.makedirs(self.out_dir, exist_ok=True)
         args = [self.gnuplot]

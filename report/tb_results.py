@@ -338,12 +338,33 @@ def _load_json(path, problems):
         return json.loads(text)
     except json.JSONDecodeError as e:
         what = "is not valid JSON (line %d, column %d: %s)" % (e.lineno, e.colno, e.msg)
-        if e.pos >= len(text.rstrip()) - 1:
-            what = "is truncated: the JSON ends early (line %d)" % e.lineno
+        if _unclosed(text):
+            what = "is truncated: the JSON ends before its brackets close (%d bytes read)" % len(text)
         problems.append(Problem(path, what))
     except RecursionError:
         problems.append(Problem(path, "is nested too deeply to be benchmark JSON"))
     return None
+
+
+def _unclosed(text):
+    """True when a JSON text ends inside a string or with brackets open:
+    the mark of a file cut short (a run killed while writing)."""
+    depth, in_str, esc = 0, False, False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return in_str or depth > 0
 
 
 def _number(v):

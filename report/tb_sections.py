@@ -280,10 +280,13 @@ def _flatten(prefix, value, out):
             _flatten("%s.%s" % (prefix, k) if prefix else str(k), value[k], out)
     elif isinstance(value, list):
         if all(not isinstance(v, (dict, list)) for v in value):
-            out.append((prefix, ", ".join(str(v) for v in value)))
+            out.append((prefix, ", ".join("%.6g" % v if isinstance(v, float) else str(v)
+                                          for v in value)))
         else:
             for i, v in enumerate(value):
                 _flatten("%s[%d]" % (prefix, i), v, out)
+    elif isinstance(value, float):
+        out.append((prefix, "%.6g" % value))
     else:
         out.append((prefix, "" if value is None else str(value)))
 
@@ -748,7 +751,8 @@ def limitations_section(ctx, doc):
                      "%d of %d instances vary by more than 5 %%; the noisiest is %s at %s."
                      % (A.fmt_pct(med), len(noisy), len(cvs), worst.key[0] + "/" + worst.backend +
                         ("/N:%d" % worst.n if worst.n is not None else ""), A.fmt_pct(worst_cv)))
-    reps = [m.repetitions for m in res.measurements.values() if m.repetitions]
+    reps = [m.repetitions for m in res.measurements.values() if m.repetitions
+            and not m.error and m.op not in tb_results.SELF_OPS + ("failure",)]
     if reps and min(reps) < 3:
         items.append("Some instances ran fewer than three repetitions (minimum %d): "
                      "their spread says little." % min(reps))
@@ -778,11 +782,13 @@ def limitations_section(ctx, doc):
                       *_join([Code(m.key[1] + "/" + m.key[2]) for m in selftest_errs]), "."))
     errs = [m for m in res.measurements.values() if m.error and m.op not in tb_results.SELF_OPS]
     if errs:
-        items.append(("%d benchmark instances reported errors instead of times, e.g. " % len(errs),
+        items.append(("%d benchmark instance%s reported errors instead of times, e.g. "
+                      % (len(errs), "" if len(errs) == 1 else "s"),
                       Code(errs[0].key[0] + "/" + errs[0].backend), ": " + errs[0].error[:150] + "."))
     run_errors = res.fact("errors")
     if isinstance(run_errors, list) and run_errors:
-        items.append(("The benchmark run recorded %d errors, e.g. " % len(run_errors),
+        items.append(("The benchmark run recorded %d error%s, e.g. " % (
+            len(run_errors), "" if len(run_errors) == 1 else "s"),
                       Code(str(run_errors[0])[:200]), "."))
     status = res.fact("exit_status")
     if isinstance(status, dict):
