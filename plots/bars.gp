@@ -5,6 +5,7 @@
 # Variables: out, plotdir, data (panel k reads <data>_<k>.tsv), title,
 # npanels, and per panel k: ptitle_k, ylabel_k (with units), logy_k (0/1).
 # Data rows (after one header line): label  value  low  high  colour
+# The spread is drawn as a plain line from low to high over each bar.
 # (colour as an integer 0xRRGGBB).
 
 ncols = (npanels > 1) ? 2 : 1
@@ -34,7 +35,7 @@ do for [fmt in "svg png"] {
             set yrange [0:*]
         }
         plot f using 0:2:(0.7):5:xtic(1) skip 1 with boxes lc rgb variable, \
-             f using 0:2:3:4 skip 1 with yerrorbars lc rgb '#222222' pt 7 ps 0 lw 1
+             f using 0:3:(0):($4-$3) skip 1 with vectors nohead lc rgb '#222222' lw 1.5
     }
     unset multiplot
 }

@@ -24,6 +24,7 @@ if (!exists("linx")) linx = 0
 if (linx) {
     unset logscale x
     set format x "%g"
+    set xtics 1
 }
 set xlabel xlabel
 set ylabel ylabel
