@@ -690,7 +690,7 @@ static const struct tbb_ops batch_ops[] = {
 static void add_family(enum op op, const struct tb_backend *b,
                        enum bh_workload w, const struct bh_config *c)
 {
-    struct micro_def *d = xcalloc(1, sizeof *d);
+    struct micro_def *d = bh_keep(xcalloc(1, sizeof *d));
     d->op = op;
     d->b = b;
     d->w = w;
