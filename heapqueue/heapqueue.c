@@ -446,10 +446,10 @@ static int hq_start(struct tb_sched *s)
     struct hq *q = hq_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else if (q->started) {
+    if (q->started) {
         rc = TB_ESTATE;
+    } else if (q->shutdown) {
+        rc = TB_ESHUTDOWN;
     } else {
         q->started = true;
         for (int i = 0; i < q->nworkers; i++) {

@@ -667,10 +667,10 @@ static int hw_start(struct tb_sched *s)
     struct hw *w = hw_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&w->lock);
-    if (w->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else if (w->started) {
+    if (w->started) {
         rc = TB_ESTATE;
+    } else if (w->shutdown) {
+        rc = TB_ESHUTDOWN;
     } else {
         w->started = true;
         if (pthread_create(&w->reaper, NULL, reaper_main, w)) {

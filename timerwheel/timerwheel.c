@@ -628,10 +628,10 @@ static int tw_start(struct tb_sched *s)
     struct tw *q = tw_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&q->mu);
-    if (atomic_load(&q->shut)) {
-        rc = TB_ESHUTDOWN;
-    } else if (q->started) {
+    if (q->started) {
         rc = TB_ESTATE;
+    } else if (atomic_load(&q->shut)) {
+        rc = TB_ESHUTDOWN;
     } else {
         q->start_ns = tb_monotonic_ns();
         q->live = true;
