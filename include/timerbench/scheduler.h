@@ -193,7 +193,8 @@ const struct tb_backend *tb_sched_backend(const struct tb_sched *s);
 void tb_sched_config(const struct tb_sched *s, struct tb_config *out);
 
 /** Monotonic mode: starts the backend's threads.  TB_ESTATE in virtual mode
- *  or if already started; TB_ESHUTDOWN after shutdown.  Tasks scheduled
+ *  or if already started (shut down since or not); TB_ESHUTDOWN if shut down
+ *  before it was started.  Tasks scheduled
  *  before tb_start() wait for it. */
 int tb_start(struct tb_sched *s);
 
@@ -228,6 +229,12 @@ int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
  *  or one already handed to an executor, already cancelled), TB_EINVAL for
  *  a NULL scheduler. */
 int tb_cancel(struct tb_sched *s, tb_handle handle);
+
+/** Makes room for `n` more tasks in the scheduler's task pool now, so the
+ *  next n schedules take no allocation for their records (the structure's
+ *  own arrays may still grow).  TB_OK, TB_ENOMEM, TB_ERANGE (n >= 2^32 - 1),
+ *  TB_EINVAL. */
+int tb_reserve(struct tb_sched *s, size_t n);
 
 /** Tasks held by the structure, as the original counts them: with lazy
  *  cancel (TB_CAP_LAZY_CANCEL) cancelled tasks are counted until removed. */
