@@ -246,6 +246,12 @@ long bh_timer_slack(void);
 /** Sets the calling thread's timer slack; threads it starts inherit it. */
 void bh_set_timer_slack(long ns);
 
+/** Keeps a registration context (malloc'd) until bh_release_all(). */
+void *bh_keep(void *p);
+
+/** Frees every context kept with bh_keep (after tbb_run). */
+void bh_release_all(void);
+
 /* ---- The harnesses ----------------------------------------------------- */
 
 /** Registers shim self-tests and the shim-overhead (empty op) benchmarks. */

@@ -489,6 +489,34 @@ void bh_csv_samples(const char *benchmark, const char *metric, int rep,
                 rep, n - 1, (long long)v[n - 1], rest);
 }
 
+static void **kept;
+static size_t nkept, kept_cap;
+
+void *bh_keep(void *p)
+{
+    if (nkept == kept_cap) {
+        size_t cap = kept_cap ? 2 * kept_cap : 256;
+        void **k = realloc(kept, cap * sizeof *k);
+        if (!k) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(2);
+        }
+        kept = k;
+        kept_cap = cap;
+    }
+    kept[nkept++] = p;
+    return p;
+}
+
+void bh_release_all(void)
+{
+    for (size_t i = 0; i < nkept; i++)
+        free(kept[i]);
+    free(kept);
+    kept = NULL;
+    nkept = kept_cap = 0;
+}
+
 long bh_timer_slack(void)
 {
     return (long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);

@@ -155,6 +155,10 @@ static void add_context(const char *harness)
     }
 }
 
+static int run(char **rest, int nrest, const char *profile,
+               const char *seed, const char *harness, const char *backends,
+               const char *csv, bool progress);
+
 int main(int argc, char **argv)
 {
     const char *profile = getenv("TB_BENCH_PROFILE");
@@ -165,6 +169,8 @@ int main(int argc, char **argv)
     bool progress = false;
     /* our flags out, the rest (Google Benchmark's) kept in order */
     char **rest = calloc((size_t)argc + 4, sizeof *rest);
+    if (!rest)
+        return 2;
     int nrest = 0;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
@@ -183,14 +189,28 @@ int main(int argc, char **argv)
             progress = true;
         else if (strcmp(argv[i], "--info") == 0) {
             print_info();
+            free(rest);
             return 0;
         } else if (strcmp(argv[i], "--help") == 0 ||
                    strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            free(rest);
             return 0;
         } else
             rest[nrest++] = argv[i];
     }
+    int status = run(rest, nrest, profile, seed, harness, backends, csv,
+                     progress);
+    free(rest);
+    return status;
+}
+
+/* Everything after the command line is split: our flags are in the
+ * arguments, Google Benchmark's in rest[0..nrest). */
+static int run(char **rest, int nrest, const char *profile,
+               const char *seed, const char *harness, const char *backends,
+               const char *csv, bool progress)
+{
     bh.profile = bh_profile_find(profile ? profile : "standard");
     if (!bh.profile) {
         fprintf(stderr, "timerbench-bench: unknown profile '%s'\n", profile);
@@ -253,8 +273,8 @@ int main(int argc, char **argv)
         bh_register_runtime();
     tbb_run();
     tbb_shutdown();
+    bh_release_all();
     if (bh.csv)
         fclose(bh.csv);
-    free(rest);
     return 0;
 }

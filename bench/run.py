@@ -4,11 +4,12 @@ directory (Python standard library only).
 
     bench/run.py [--profile quick|standard|full] [--backends a,b]
                  [--filter REGEX] [--harness shim,micro,runtime]
-                 [--out DIR] [--seed N] [--build-dir DIR] [--no-build]
+                 [--out DIR] [--seed N] [--build DIR] [--no-build]
 
-It builds timerbench-bench in release mode (meson + ninja, in --build-dir,
-default build-release), then runs each harness and writes into
-results/<UTC timestamp>/ (or --out):
+It builds timerbench-bench in release mode (meson + ninja, in --build,
+default build/release), then runs each harness and writes into
+results/<UTC timestamp>/ (or --out), whose path is the one line it prints
+on stdout (./timerbench report captures it):
 
     shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
     samples.csv                           raw lateness / period-error samples
@@ -96,16 +97,19 @@ def machine_facts():
 
 def build(build_dir, jobs):
     """Configures (once) and builds the benchmark binary in release mode."""
+    # stdout is reserved for the results path: tools talk on stderr
     if not os.path.exists(os.path.join(build_dir, "build.ninja")):
         subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                               "--buildtype=release", "-Dbench=enabled"])
+                               "--buildtype=release", "-Dbench=enabled"],
+                              stdout=sys.stderr)
     else:
         subprocess.check_call(["meson", "configure", build_dir,
-                               "--buildtype=release", "-Dbench=enabled"])
+                               "--buildtype=release", "-Dbench=enabled"],
+                              stdout=sys.stderr)
     cmd = ["ninja", "-C", build_dir, "bench/timerbench-bench"]
     if jobs:
         cmd[1:1] = ["-j", str(jobs)]
-    subprocess.check_call(cmd)
+    subprocess.check_call(cmd, stdout=sys.stderr)
     return os.path.join(build_dir, "bench", "timerbench-bench")
 
 
@@ -187,8 +191,10 @@ def main():
                     "results/<UTC timestamp>)")
     ap.add_argument("--seed", type=lambda s: int(s, 0),
                     default=os.environ.get("TB_BENCH_SEED"))
-    ap.add_argument("--build-dir", default=os.path.join(ROOT,
-                                                        "build-release"))
+    ap.add_argument("--build", "--build-dir", dest="build_dir",
+                    default=os.path.join(ROOT, "build", "release"),
+                    help="meson build directory, configured here in release "
+                    "mode if new (default build/release)")
     ap.add_argument("--no-build", action="store_true",
                     help="use the binary already in --build-dir")
     ap.add_argument("--jobs", type=int, help="ninja -j")
@@ -262,6 +268,7 @@ def main():
     sys.stderr.write("timerbench: %s in %.0f s -> %s\n" %
                      ("ok" if not errors and not any(status.values())
                       else "FAILED", facts["run"]["total_seconds"], outdir))
+    print(outdir)  # the one line on stdout: callers capture it
     return 1 if errors or any(status.values()) else 0
 
 

@@ -835,7 +835,7 @@ static void add(enum kind kind, const struct tb_backend *b,
                 const char *workload, const struct bh_config *c, int64_t n,
                 int producers_count, long slack)
 {
-    struct rt_def *d = xmalloc(sizeof *d);
+    struct rt_def *d = bh_keep(xmalloc(sizeof *d));
     d->kind = kind;
     d->b = b;
     d->c = *c;

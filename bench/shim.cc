@@ -310,7 +310,9 @@ template <class Base> class Refitting : public Base {
     RefitBigO refit_;
 };
 
-bool json_out = false;  // --benchmark_out given, in JSON
+bool json_out = false;      // --benchmark_out given, in JSON
+bool json_display = false;  // --benchmark_format=json
+bool csv_display = false;   // --benchmark_format=csv: left to the library
 
 benchmark::TimeUnit unit_of(enum tbb_unit u)
 {
@@ -465,6 +467,10 @@ int tbb_init(int *argc, char **argv)
             out = true;
         else if (std::strncmp(argv[i], "--benchmark_out_format=", 23) == 0)
             json = std::strcmp(argv[i] + 23, "json") == 0;
+        else if (std::strncmp(argv[i], "--benchmark_format=", 19) == 0) {
+            json_display = std::strcmp(argv[i] + 19, "json") == 0;
+            csv_display = std::strcmp(argv[i] + 19, "csv") == 0;
+        }
     }
     json_out = out && json;
     benchmark::Initialize(argc, argv);
@@ -483,8 +489,13 @@ size_t tbb_run(void)
     using Console = benchmark::ConsoleReporter;
     Refitting<Console> console(isatty(STDOUT_FILENO) ? Console::OO_Color
                                                      : Console::OO_None);
-    Refitting<benchmark::JSONReporter> json;
-    size_t n = benchmark::RunSpecifiedBenchmarks(&console,
+    Refitting<benchmark::JSONReporter> json, json_console;
+    benchmark::BenchmarkReporter *display = &console;
+    if (json_display)
+        display = &json_console;
+    else if (csv_display)
+        display = nullptr;
+    size_t n = benchmark::RunSpecifiedBenchmarks(display,
                                                  json_out ? &json : nullptr);
     drop_current();
     return n;

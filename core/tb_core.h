@@ -195,7 +195,15 @@ static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
     return from > INT64_MAX - step ? INT64_MAX : from + step;
 }
 
-/** Absolute time `ns` from now, for condition waits. */
+/** The monotonic time `ns` from now, saturating at INT64_MAX (for waits
+ *  with a caller's timeout, which may be anything up to INT64_MAX). */
+static inline int64_t tb_deadline_in(int64_t ns)
+{
+    int64_t now = tb_monotonic_ns();
+    return ns > INT64_MAX - now ? INT64_MAX : now + ns;
+}
+
+/** Fills a timespec with a CLOCK_MONOTONIC deadline, for condition waits. */
 struct timespec;
 void tb_abstime(struct timespec *ts, int64_t monotonic_deadline_ns);
 

@@ -667,10 +667,10 @@ static int hw_start(struct tb_sched *s)
     struct hw *w = hw_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&w->lock);
-    if (w->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else if (w->started) {
+    if (w->started) {
         rc = TB_ESTATE;
+    } else if (w->shutdown) {
+        rc = TB_ESHUTDOWN;
     } else {
         w->started = true;
         if (pthread_create(&w->reaper, NULL, reaper_main, w)) {
@@ -775,10 +775,8 @@ static int hw_await_termination(struct tb_sched *s, int64_t timeout_ns)
     if (!s->threaded)
         return w->shutdown ? TB_OK : TB_ESTATE;
     int rc = TB_OK;
-    int64_t now = tb_monotonic_ns();
     struct timespec ts;
-    tb_abstime(&ts, now > INT64_MAX - timeout_ns ? INT64_MAX
-                                                 : now + timeout_ns);
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
     pthread_mutex_lock(&w->lock);
     if (!w->shutdown)
         rc = TB_ESTATE;

@@ -263,8 +263,14 @@ def main():
                                               universal_newlines=True))
     backends = info["backends"]
     check(backends, "the registry is empty")
-    outdir = keep or tempfile.mkdtemp(prefix="tb-bench-check-")
-    os.makedirs(outdir, exist_ok=True)
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        return check_all(binary, backends, keep)
+    with tempfile.TemporaryDirectory(prefix="tb-bench-check-") as outdir:
+        return check_all(binary, backends, outdir)
+
+
+def check_all(binary, backends, outdir):
     for harness in ("shim", "micro", "runtime"):
         doc = run(binary, outdir, harness)
         if doc is None:

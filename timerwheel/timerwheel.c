@@ -628,10 +628,10 @@ static int tw_start(struct tb_sched *s)
     struct tw *q = tw_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&q->mu);
-    if (atomic_load(&q->shut)) {
-        rc = TB_ESHUTDOWN;
-    } else if (q->started) {
+    if (q->started) {
         rc = TB_ESTATE;
+    } else if (atomic_load(&q->shut)) {
+        rc = TB_ESHUTDOWN;
     } else {
         q->start_ns = tb_monotonic_ns();
         q->live = true;
@@ -800,10 +800,7 @@ static int tw_await_termination(struct tb_sched *s, int64_t timeout_ns)
         return atomic_load(&q->shut) ? TB_OK : TB_ESTATE;
     int rc = TB_OK;
     struct timespec ts;
-    int64_t deadline = tb_monotonic_ns();
-    deadline = timeout_ns > INT64_MAX - deadline ? INT64_MAX
-                                                 : deadline + timeout_ns;
-    tb_abstime(&ts, deadline);
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
     pthread_mutex_lock(&q->mu);
     if (!atomic_load(&q->shut))
         rc = TB_ESTATE;

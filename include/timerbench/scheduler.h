@@ -193,7 +193,8 @@ const struct tb_backend *tb_sched_backend(const struct tb_sched *s);
 void tb_sched_config(const struct tb_sched *s, struct tb_config *out);
 
 /** Monotonic mode: starts the backend's threads.  TB_ESTATE in virtual mode
- *  or if already started; TB_ESHUTDOWN after shutdown.  Tasks scheduled
+ *  or if already started (shut down since or not); TB_ESHUTDOWN if shut down
+ *  before it was started.  Tasks scheduled
  *  before tb_start() wait for it. */
 int tb_start(struct tb_sched *s);
 
