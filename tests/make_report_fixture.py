@@ -23,7 +23,8 @@ def keep(name):
     parts = name.split("/")
     if parts[0] in ("fill", "insert", "cancel", "expire", "timeouts", "periodic"):
         n = [p.split(":", 1)[1] for p in parts if p.startswith("N:")]
-        return parts[2] in KEEP_WORKLOADS and bool(n) and n[0] in KEEP_N
+        # entries without N are the family's BigO / RMS fit: kept as fitted
+        return parts[2] in KEEP_WORKLOADS and (not n or n[0] in KEEP_N)
     return True
 
 
