@@ -8,8 +8,9 @@ A results directory holds:
     benchmark names `<op>/<backend>/<workload>/<config>/N:<n>` (more `key:value`
     parts and Google Benchmark's own suffixes such as `repeats:5`,
     `manual_time`, `threads:2` may follow);
-  - CSV files of raw samples (latency, jitter), one header line, one sample a
-    line;
+  - samples.csv: raw samples (lateness, period error), header
+    benchmark,metric,rep,seq,value_ns,weight, one (possibly thinned) sample
+    a line;
   - machine.json: facts about the machine and the build.
 
 Nothing here raises on bad input: a file that cannot be read becomes a
@@ -37,6 +38,8 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 # Operations in which bench/ measures itself (shim overhead, self-tests):
 # their second name segment is not a backend.
 SELF_OPS = ("shim", "selftest")
+# A time beyond this (about 31 years) is a damaged file, not a measurement.
+MAX_TIME_NS = 1e18
 
 
 class Problem:
@@ -72,6 +75,7 @@ class Measurement:
         self.cpu_times = []
         self.counters = {}
         self.agg = {}
+        self.agg_repetitions = 0
         self.threads = 1
         self.error = None
 
@@ -94,7 +98,12 @@ class Measurement:
     def stddev(self):
         if "stddev" in self.agg and self.agg["stddev"].get("time") is not None:
             return self.agg["stddev"]["time"]
-        return statistics.stdev(self.times) if len(self.times) > 1 else None
+        if len(self.times) < 2:
+            return None
+        try:
+            return statistics.stdev(self.times)
+        except (OverflowError, ValueError):
+            return None
 
     @property
     def cv(self):
@@ -123,7 +132,7 @@ class Measurement:
     def repetitions(self):
         if self.times:
             return len(self.times)
-        return self.agg.get("_repetitions", 0)
+        return self.agg_repetitions
 
     def counter(self, name):
         """Median over repetitions of one counter (aggregate when present)."""
@@ -135,17 +144,8 @@ class Measurement:
     def counter_names(self):
         names = set(self.counters)
         for a in self.agg.values():
-            names.update(k for k in a if k != "time" and not k.startswith("_"))
+            names.update(k for k in a if k != "time")
         return sorted(names)
-
-
-class Samples:
-    """Raw samples from one CSV: rows grouped by their text columns."""
-
-    def __init__(self, path, columns):
-        self.path = path
-        self.columns = columns
-        self.groups = {}   # tuple of (column, text) -> {numeric column: [v]}
 
 
 class Results:
@@ -155,7 +155,6 @@ class Results:
         self.root = root
         self.measurements = {}   # key -> Measurement
         self.bigo = {}           # (op, backend, workload, config) -> dict
-        self.samples = []        # Samples (CSV in another layout)
         self.sample_sets = {}    # (key, metric) -> [(value_ns, weight)]
         self.machine = None      # dict from machine.json, or None
         self.contexts = []       # (file, Google Benchmark context)
@@ -228,18 +227,10 @@ class Results:
     def backends(self):
         """Backends in registry order (machine.json's list), then by name."""
         seen = {m.backend for m in self.measurements.values() if m.op not in SELF_OPS}
-        for s in self.samples:
-            for g in s.groups:
-                for col, val in g:
-                    if col == "backend":
-                        seen.add(val)
         order = []
-        reg = self.registry()
-        if reg:
-            for b in reg:
-                name = b.get("name") if isinstance(b, dict) else b
-                if isinstance(name, str) and name not in order:
-                    order.append(name)
+        for name in self.registry():
+            if name not in order:
+                order.append(name)
         rest = sorted(b for b in seen if b not in order)
         return order + rest
 
@@ -389,12 +380,17 @@ def _read_benchmark_json(res, path, data):
         if not isinstance(e, dict):
             skipped += 1
             continue
-        run_name = e.get("run_name", e.get("name"))
+        run_name = e.get("run_name")
+        if not isinstance(run_name, str):
+            run_name = e.get("name")
         key = parse_name(run_name)
         if key is None:
             skipped += 1
             continue
         agg_name = e.get("aggregate_name") if e.get("run_type") == "aggregate" else None
+        if agg_name is not None and not isinstance(agg_name, str):
+            skipped += 1
+            continue
         if agg_name in ("BigO", "RMS"):
             fit = res.bigo.setdefault(key[:4], {})
             if agg_name == "BigO":
@@ -412,10 +408,11 @@ def _read_benchmark_json(res, path, data):
             m.error = msg if isinstance(msg, str) else "the benchmark reported an error"
             used += 1
             continue
-        scale = _TIME_UNITS.get(e.get("time_unit", "ns"))
+        unit = e.get("time_unit", "ns")
+        scale = _TIME_UNITS.get(unit) if isinstance(unit, str) else None
         real = _number(e.get("real_time"))
         cpu = _number(e.get("cpu_time"))
-        if scale is None or real is None:
+        if scale is None or real is None or not 0 <= real * scale < MAX_TIME_NS:
             skipped += 1
             continue
         counters = {}
@@ -427,6 +424,9 @@ def _read_benchmark_json(res, path, data):
                 counters[k] = n
         # A harness that times batches itself reports ns per operation.
         t = counters.get("ns_per_op", real * scale)
+        if not 0 <= t < MAX_TIME_NS:
+            skipped += 1
+            continue
         if isinstance(e.get("threads"), int):
             m.threads = e["threads"]
         if agg_name is None:
@@ -440,8 +440,8 @@ def _read_benchmark_json(res, path, data):
             # cv is a ratio, not a time: keep it unscaled.
             a["time"] = real if agg_name == "cv" else t
             m.agg[agg_name] = a
-            if isinstance(e.get("repetitions"), int):
-                m.agg["_repetitions"] = e["repetitions"]
+            if isinstance(e.get("repetitions"), int) and not isinstance(e["repetitions"], bool):
+                m.agg_repetitions = e["repetitions"]
         used += 1
     if skipped and not used:
         res.problems.append(Problem(path, "has no benchmark entries in the expected form"))
@@ -464,7 +464,11 @@ def _read_csv(res, path):
     text = _read_text(path, res.problems)
     if text is None:
         return
-    rows = list(csv.reader(text.splitlines()))
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as e:
+        res.problems.append(Problem(path, "is not readable CSV (%s)" % e))
+        return
     if not rows or not rows[0]:
         res.problems.append(Problem(path, "is empty"))
         return
@@ -475,41 +479,8 @@ def _read_csv(res, path):
     if {"benchmark", "metric", "value_ns"} <= set(header):
         _read_sample_csv(res, path, header, rows[1:])
         return
-    samples = Samples(path, header)
-    bad = 0
-    numeric = None
-    for row in rows[1:]:
-        if not row:
-            continue
-        if len(row) != len(header):
-            bad += 1
-            continue
-        if numeric is None:
-            numeric = [_number(_float(c)) is not None for c in row]
-        key, vals = [], {}
-        ok = True
-        for h, c, isnum in zip(header, row, numeric):
-            if isnum:
-                v = _number(_float(c))
-                if v is None:
-                    ok = False
-                    break
-                vals[h] = v
-            else:
-                key.append((h, c.strip()))
-        if not ok:
-            bad += 1
-            continue
-        g = samples.groups.setdefault(tuple(key), {})
-        for h, v in vals.items():
-            g.setdefault(h, []).append(v)
-    if not samples.groups:
-        res.problems.append(Problem(path, "has no sample rows"))
-        return
-    if bad:
-        res.problems.append(Problem(path, "%d malformed rows were skipped (truncated?)" % bad))
-    res.samples.append(samples)
-    res.files.append(path)
+    res.problems.append(Problem(path, "is not a samples CSV (its header lacks benchmark, "
+                                      "metric and value_ns)"))
 
 
 def _read_sample_csv(res, path, header, rows):
@@ -580,4 +551,7 @@ def load(root):
     for m in res.measurements.values():
         if m.error is None and not m.times and "median" not in m.agg:
             m.error = "no timing in the file"
+        elif m.error is None and not (m.median or 0) > 0:
+            # every harness times something that takes time: a zero is damage
+            m.error = "a time of zero"
     return res

@@ -493,6 +493,53 @@ class MissingAndHostile(unittest.TestCase):
         self.assertEqual(len(widths), 1, widths)
 
 
+class MutatedResults(unittest.TestCase):
+    """Seeded random damage to real results: the generator writes a report
+    or says which file is unusable (exit 0 or 2), never fails inside."""
+
+    def test_mutations(self):
+        import random
+        rng = random.Random(20261121)
+        files = sorted(f for f in os.listdir(FIXTURE) if f.endswith(".json"))
+        originals = {}
+        for name in files:
+            with open(os.path.join(FIXTURE, name), encoding="utf-8") as f:
+                originals[name] = json.load(f)
+        values = [None, True, -1, 0, 1e308, "x", [], {}, "N:", "/", "<b>", float("nan")]
+        for i in range(int(os.environ.get("TB_MUTATIONS", "24"))):
+            with tempfile.TemporaryDirectory() as tmp:
+                d = os.path.join(tmp, "m%d" % i)
+                shutil.copytree(FIXTURE, d, ignore=shutil.ignore_patterns("README.md"))
+                victim = files[i % len(files)]
+                doc = copy.deepcopy(originals[victim])
+                if victim == "machine.json":
+                    for key in rng.sample(sorted(doc), min(3, len(doc))):
+                        doc[key] = rng.choice(values)
+                else:
+                    entries = doc["benchmarks"]
+                    doc["benchmarks"] = rng.sample(entries, min(len(entries), 150))
+                    for b in doc["benchmarks"]:
+                        for _ in range(rng.randint(0, 3)):
+                            key = rng.choice(sorted(b))
+                            b[key] = rng.choice(values)
+                text = json.dumps(doc)
+                if i % 3 == 0:
+                    text = text[:rng.randint(1, len(text) - 1)]
+                elif i % 3 == 1:
+                    pos = rng.randint(0, len(text) - 1)
+                    text = text[:pos] + rng.choice("{}[],:\"\\0") + text[pos + 1:]
+                with open(os.path.join(d, victim), "w", encoding="utf-8") as f:
+                    f.write(text)
+                with open(os.path.join(FIXTURE, "samples.csv"), encoding="utf-8") as f:
+                    csv_text = f.read()
+                with open(os.path.join(d, "samples.csv"), "w", encoding="utf-8") as f:
+                    f.write(csv_text[:rng.randint(0, len(csv_text))])
+                rc, _, err = run(d, "--no-figures")
+                self.assertIn(rc, (0, 2), "%s: %s" % (victim, err))
+                self.assertNotIn("Traceback", err)
+                self.assertNotIn("internal error", err)
+
+
 class Colours(unittest.TestCase):
     def test_every_backend_gets_a_distinct_colour(self):
         names = ["b%d" % i for i in range(24)]
