@@ -26,10 +26,10 @@ RUNTIME_WHAT = {
                 "many tasks pending; lateness is the start of the run minus "
                 "its deadline. The floor is a plain clock_nanosleep loop to "
                 "the same planned times in the same run",
-    "jitter": "one fixed-rate task with a 1 ms period: lateness against the "
-              "planned schedule, period error and total drift",
-    "interference": "several 1 ms fixed-rate tasks and one slow task: how late "
-                    "the others run, with one thread and with a pool",
+    "jitter": "one fixed-rate task with a short period (workload rate1ms): "
+              "lateness against the planned schedule, period error and total drift",
+    "interference": "several fast fixed-rate tasks and one slow task: how late "
+                    "the fast ones run, with one thread and with a pool",
     "burst": "N tasks with one deadline, submitted at once: submit cost and "
              "the time from the deadline until the last one started",
     "idle": "one task far in the future: CPU time and wake-ups per second "
@@ -398,8 +398,10 @@ def jitter(ctx, doc, ms):
     for label, m in _order(ctx, [(labels[id(m)], m) for m in ok]):
         pts, _ = _cdf_of(ctx, m, "lateness")
         ss.append((label, m.backend, pts))
-    name = draw_cdf(ctx, "jitter", "1 ms fixed-rate task: lateness against the planned schedule",
-                    "lateness against plan (us, log scale)", [("fixed rate, 1 ms period", ss)])
+    wl = sorted({m.workload for m in ok})
+    name = draw_cdf(ctx, "jitter", "Fixed-rate task: lateness against the planned schedule",
+                    "lateness against plan (us, log scale)",
+                    [("workload %s" % ", ".join(wl), ss)])
     add_figure(ctx, doc, name, ("Cumulative distribution of each run's start minus its "
                                 "planned time (first start + k periods).",), "jitter CDF")
     rows = []
@@ -431,7 +433,8 @@ def interference(ctx, doc, ms):
     ok = [m for m in ms if not m.error]
     labels = labels_for(ok)
     ordered = _order(ctx, [(labels[id(m)], m) for m in ok])
-    name = draw_bars(ctx, "interference", "Lateness of 1 ms tasks beside one slow task", [
+    name = draw_bars(ctx, "interference", "Lateness of fast periodic tasks beside one slow task "
+                     "(workload %s)" % ", ".join(sorted({m.workload for m in ok})), [
         ("p99 lateness", "p99 lateness (us)", True,
          [(l, m.backend, _us3(counter_spread(m, "p99"))) for l, m in ordered]),
         ("maximum lateness", "max lateness (us)", True,

@@ -42,9 +42,9 @@ FLOOR_NAMES = ("floor", "sleep", "nanosleep", "clock_nanosleep")
 # Configuration series (the `series=` key bench/ writes) and what they mean,
 # for titles; an unknown series is shown by its name.
 CONFIG_TEXT = {
-    "h2h": "head-to-head, wheels at a common 1 ms tick",
+    "h2h": "head-to-head, wheels at a common tick",
     "orig": "each original's defaults",
-    "cover": "wheels at a 1 ms tick sized to span the workload",
+    "cover": "wheels sized to span the workload",
 }
 CONFIG_ORDER = ["h2h", "orig", "cover"]
 
@@ -126,7 +126,16 @@ def is_floor(backend):
     return backend.lower() in FLOOR_NAMES
 
 
+_SERIES_TICKS = {}
+
+
 def config_text(config):
+    """What a series means; the wheels' tick is read from the results."""
+    ticks = ", ".join(sorted(_SERIES_TICKS.get(config, ())))
+    if ticks and config == "h2h":
+        return "head-to-head, wheels at a common %s tick" % ticks
+    if ticks and config == "cover":
+        return "wheels at a %s tick sized to span the workload" % ticks
     return CONFIG_TEXT.get(config, config)
 
 
@@ -187,6 +196,10 @@ def _backend_sort_key(ctx):
 
 def build(res, figs):
     ctx = Ctx(res, figs)
+    _SERIES_TICKS.clear()
+    for m in res.measurements.values():
+        if m.cfg.get("tick"):
+            _SERIES_TICKS.setdefault(m.series, set()).add(m.cfg["tick"])
     body = Doc("")
     micro_ops = micro_section(ctx, body)
     memory_section(ctx, body)
