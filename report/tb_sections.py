@@ -798,6 +798,17 @@ def limitations_section(ctx, doc):
         items.append(("%d benchmark instance%s reported errors instead of times, e.g. "
                       % (len(errs), "" if len(errs) == 1 else "s"),
                       Code(errs[0].key[0] + "/" + errs[0].backend), ": " + errs[0].error[:150] + "."))
+    flt = res.fact("filter")
+    if isinstance(flt, str) and flt:
+        items.append(("The run was limited by the benchmark filter ", Code(flt),
+                      ": what it excludes is missing from every section."))
+    backends_run = res.fact("backends")
+    if isinstance(backends_run, list) and backends_run:
+        built = ((res.machine or {}).get("build") or {}).get("backends")
+        built = built if isinstance(built, list) else []
+        left_out = [b for b in built if b not in backends_run]
+        if left_out:
+            items.append(("Registered backends not run: ", *_join([Code(str(b)) for b in left_out]), "."))
     run_errors = res.fact("errors")
     if isinstance(run_errors, list) and run_errors:
         items.append(("The benchmark run recorded %d error%s, e.g. " % (
