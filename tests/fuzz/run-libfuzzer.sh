@@ -11,15 +11,21 @@ shift 4
 mkdir -p "$work/corpus"
 log=$work/libfuzzer.log
 status=0
+start=$(date +%s)
+# libFuzzer's own exit codes for a crash (77) and a timeout (70) would read
+# as "skipped" and "error" to meson: any finding is a plain failure.
 TB_FUZZ_BACKEND=$backend "$target" -max_total_time="$seconds" \
     -timeout=30 -max_len=4096 -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work/corpus" "$@" >"$log" 2>&1 || status=$?
-execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    -error_exitcode=1 -timeout_exitcode=1 \
+    -artifact_prefix="$work/" "$work/corpus" "$@" >"$log" 2>&1 || status=1
+took=$(( $(date +%s) - start ))
+execs=$(grep -a '^stat::number_of_executed_units:' "$log" | tail -n 1 |
+        tr -dc 0-9)
 corpus=$(find "$work/corpus" -type f | wc -l)
-echo "libfuzzer $backend: ${execs:-?} executions in ${seconds} s," \
+echo "libfuzzer $backend: ${execs:-?} executions in $took s," \
      "$corpus new corpus entries in $work/corpus"
 if [ "$status" -ne 0 ]; then
-    grep -E 'DIVERGENCE|ERROR|SUMMARY|model:' "$log" | head -n 20 || true
+    grep -aE 'DIVERGENCE|ERROR|SUMMARY|model:' "$log" | head -n 20 || true
     for a in "$work"/crash-* "$work"/timeout-* "$work"/leak-* \
              "$work"/oom-*; do
         [ -e "$a" ] || continue
