@@ -116,6 +116,18 @@ struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
     return t;
 }
 
+bool tb_pool_reserve(struct tb_pool *p, size_t n)
+{
+    if (p->locked)
+        pthread_mutex_lock(&p->lock);
+    bool ok = true;
+    while (ok && p->nchunks * TB_POOL_CHUNK < p->live + n)
+        ok = pool_grow(p);
+    if (p->locked)
+        pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
 tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t)
 {
     (void)p;

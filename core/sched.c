@@ -234,6 +234,15 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
     return s->backend->ops->cancel(s, handle);
 }
 
+int tb_reserve(struct tb_sched *s, size_t n)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (n > UINT32_MAX - 1)
+        return TB_ERANGE;
+    return tb_pool_reserve(&s->pool, n) ? TB_OK : TB_ENOMEM;
+}
+
 size_t tb_pending(struct tb_sched *s)
 {
     return s ? s->backend->ops->pending(s) : 0;

@@ -64,16 +64,15 @@ static inline void tb_task_set_state(struct tb_task *t, uint32_t state)
                           memory_order_release);
 }
 
-/** Atomically moves the task from `from` to `to`; false if it was not in
- *  `from`. */
-static inline bool tb_task_transition(struct tb_task *t, uint32_t from,
-                                      uint32_t to)
+/** Atomically moves the task from `from` to `to` if it is still generation
+ *  `gen` (the handle's): a record freed and reused since the caller looked it
+ *  up is never touched (no ABA).  False if it was not (gen, from). */
+static inline bool tb_task_cas(struct tb_task *t, uint32_t gen, uint32_t from,
+                               uint32_t to)
 {
-    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
-    if (tb_task_state(gs) != from)
-        return false;
+    uint64_t expect = tb_task_gs(gen, from);
     return atomic_compare_exchange_strong_explicit(
-        &t->gs, &gs, tb_task_gs(tb_task_gen(gs), to), memory_order_acq_rel,
+        &t->gs, &expect, tb_task_gs(gen, to), memory_order_acq_rel,
         memory_order_acquire);
 }
 
@@ -101,9 +100,16 @@ struct tb_pool {
     pthread_mutex_t lock;
 };
 
-/** Takes a record (state WAITING, fields zeroed but gs).  *handle gets its
- *  handle.  NULL on allocation failure. */
+/** Takes a record: state WAITING, the backend's fields and `index` zeroed
+ *  before the state is published (release), header fields left for the
+ *  caller to set.  *handle gets its handle.  NULL on allocation failure.
+ *  The record is WAITING before the caller fills it, so a lock-free backend
+ *  must tolerate a cancel racing with its own schedule of that record. */
 struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle);
+
+/** Grows the pool until `n` records can be taken without allocating.
+ *  false on allocation failure (what was added stays). */
+bool tb_pool_reserve(struct tb_pool *p, size_t n);
 
 /** Returns a record; its generation moves on, so old handles go stale. */
 void tb_pool_put(struct tb_pool *p, struct tb_task *t);
@@ -192,7 +198,15 @@ static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
     return from > INT64_MAX - step ? INT64_MAX : from + step;
 }
 
-/** Absolute time `ns` from now, for condition waits. */
+/** The monotonic time `ns` from now, saturating at INT64_MAX (for waits
+ *  with a caller's timeout, which may be anything up to INT64_MAX). */
+static inline int64_t tb_deadline_in(int64_t ns)
+{
+    int64_t now = tb_monotonic_ns();
+    return ns > INT64_MAX - now ? INT64_MAX : now + ns;
+}
+
+/** Fills a timespec with a CLOCK_MONOTONIC deadline, for condition waits. */
 struct timespec;
 void tb_abstime(struct timespec *ts, int64_t monotonic_deadline_ns);
 

@@ -73,9 +73,10 @@ struct hq {
     pthread_t leader;
     bool has_leader;
     bool started, shutdown, stopped;
-    int live_workers;
+    int live_workers;        /* workers not yet exited */
     pthread_t *workers;
-    int nworkers;
+    int nworkers;            /* configured pool size */
+    int created;             /* threads created and not yet joined */
     struct tb_stats st;
 };
 
@@ -454,10 +455,10 @@ static int hq_start(struct tb_sched *s)
     struct hq *q = hq_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else if (q->started) {
+    if (q->started) {
         rc = TB_ESTATE;
+    } else if (q->shutdown) {
+        rc = TB_ESHUTDOWN;
     } else {
         q->started = true;
         for (int i = 0; i < q->nworkers; i++) {
@@ -466,6 +467,7 @@ static int hq_start(struct tb_sched *s)
                 break;
             }
             q->live_workers++;
+            q->created++;
         }
         if (rc) { /* stop the ones that did start */
             q->stopped = q->shutdown = true;
@@ -549,7 +551,7 @@ static int hq_await_termination(struct tb_sched *s, int64_t timeout_ns)
     if (!s->threaded)
         return q->shutdown ? TB_OK : TB_ESTATE;
     int rc = TB_OK;
-    int64_t deadline = tb_monotonic_ns() + timeout_ns;
+    int64_t deadline = tb_deadline_in(timeout_ns);
     struct timespec ts;
     tb_abstime(&ts, deadline);
     pthread_mutex_lock(&q->lock);
@@ -568,14 +570,10 @@ static void hq_join(struct tb_sched *s)
     if (!s->threaded)
         return;
     pthread_mutex_lock(&q->lock);
-    bool started = q->started;
-    int n = q->live_workers;
-    q->started = false;
+    int created = q->created;
+    q->created = 0;
     pthread_mutex_unlock(&q->lock);
-    (void)n;
-    if (!started)
-        return;
-    for (int i = 0; i < q->nworkers; i++)
+    for (int i = 0; i < created; i++)
         pthread_join(q->workers[i], NULL);
 }
 

@@ -597,6 +597,15 @@ static void test_mode_errors(void **state)
     assert_int_equal(tb_spend(m, 1), TB_ESTATE);
     assert_int_equal(tb_start(m), TB_OK);
     assert_int_equal(tb_start(m), TB_ESTATE);
+    assert_true(tb_shutdown(m) >= 0);
+    assert_int_equal(tb_start(m), TB_ESTATE);
+    /* the longest timeout there is must not overflow the clock */
+    assert_int_equal(tb_await_termination(m, INT64_MAX), TB_OK);
+    tb_destroy(m);
+    /* shut down before it ever started: it cannot start any more */
+    m = make_sched(backend, &c);
+    assert_true(tb_shutdown(m) >= 0);
+    assert_int_equal(tb_start(m), TB_ESHUTDOWN);
     tb_destroy(m);
 }
 

@@ -109,6 +109,34 @@ static void test_virtual_clock(void **state)
     tb_destroy(s);
 }
 
+/* tb_reserve grows the pool once; the schedules after it allocate nothing.
+ * hierwheel is used because its level-0 buckets exist from the start, so a
+ * 1 ms task needs no memory but its record. */
+static void test_reserve(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    const struct tb_backend *b = tb_backend_find("hierwheel");
+    if (!b)
+        skip();
+    struct tb_sched *s = make_sched(b, &c);
+    assert_int_equal(tb_reserve(NULL, 1), TB_EINVAL);
+    assert_int_equal(tb_reserve(s, (size_t)UINT32_MAX), TB_ERANGE);
+    assert_int_equal(tb_reserve(s, 3000), TB_OK);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_true(st.bytes_held > 3000 * 48);
+    fa.budget = 0;
+    for (int i = 0; i < 3000; i++) /* records come from the reserve */
+        assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(tb_reserve(s, 100000), TB_ENOMEM);
+    fa.budget = -1;
+    assert_int_equal(tb_advance(s, TB_SEC), 3000);
+    tb_destroy(s);
+}
+
 /* A task run by tb_advance may not advance the clock itself. */
 static struct tb_sched *reentrant_sched;
 static long reentrant_result;
@@ -162,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_virtual_clock),
         cmocka_unit_test(test_bytes_held),
         cmocka_unit_test(test_advance_not_reentrant),
+        cmocka_unit_test(test_reserve),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

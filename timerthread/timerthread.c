@@ -404,10 +404,10 @@ static int tt_start(struct tb_sched *s)
     struct tt *q = tt_of(s);
     int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->stopped) {
-        rc = TB_ESHUTDOWN;
-    } else if (q->started) {
+    if (q->started) {
         rc = TB_ESTATE;
+    } else if (q->stopped) {
+        rc = TB_ESHUTDOWN;
     } else if (pthread_create(&q->thread, NULL, timer_main, q)) {
         rc = TB_ENOMEM;
     } else {
@@ -441,7 +441,7 @@ static int tt_await_termination(struct tb_sched *s, int64_t timeout_ns)
         return q->stopped ? TB_OK : TB_ESTATE;
     int rc = TB_OK;
     struct timespec ts;
-    tb_abstime(&ts, tb_monotonic_ns() + timeout_ns);
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
     pthread_mutex_lock(&q->lock);
     if (!q->stopped)
         rc = TB_ESTATE;

@@ -193,7 +193,8 @@ const struct tb_backend *tb_sched_backend(const struct tb_sched *s);
 void tb_sched_config(const struct tb_sched *s, struct tb_config *out);
 
 /** Monotonic mode: starts the backend's threads.  TB_ESTATE in virtual mode
- *  or if already started; TB_ESHUTDOWN after shutdown.  Tasks scheduled
+ *  or if already started (shut down since or not); TB_ESHUTDOWN if shut down
+ *  before it was started.  Tasks scheduled
  *  before tb_start() wait for it. */
 int tb_start(struct tb_sched *s);
 
@@ -226,9 +227,16 @@ int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
 
 /** Cancels a task.  Returns 1 if this call prevented a run (a waiting task,
  *  or the future runs of a periodic task, even from inside its own run), 0 if
- *  the handle is not pending (stale, unknown, already run, running one-shot,
- *  already cancelled), TB_EINVAL for a NULL scheduler. */
+ *  the handle is not pending (stale, unknown, already run, running one-shot
+ *  or one already handed to an executor, already cancelled), TB_EINVAL for
+ *  a NULL scheduler. */
 int tb_cancel(struct tb_sched *s, tb_handle handle);
+
+/** Makes room for `n` more tasks in the scheduler's task pool now, so the
+ *  next n schedules take no allocation for their records (the structure's
+ *  own arrays may still grow).  TB_OK, TB_ENOMEM, TB_ERANGE (n >= 2^32 - 1),
+ *  TB_EINVAL. */
+int tb_reserve(struct tb_sched *s, size_t n);
 
 /** Tasks held by the structure, as the original counts them: with lazy
  *  cancel (TB_CAP_LAZY_CANCEL) cancelled tasks are counted until removed. */
@@ -286,14 +294,17 @@ struct tb_stats {
                                task killed the timer (TB_CAP_FAIL_KILLS) */
     uint64_t pending;       /* = tb_pending() */
     uint64_t zombies;       /* cancelled tasks still counted in pending */
-    uint64_t running;       /* tasks taken off the structure and executing
-                               now (a task the original keeps queued while
-                               it runs counts in pending instead) */
+    uint64_t running;       /* tasks taken off the structure: executing, or
+                               queued for an executor (a task the original
+                               keeps queued while it runs counts in pending
+                               instead) */
     uint64_t peak_pending;  /* highest pending seen */
     uint64_t wakeups;       /* thread wake-ups (threaded mode) */
     uint64_t timed_waits;   /* timed condition waits / sleeps started */
-    uint64_t ticks;         /* wheel ticks processed */
-    uint64_t empty_ticks;   /* ticks that expired nothing */
+    uint64_t ticks;         /* wheel ticks processed (hierwheel: buckets
+                               polled from its delay queue) */
+    uint64_t empty_ticks;   /* ticks that expired nothing (hierwheel:
+                               buckets polled empty) */
     uint64_t transfers;     /* inbox entries moved into buckets */
     uint64_t visits;        /* timerwheel: entries visited, round decrements */
     uint64_t cascades;      /* hierwheel: re-adds that moved down a level */

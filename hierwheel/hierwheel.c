@@ -1,0 +1,1036 @@
+/*
+ * hierwheel — Kafka's hierarchical timing wheel: TimingWheel, TimerTaskList,
+ * SystemTimer and SystemTimerReaper (server-common,
+ * org.apache.kafka.server.util.timer).
+ *
+ * Levels.  Level 0 has `wheel_size` buckets (default 20) of `tick` each
+ * (default 1 ms).  Level L+1 ticks at the whole span of level L (tick_L *
+ * wheel_size) and is created the first time a task needs it, then kept
+ * (stats.levels).  Every level keeps its own clock, `current`, always the
+ * level-0 clock rounded down to the level's tick.  A task goes to the lowest
+ * level whose span, counted from that level's clock, holds its expiration;
+ * inside the level to bucket (expiration / tick_L) % wheel_size.
+ *
+ * Granularity and range.  All wheel arithmetic is in whole level-0 ticks, so
+ * nothing overflows: a deadline d (ns, at most INT64_MAX) becomes the tick
+ * count E = ceil(d / tick), and level L's tick is wheel_size^L of those.  A
+ * level whose span would pass 2^64 ticks is the last one ever needed, since
+ * no expiration lies 2^63 ticks ahead of any clock.  With 20 buckets of 1 ms:
+ *
+ *     level  tick        span           level  tick         span
+ *       0    1 ms        20 ms            4    2.67 min     53.3 min
+ *       1    20 ms       400 ms           5    53.3 min     17.8 h
+ *       2    400 ms      8 s              6    17.8 h       14.8 d
+ *       3    8 s         2.67 min         9    ...          324 years
+ *
+ * so 10 levels cover TB_MAX_DELAY (2^62 ns, 146 years).
+ *
+ * Buckets (TimerTaskList).  A circular doubly linked list with a sentinel and
+ * its own expiration (-1 when unset).  Adding a task sets the bucket's
+ * expiration to its start time; when that changes (setExpiration returns
+ * true) the bucket is offered, once, to the delay queue: a binary min-heap of
+ * buckets ordered by expiration.  A bucket holds one revolution's tasks at a
+ * time, so it is offered once per revolution.
+ *
+ * Advancing (SystemTimer.advanceClock).  Take the earliest bucket from the
+ * delay queue if it is due; move every level's clock to its expiration; empty
+ * it and re-add each task, which either drops to a lower level (a cascade,
+ * stats.cascades) or is due and goes to the executor.  Time jumps from one
+ * bucket that holds (or held) work to the next (stats.ticks counts these
+ * polls): there are no empty ticks.  A bucket emptied by cancels stays
+ * queued until its time and is then polled for nothing (stats.empty_ticks).
+ * Virtual mode: tb_advance(now) repeats this, one bucket at a time, running
+ * the due tasks in the caller's thread after each, until no bucket is due
+ * by `now`.
+ * As in Kafka the clocks move only to polled buckets' times, so after an
+ * idle spell they lag the real clock and a short timer added then may land
+ * a level higher than its delay suggests and cascade down at once.
+ *
+ * Complexity.  Insert O(m) for m levels: a compare per level and one
+ * division to find the bucket (m <= 10 for any delay at the defaults).
+ * Cancel O(1), an unlink.  Each delay-queue offer and poll is O(log b) over
+ * the b <= m * wheel_size buckets queued, independent of the number of
+ * tasks.  A task cascades at most once per level on its way down.
+ *
+ * Threads.  A reaper thread (SystemTimerReaper) loops on a bounded poll of
+ * the delay queue (DelayQueue.poll(200 ms), cfg.poll_ns): it sleeps until the
+ * head bucket is due or the poll times out, and is woken at once when an
+ * offer makes an earlier bucket the head.  It flushes every due bucket in one
+ * go, as SystemTimer does under its write lock, and hands due tasks to an
+ * executor pool of cfg.threads threads (default 1, as SystemTimer's
+ * newFixedThreadPool(1)) through a FIFO queue.  stats.wakeups and
+ * timed_waits count the reaper's waits only; the executors wait untimed.
+ *
+ * Deliberate differences from Kafka.
+ *   - Never early: E rounds the deadline UP to the tick.  Kafka keeps the
+ *     exact expiration and files it under the start of its level-0 bucket,
+ *     so a task can fire up to one tick before its deadline.  Here a task
+ *     with deadline d runs when the clock reaches roundup(d, tick).
+ *   - Clock 0 is the epoch of the tick grid (Kafka: milliseconds since the
+ *     Unix epoch); both divide absolute time, not time since start.
+ *   - One mutex guards the wheel, the delay queue and the executor queue in
+ *     place of Kafka's read-write lock, per-bucket monitors and the
+ *     DelayQueue's own lock: adds are serialised rather than concurrent
+ *     under the read lock.  Virtual mode takes no lock at all.
+ *   - Periodic tasks: Kafka has none.  Fixed-rate and fixed-delay tasks are
+ *     re-added through the same insert path after each run; one that fails
+ *     (non-zero return) stops, as it would under the JDK executor Kafka uses
+ *     for periodic work.  If re-adding it needs a new level and memory runs
+ *     out, it stops too (counted finished and rejected).
+ *   - Cancel returns 1 only if no run will start after it: a waiting task is
+ *     unlinked; a periodic task queued for the executor is taken off that
+ *     queue.  A one-shot already handed to the executor cannot be stopped
+ *     (TimerTask.cancel() cannot recall it either) and the answer is 0.
+ *   - Shutdown: tb_shutdown drops what is in the wheel and says how many;
+ *     tasks already handed to the executor still run (Kafka closes its
+ *     executor gracefully).  tb_shutdown_now also returns those queued
+ *     tasks.
+ *   - A task is "pending" (tb_pending, Kafka's size()) while it sits in a
+ *     bucket; once handed to the executor it counts as running.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tb_core.h"
+
+#define HW_MAX_LEVELS 64          /* wheel_size >= 2: 63 levels pass 2^63 */
+#define HW_MAX_WHEEL (1 << 20)
+#define HW_DEFAULT_TICK TB_MS
+#define HW_DEFAULT_WHEEL 20
+#define HW_DEFAULT_POLL (200 * TB_MS)
+#define HW_UNSET (-1)             /* TimerTaskList's unset expiration */
+#define HW_NOT_QUEUED UINT32_MAX  /* bucket not in the delay queue */
+#define HW_QUEUED UINT32_MAX      /* task index: in the executor's queue */
+#define HW_EXECUTING (UINT32_MAX - 1) /* task index: fn is running */
+
+struct hw_link {
+    struct hw_link *prev, *next;
+};
+
+/* 64 bytes: the shared header and the bucket links (TimerTaskEntry).  The
+ * header's index holds the task's level while it is in a bucket, else
+ * HW_QUEUED or HW_EXECUTING. */
+struct hw_task {
+    struct tb_task base;
+    struct hw_link link;
+};
+
+_Static_assert(sizeof(struct hw_task) <= 64, "a task record outgrew 64 bytes");
+
+/* TimerTaskList: sentinel, expiration in level-0 ticks, delay-queue slot. */
+struct hw_bucket {
+    struct hw_link root;
+    int64_t expiration;
+    uint32_t pos;
+};
+
+struct hw_level {
+    uint64_t tick;        /* in level-0 ticks: wheel_size^level */
+    uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
+    int64_t current;      /* level clock, a multiple of tick */
+    uint32_t current_idx; /* (current / tick) % wheel_size */
+    struct hw_bucket *buckets;
+};
+
+struct hw {
+    struct tb_sched base;
+    int64_t tick_ns;
+    uint32_t wheel_size;
+    int nlevels;
+    struct hw_level levels[HW_MAX_LEVELS];
+    struct hw_bucket **dq; /* the delay queue: min-heap on expiration */
+    size_t dq_size, dq_cap;
+    size_t size;           /* tasks in buckets: Kafka's taskCounter */
+    struct hw_link ready;  /* the executor's queue, FIFO */
+    size_t nready;
+    size_t executing;
+    pthread_mutex_t lock;
+    pthread_cond_t available;  /* the delay queue's head changed */
+    pthread_cond_t work;       /* the executor queue got a task */
+    pthread_cond_t terminated;
+    pthread_t reaper;
+    pthread_t *executors;
+    int nexecutors, created, live;
+    bool reaper_created, started, shutdown, stopped;
+    struct tb_stats st;
+};
+
+static inline struct hw *hw_of(struct tb_sched *s) { return (struct hw *)s; }
+
+static inline void hw_lock(struct hw *w)
+{
+    if (w->base.threaded)
+        pthread_mutex_lock(&w->lock);
+}
+
+static inline void hw_unlock(struct hw *w)
+{
+    if (w->base.threaded)
+        pthread_mutex_unlock(&w->lock);
+}
+
+static inline struct hw_task *task_of(struct hw_link *l)
+{
+    return (struct hw_task *)(void *)((char *)l -
+                                      offsetof(struct hw_task, link));
+}
+
+/* ---- Lists ------------------------------------------------------------- */
+
+static inline void list_init(struct hw_link *root)
+{
+    root->prev = root->next = root;
+}
+
+/* TimerTaskList.add: at the tail, so a bucket flushes in insertion order. */
+static inline void list_append(struct hw_link *root, struct hw_link *l)
+{
+    struct hw_link *tail = root->prev;
+    l->next = root;
+    l->prev = tail;
+    tail->next = l;
+    root->prev = l;
+}
+
+static inline void list_unlink(struct hw_link *l)
+{
+    l->next->prev = l->prev;
+    l->prev->next = l->next;
+    l->next = l->prev = NULL;
+}
+
+/* ---- Time -------------------------------------------------------------- */
+
+/* Deadline to expiration in level-0 ticks, rounded up: the tick boundary at
+ * or after d, so that no task is filed before its deadline. */
+static inline int64_t ticks_up(const struct hw *w, int64_t d)
+{
+    return d / w->tick_ns + (d % w->tick_ns != 0);
+}
+
+/* Tick count to monotonic ns, saturated: when a bucket falls due. */
+static inline int64_t ticks_ns(const struct hw *w, int64_t ticks)
+{
+    return ticks > INT64_MAX / w->tick_ns ? INT64_MAX : ticks * w->tick_ns;
+}
+
+/* ---- The delay queue --------------------------------------------------- */
+
+static inline void dq_place(struct hw *w, size_t i, struct hw_bucket *b)
+{
+    w->dq[i] = b;
+    b->pos = (uint32_t)i;
+}
+
+static void dq_sift_up(struct hw *w, size_t k, struct hw_bucket *b)
+{
+    while (k > 0) {
+        size_t parent = (k - 1) >> 1;
+        struct hw_bucket *e = w->dq[parent];
+        if (e->expiration <= b->expiration)
+            break;
+        dq_place(w, k, e);
+        k = parent;
+    }
+    dq_place(w, k, b);
+}
+
+static void dq_sift_down(struct hw *w, size_t k, struct hw_bucket *b)
+{
+    size_t half = w->dq_size >> 1;
+    while (k < half) {
+        size_t child = (k << 1) + 1;
+        struct hw_bucket *c = w->dq[child];
+        size_t right = child + 1;
+        if (right < w->dq_size && w->dq[right]->expiration < c->expiration)
+            c = w->dq[child = right];
+        if (b->expiration <= c->expiration)
+            break;
+        dq_place(w, k, c);
+        k = child;
+    }
+    dq_place(w, k, b);
+}
+
+/* DelayQueue.offer.  Capacity never runs out: it grows with the levels to
+ * one slot per bucket, and a bucket is queued at most once.  A new head
+ * means the reaper is sleeping for the wrong time, so it is woken. */
+static void dq_offer(struct hw *w, struct hw_bucket *b)
+{
+    dq_sift_up(w, w->dq_size++, b);
+    w->st.bucket_offers++;
+    if (b->pos == 0 && w->base.threaded)
+        pthread_cond_signal(&w->available);
+}
+
+static struct hw_bucket *dq_poll(struct hw *w)
+{
+    struct hw_bucket *first = w->dq[0];
+    struct hw_bucket *last = w->dq[--w->dq_size];
+    w->dq[w->dq_size] = NULL;
+    if (w->dq_size)
+        dq_sift_down(w, 0, last);
+    first->pos = HW_NOT_QUEUED;
+    return first;
+}
+
+/* ---- Levels ------------------------------------------------------------ */
+
+static void level_set_clock(struct hw *w, struct hw_level *lv, int64_t time)
+{
+    lv->current = time - (int64_t)((uint64_t)time % lv->tick);
+    lv->current_idx =
+        (uint32_t)(((uint64_t)lv->current / lv->tick) % w->wheel_size);
+}
+
+/* TimingWheel's constructor, for level `n`: buckets all unset, the clock
+ * the level below's clock rounded down to this level's tick. */
+static int level_create(struct hw *w, uint64_t tick, int64_t start)
+{
+    int n = w->nlevels;
+    size_t cap = (size_t)(n + 1) * w->wheel_size;
+    struct hw_bucket *b = tb_mem_calloc(&w->base, w->wheel_size, sizeof *b);
+    if (!b)
+        return TB_ENOMEM;
+    struct hw_bucket **dq = tb_mem_realloc(&w->base, w->dq,
+                                           w->dq_cap * sizeof *dq,
+                                           cap * sizeof *dq);
+    if (!dq) {
+        tb_mem_free(&w->base, b, w->wheel_size * sizeof *b);
+        return TB_ENOMEM;
+    }
+    w->dq = dq;
+    w->dq_cap = cap;
+    for (uint32_t i = 0; i < w->wheel_size; i++) {
+        list_init(&b[i].root);
+        b[i].expiration = HW_UNSET;
+        b[i].pos = HW_NOT_QUEUED;
+    }
+    struct hw_level *lv = &w->levels[n];
+    lv->tick = tick;
+    lv->interval = tick > UINT64_MAX / w->wheel_size ? UINT64_MAX
+                                                      : tick * w->wheel_size;
+    lv->buckets = b;
+    level_set_clock(w, lv, start);
+    w->nlevels = n + 1;
+    w->st.levels = (uint64_t)w->nlevels;
+    return TB_OK;
+}
+
+#define HW_DUE (-1)      /* find_level: within the current tick */
+#define HW_NO_LEVEL (-2) /* find_level: a level was needed, memory was not */
+
+/* The level of TimingWheel.add's recursion: the lowest whose span, from its
+ * own clock, holds tick e, creating levels on the way as addOverflowWheel
+ * does.  Done before the add so that the add itself cannot fail.  Re-adds
+ * from a flush only go down, so they never create one. */
+static int find_level(struct hw *w, int64_t e)
+{
+    if (e <= w->levels[0].current)
+        return HW_DUE;
+    int l = 0;
+    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval) {
+        if (l + 1 == w->nlevels &&
+            level_create(w, w->levels[l].interval, w->levels[l].current))
+            return HW_NO_LEVEL;
+        l++;
+    }
+    return l;
+}
+
+/* TimingWheel.advanceClock: each level moves on when the time has reached
+ * its next tick; a level that does not move holds the ones above it too. */
+static void advance_clock(struct hw *w, int64_t time)
+{
+    for (int l = 0; l < w->nlevels; l++) {
+        struct hw_level *lv = &w->levels[l];
+        if ((uint64_t)(time - lv->current) < lv->tick)
+            break;
+        level_set_clock(w, lv, time);
+    }
+}
+
+/* ---- Tasks ------------------------------------------------------------- */
+
+static void retire(struct hw *w, struct hw_task *t)
+{
+    tb_task_set_state(&t->base, TB_TASK_DONE);
+    tb_pool_put(&w->base.pool, &t->base);
+}
+
+/* SystemTimer.addTimerTaskEntry's "already expired" branch: the task goes
+ * to the executor, and from now on counts as running. */
+static void hand_off(struct hw *w, struct hw_task *t)
+{
+    tb_task_set_state(&t->base, TB_TASK_RUNNING);
+    t->base.index = HW_QUEUED;
+    list_append(&w->ready, &t->link);
+    w->nready++;
+    w->st.running++;
+    if (w->base.threaded)
+        pthread_cond_signal(&w->work);
+}
+
+/* The bucket half of TimingWheel.add: files the task expiring at tick e in
+ * level l (from find_level) and offers the bucket if its expiration
+ * changed (TimerTaskList.setExpiration). */
+static void bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
+{
+    struct hw_level *lv = &w->levels[l];
+    /* (e / tick) % size, from the clock's bucket: the clock is a multiple
+     * of the tick, so one division finds both bucket and start time */
+    uint64_t off = (uint64_t)(e - lv->current);
+    if (lv->tick != 1)
+        off /= lv->tick;
+    uint64_t idx = lv->current_idx + off;
+    if (idx >= w->wheel_size)
+        idx -= w->wheel_size;
+    struct hw_bucket *b = &lv->buckets[idx];
+    list_append(&b->root, &t->link);
+    t->base.index = (uint32_t)l;
+    w->size++;
+    if (w->size > w->st.peak_pending)
+        w->st.peak_pending = w->size;
+    int64_t start = lv->current + (int64_t)(off * lv->tick);
+    if (b->expiration != start) {
+        b->expiration = start;
+        dq_offer(w, b);
+    }
+}
+
+/* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
+ * re-arms and flushes alike: into level l's bucket, or to the executor. */
+static void insert(struct hw *w, struct hw_task *t, int64_t e, int l)
+{
+    if (l == HW_DUE)
+        hand_off(w, t);
+    else
+        bucket_add(w, t, e, l);
+}
+
+/* TimerTaskList.flush with SystemTimer.addTimerTaskEntry as the action:
+ * each task drops to a lower level or, due now, goes to the executor. */
+static void flush(struct hw *w, struct hw_bucket *b)
+{
+    w->st.ticks++;
+    if (b->root.next == &b->root)
+        w->st.empty_ticks++;
+    while (b->root.next != &b->root) {
+        struct hw_task *t = task_of(b->root.next);
+        list_unlink(&t->link);
+        w->size--;
+        int64_t e = ticks_up(w, t->base.deadline);
+        int l = find_level(w, e); /* never HW_NO_LEVEL: it goes down */
+        w->st.cascades += l != HW_DUE;
+        insert(w, t, e, l);
+    }
+    b->expiration = HW_UNSET;
+}
+
+/* Polls one due bucket (its expiration <= now_ticks), advances the clocks
+ * to it and flushes it.  False if none is due. */
+static bool expire_one(struct hw *w, int64_t now_ticks)
+{
+    if (!w->dq_size || w->dq[0]->expiration > now_ticks)
+        return false;
+    struct hw_bucket *b = dq_poll(w);
+    advance_clock(w, b->expiration);
+    flush(w, b);
+    return true;
+}
+
+static struct hw_task *take_ready(struct hw *w)
+{
+    struct hw_task *t = task_of(w->ready.next);
+    list_unlink(&t->link);
+    w->nready--;
+    return t;
+}
+
+/* Runs a task taken from the executor's queue with the lock released, then
+ * re-arms a periodic one through the insert path or retires it.  Lock held
+ * on entry and exit. */
+static void run_task(struct hw *w, struct hw_task *t)
+{
+    t->base.index = HW_EXECUTING;
+    w->executing++;
+    hw_unlock(w);
+    int failed = t->base.fn(t->base.arg) != 0;
+    int64_t end = tb_clock_now(&w->base);
+    hw_lock(w);
+    w->executing--;
+    w->st.running--;
+    w->st.fired++;
+    if (failed)
+        w->st.failed++;
+    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
+        retire(w, t); /* a periodic task cancelled during its run */
+        return;
+    }
+    if (!t->base.period || failed) {
+        w->st.finished++;
+        retire(w, t);
+        return;
+    }
+    if (w->shutdown) { /* no re-arm after shutdown */
+        w->st.cancelled++;
+        retire(w, t);
+        return;
+    }
+    t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    int64_t e = ticks_up(w, t->base.deadline);
+    int l = find_level(w, e);
+    if (l == HW_NO_LEVEL) {
+        w->st.rejected++;
+        w->st.finished++;
+        retire(w, t);
+        return;
+    }
+    tb_task_set_state(&t->base, TB_TASK_WAITING);
+    insert(w, t, e, l);
+}
+
+/* ---- Operations -------------------------------------------------------- */
+
+static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct hw *w = hw_of(s);
+    int rc = TB_OK;
+    int64_t e = ticks_up(w, deadline);
+    int l = HW_DUE;
+    hw_lock(w);
+    if (w->shutdown) {
+        rc = TB_ESHUTDOWN;
+    } else if (s->cfg.max_pending && w->size >= s->cfg.max_pending) {
+        rc = TB_EFULL;
+    } else if ((l = find_level(w, e)) == HW_NO_LEVEL) {
+        rc = TB_ENOMEM;
+    } else {
+        struct hw_task *t =
+            (struct hw_task *)(void *)tb_pool_get(&s->pool, handle);
+        if (!t) {
+            rc = TB_ENOMEM;
+        } else {
+            t->base.deadline = deadline;
+            t->base.period = period;
+            t->base.fn = fn;
+            t->base.arg = arg;
+            w->st.submitted++;
+            insert(w, t, e, l);
+        }
+    }
+    if (rc)
+        w->st.rejected++;
+    hw_unlock(w);
+    return rc;
+}
+
+/* TimerTask.cancel: unlinks the entry from its bucket at once. */
+static int hw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct hw *w = hw_of(s);
+    int rc = 0;
+    hw_lock(w);
+    struct hw_task *t = (struct hw_task *)(void *)tb_pool_lookup(&s->pool, h);
+    if (t) {
+        uint32_t state = tb_task_get_state(&t->base);
+        if (state == TB_TASK_WAITING) {
+            list_unlink(&t->link);
+            w->size--;
+            w->st.cancelled++;
+            retire(w, t);
+            rc = 1;
+        } else if (state == TB_TASK_RUNNING && t->base.period) {
+            w->st.cancelled++;
+            rc = 1;
+            if (t->base.index == HW_QUEUED) { /* not started: recall it */
+                list_unlink(&t->link);
+                w->nready--;
+                w->st.running--;
+                retire(w, t);
+            } else { /* running: the runner retires it */
+                tb_task_set_state(&t->base, TB_TASK_CANCELLED);
+            }
+        }
+    }
+    hw_unlock(w);
+    return rc;
+}
+
+static size_t hw_pending(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    hw_lock(w);
+    size_t n = w->size;
+    hw_unlock(w);
+    return n;
+}
+
+/* Virtual mode: the reaper's loop and the executor in the caller's thread,
+ * one bucket at a time so that runs keep tick order. */
+static long hw_advance(struct tb_sched *s, int64_t now)
+{
+    struct hw *w = hw_of(s);
+    long ran = 0;
+    atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    int64_t now_ticks = now / w->tick_ns;
+    for (;;) {
+        while (w->nready) {
+            run_task(w, take_ready(w));
+            ran++;
+        }
+        if (!expire_one(w, now_ticks))
+            break;
+    }
+    return ran;
+}
+
+/* ---- Threaded mode: reaper and executors ------------------------------- */
+
+/* One DelayQueue.poll(poll_ns): true when a bucket is due, false when the
+ * poll timed out or the timer shut down.  Lock held. */
+static bool reaper_poll(struct hw *w)
+{
+    int64_t now = tb_monotonic_ns();
+    int64_t limit = now > INT64_MAX - w->base.cfg.poll_ns
+                        ? INT64_MAX
+                        : now + w->base.cfg.poll_ns;
+    for (;;) {
+        if (w->shutdown)
+            return false;
+        if (w->dq_size && w->dq[0]->expiration <= now / w->tick_ns)
+            return true;
+        if (now >= limit)
+            return false;
+        int64_t wake = limit;
+        if (w->dq_size) {
+            int64_t due = ticks_ns(w, w->dq[0]->expiration);
+            if (due < wake)
+                wake = due;
+        }
+        struct timespec ts;
+        tb_abstime(&ts, wake);
+        w->st.timed_waits++;
+        pthread_cond_timedwait(&w->available, &w->lock, &ts);
+        w->st.wakeups++;
+        now = tb_monotonic_ns();
+    }
+}
+
+static void thread_exit(struct hw *w)
+{
+    if (--w->live == 0)
+        pthread_cond_broadcast(&w->terminated);
+}
+
+/* SystemTimerReaper.Reaper.doWork in a loop: advanceClock(poll_ns), which
+ * flushes every due bucket before it polls again. */
+static void *reaper_main(void *arg)
+{
+    struct hw *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->shutdown) {
+        if (!reaper_poll(w))
+            continue;
+        while (expire_one(w, tb_monotonic_ns() / w->tick_ns))
+            ;
+    }
+    thread_exit(w);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* An executor thread: takes tasks in hand-off order.  After tb_shutdown it
+ * finishes the queue; after tb_shutdown_now it stops after its current
+ * run. */
+static void *executor_main(void *arg)
+{
+    struct hw *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stopped) {
+        if (w->nready)
+            run_task(w, take_ready(w));
+        else if (w->shutdown)
+            break;
+        else
+            pthread_cond_wait(&w->work, &w->lock);
+    }
+    thread_exit(w);
+    pthread_cond_broadcast(&w->work); /* let the others see the exit */
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static int hw_start(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    int rc = TB_OK;
+    pthread_mutex_lock(&w->lock);
+    if (w->started) {
+        rc = TB_ESTATE;
+    } else if (w->shutdown) {
+        rc = TB_ESHUTDOWN;
+    } else {
+        w->started = true;
+        if (pthread_create(&w->reaper, NULL, reaper_main, w)) {
+            rc = TB_ENOMEM;
+        } else {
+            w->reaper_created = true;
+            w->live++;
+            for (; w->created < w->nexecutors; w->created++) {
+                if (pthread_create(&w->executors[w->created], NULL,
+                                   executor_main, w)) {
+                    rc = TB_ENOMEM;
+                    break;
+                }
+                w->live++;
+            }
+        }
+        if (rc) { /* stop the ones that did start */
+            w->shutdown = w->stopped = true;
+            pthread_cond_broadcast(&w->available);
+            pthread_cond_broadcast(&w->work);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* ---- Shutdown ---------------------------------------------------------- */
+
+/* Empties every bucket and the delay queue; each task is dropped (and shown
+ * to `visit`).  Returns how many. */
+static long drop_wheel(struct hw *w, tb_unrun_fn visit, void *ctx)
+{
+    long n = 0;
+    for (int l = 0; l < w->nlevels; l++) {
+        for (uint32_t i = 0; i < w->wheel_size; i++) {
+            struct hw_bucket *b = &w->levels[l].buckets[i];
+            while (b->root.next != &b->root) {
+                struct hw_task *t = task_of(b->root.next);
+                list_unlink(&t->link);
+                if (visit)
+                    visit(ctx, tb_pool_handle(&w->base.pool, &t->base),
+                          t->base.fn, t->base.arg);
+                w->st.dropped++;
+                retire(w, t);
+                n++;
+            }
+            b->expiration = HW_UNSET;
+            b->pos = HW_NOT_QUEUED;
+        }
+    }
+    for (size_t i = 0; i < w->dq_size; i++)
+        w->dq[i] = NULL;
+    w->dq_size = 0;
+    w->size = 0;
+    return n;
+}
+
+static long hw_shutdown(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    long n = 0;
+    hw_lock(w);
+    if (!w->shutdown) {
+        w->shutdown = true;
+        n = drop_wheel(w, NULL, NULL);
+        if (w->base.threaded) {
+            pthread_cond_broadcast(&w->available);
+            pthread_cond_broadcast(&w->work);
+        }
+    }
+    hw_unlock(w);
+    return n;
+}
+
+static long hw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
+{
+    struct hw *w = hw_of(s);
+    hw_lock(w);
+    w->shutdown = w->stopped = true;
+    long n = drop_wheel(w, visit, ctx);
+    while (w->nready) { /* handed off but not started */
+        struct hw_task *t = take_ready(w);
+        if (visit)
+            visit(ctx, tb_pool_handle(&s->pool, &t->base), t->base.fn,
+                  t->base.arg);
+        w->st.running--;
+        w->st.dropped++;
+        retire(w, t);
+        n++;
+    }
+    if (w->base.threaded) {
+        pthread_cond_broadcast(&w->available);
+        pthread_cond_broadcast(&w->work);
+    }
+    hw_unlock(w);
+    return n;
+}
+
+static int hw_await_termination(struct tb_sched *s, int64_t timeout_ns)
+{
+    struct hw *w = hw_of(s);
+    if (!s->threaded)
+        return w->shutdown ? TB_OK : TB_ESTATE;
+    int rc = TB_OK;
+    struct timespec ts;
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
+    pthread_mutex_lock(&w->lock);
+    if (!w->shutdown)
+        rc = TB_ESTATE;
+    while (!rc && w->live > 0)
+        if (pthread_cond_timedwait(&w->terminated, &w->lock, &ts))
+            rc = w->live > 0 ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static void hw_join(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(&w->lock);
+    bool started = w->started;
+    bool reaper = w->reaper_created;
+    int created = w->created;
+    w->started = w->reaper_created = false;
+    w->created = 0;
+    pthread_mutex_unlock(&w->lock);
+    if (!started)
+        return;
+    if (reaper)
+        pthread_join(w->reaper, NULL);
+    for (int i = 0; i < created; i++)
+        pthread_join(w->executors[i], NULL);
+}
+
+/* ---- Setup and introspection ------------------------------------------- */
+
+static int hw_configure(struct tb_config *cfg)
+{
+    if (cfg->threads == 0)
+        cfg->threads = 1;
+    if (cfg->tick_ns == 0)
+        cfg->tick_ns = HW_DEFAULT_TICK;
+    if (cfg->wheel_size == 0)
+        cfg->wheel_size = HW_DEFAULT_WHEEL;
+    if (cfg->poll_ns == 0)
+        cfg->poll_ns = HW_DEFAULT_POLL;
+    /* one bucket per level would never widen the span */
+    if (cfg->threads > 1024 || cfg->wheel_size < 2 ||
+        cfg->wheel_size > HW_MAX_WHEEL)
+        return TB_EINVAL;
+    return TB_OK;
+}
+
+static int hw_init(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    w->tick_ns = s->cfg.tick_ns;
+    w->wheel_size = (uint32_t)s->cfg.wheel_size;
+    list_init(&w->ready);
+    /* Kafka starts the wheel at the creation time, rounded down */
+    int rc = level_create(w, 1, tb_clock_now(s) / w->tick_ns);
+    if (rc)
+        return rc;
+    if (s->threaded) {
+        w->nexecutors = s->cfg.threads;
+        w->executors =
+            tb_mem_calloc(s, (size_t)w->nexecutors, sizeof *w->executors);
+        if (!w->executors) {
+            tb_mem_free(s, w->levels[0].buckets,
+                        w->wheel_size * sizeof *w->levels[0].buckets);
+            tb_mem_free(s, w->dq, w->dq_cap * sizeof *w->dq);
+            return TB_ENOMEM;
+        }
+        pthread_mutex_init(&w->lock, NULL);
+        tb_cond_init(&w->available);
+        tb_cond_init(&w->work);
+        tb_cond_init(&w->terminated);
+    }
+    return TB_OK;
+}
+
+static void hw_fini(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    for (int l = 0; l < w->nlevels; l++)
+        tb_mem_free(s, w->levels[l].buckets,
+                    w->wheel_size * sizeof *w->levels[l].buckets);
+    tb_mem_free(s, w->dq, w->dq_cap * sizeof *w->dq);
+    if (s->threaded) {
+        tb_mem_free(s, w->executors,
+                    (size_t)w->nexecutors * sizeof *w->executors);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->available);
+        pthread_cond_destroy(&w->work);
+        pthread_cond_destroy(&w->terminated);
+    }
+}
+
+static void hw_stats(struct tb_sched *s, struct tb_stats *out)
+{
+    struct hw *w = hw_of(s);
+    hw_lock(w);
+    *out = w->st;
+    out->pending = w->size;
+    hw_unlock(w);
+}
+
+/* ---- The invariant checker --------------------------------------------- */
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "hierwheel: " __VA_ARGS__);                      \
+            fputc('\n', stderr);                                             \
+            return TB_ECORRUPT;                                              \
+        }                                                                    \
+    } while (0)
+
+static int check_levels(struct hw *w)
+{
+    CHECK(w->nlevels >= 1 && (uint64_t)w->nlevels == w->st.levels,
+          "%d levels, counted %llu", w->nlevels,
+          (unsigned long long)w->st.levels);
+    for (int l = 0; l < w->nlevels; l++) {
+        const struct hw_level *lv = &w->levels[l];
+        uint64_t tick = l ? w->levels[l - 1].interval : 1;
+        CHECK(lv->tick == tick, "level %d ticks %llu, not %llu", l,
+              (unsigned long long)lv->tick, (unsigned long long)tick);
+        CHECK(l + 1 == w->nlevels || lv->interval != UINT64_MAX,
+              "level %d spans everything yet has a level above", l);
+        int64_t want = w->levels[0].current -
+                       (int64_t)((uint64_t)w->levels[0].current % lv->tick);
+        CHECK(lv->current == want,
+              "level %d clock %lld, not level 0's rounded down (%lld)", l,
+              (long long)lv->current, (long long)want);
+        CHECK(lv->current_idx ==
+                  ((uint64_t)lv->current / lv->tick) % w->wheel_size,
+              "level %d clock index %u is stale", l, lv->current_idx);
+    }
+    return TB_OK;
+}
+
+/* Every task sits in the bucket and level its expiration names, inside its
+ * level's span; bucket links are whole; expirations match. */
+static int check_buckets(struct hw *w)
+{
+    size_t tasks = 0;
+    for (int l = 0; l < w->nlevels; l++) {
+        const struct hw_level *lv = &w->levels[l];
+        for (uint32_t i = 0; i < w->wheel_size; i++) {
+            struct hw_bucket *b = &lv->buckets[i];
+            bool queued = b->pos != HW_NOT_QUEUED;
+            CHECK(!queued || (b->pos < w->dq_size && w->dq[b->pos] == b),
+                  "level %d bucket %u: delay-queue slot %u is wrong", l, i,
+                  b->pos);
+            CHECK(queued == (b->expiration != HW_UNSET),
+                  "level %d bucket %u: expiration %lld but %squeued", l, i,
+                  (long long)b->expiration, queued ? "" : "not ");
+            for (struct hw_link *k = b->root.next; k != &b->root;
+                 k = k->next) {
+                CHECK(k->next && k->prev && k->next->prev == k &&
+                          k->prev->next == k,
+                      "level %d bucket %u: broken links", l, i);
+                struct hw_task *t = task_of(k);
+                int64_t e = ticks_up(w, t->base.deadline);
+                uint64_t vid = (uint64_t)e / lv->tick;
+                CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
+                      "level %d bucket %u: task in state %u", l, i,
+                      tb_task_get_state(&t->base));
+                CHECK(t->base.index == (uint32_t)l,
+                      "level %d bucket %u: task says level %u", l, i,
+                      t->base.index);
+                CHECK(vid % w->wheel_size == i &&
+                          b->expiration == (int64_t)(vid * lv->tick),
+                      "level %d bucket %u (expiration %lld): task expiring "
+                      "at tick %lld does not belong",
+                      l, i, (long long)b->expiration, (long long)e);
+                CHECK(e >= lv->current &&
+                          (uint64_t)(e - lv->current) < lv->interval,
+                      "level %d: task at tick %lld outside the span", l,
+                      (long long)e);
+                if (++tasks > w->size)
+                    break;
+            }
+            CHECK(b->root.prev->next == &b->root,
+                  "level %d bucket %u: tail does not close the ring", l, i);
+        }
+    }
+    CHECK(tasks == w->size, "%zu tasks in buckets, size says %zu", tasks,
+          w->size);
+    return TB_OK;
+}
+
+static int check_queues(struct hw *w)
+{
+    CHECK(w->dq_size <= w->dq_cap, "delay queue overflows");
+    for (size_t i = 0; i < w->dq_size; i++) {
+        CHECK(w->dq[i]->pos == i, "delay-queue slot %zu holds pos %u", i,
+              w->dq[i]->pos);
+        CHECK(!i || w->dq[(i - 1) >> 1]->expiration <= w->dq[i]->expiration,
+              "delay-queue slot %zu precedes its parent", i);
+    }
+    size_t ready = 0;
+    for (struct hw_link *k = w->ready.next; k != &w->ready; k = k->next) {
+        struct hw_task *t = task_of(k);
+        CHECK(k->next->prev == k, "executor queue: broken links");
+        CHECK(t->base.index == HW_QUEUED &&
+                  tb_task_get_state(&t->base) == TB_TASK_RUNNING,
+              "executor queue: task in state %u, index %u",
+              tb_task_get_state(&t->base), t->base.index);
+        if (++ready > w->nready)
+            break;
+    }
+    CHECK(ready == w->nready, "executor queue holds %zu, counted %zu", ready,
+          w->nready);
+    CHECK(w->st.running == w->nready + w->executing,
+          "running %llu != queued %zu + executing %zu",
+          (unsigned long long)w->st.running, w->nready, w->executing);
+    CHECK(w->st.zombies == 0, "zombies counted, but cancel unlinks");
+    return TB_OK;
+}
+
+static int hw_check(struct tb_sched *s)
+{
+    struct hw *w = hw_of(s);
+    hw_lock(w);
+    int rc = check_levels(w);
+    if (!rc)
+        rc = check_queues(w);
+    if (!rc)
+        rc = check_buckets(w);
+    hw_unlock(w);
+    return rc;
+}
+
+static const struct tb_backend_ops hw_ops = {
+    .sched_size = sizeof(struct hw),
+    .task_size = sizeof(struct hw_task),
+    .configure = hw_configure,
+    .init = hw_init,
+    .fini = hw_fini,
+    .start = hw_start,
+    .schedule = hw_schedule,
+    .cancel = hw_cancel,
+    .pending = hw_pending,
+    .advance = hw_advance,
+    .shutdown = hw_shutdown,
+    .shutdown_now = hw_shutdown_now,
+    .await_termination = hw_await_termination,
+    .join = hw_join,
+    .stats = hw_stats,
+    .check = hw_check,
+};
+
+const struct tb_backend tb_backend_hierwheel = {
+    .name = "hierwheel",
+    .description = "Kafka TimingWheel + SystemTimer: lazily grown levels of "
+                   "wheels, buckets in a delay queue, reaper + executor",
+    .caps = TB_CAP_TICKED,
+    .ops = &hw_ops,
+};

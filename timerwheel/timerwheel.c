@@ -1,0 +1,1014 @@
+/*
+ * timerwheel — Netty's HashedWheelTimer (4.1): a hashed timing wheel driven
+ * by one worker that ticks at a fixed rate, fed by a lock-free inbox.
+ *
+ * Structure.  A ring of 2^k buckets (cfg.wheel_size rounded up to a power of
+ * two, default 512, at most 2^30), indexed by `tick & mask`.  Each bucket is
+ * a doubly linked list (head, tail) of timeouts; each timeout keeps its
+ * `rounds` (Netty's remainingRounds: full revolutions still to wait) and its
+ * bucket (in tb_task.index, as bucket + 1), so a cancel unlinks it in O(1).
+ * A bitmap of occupied buckets lets the virtual clock skip idle ticks in bulk
+ * (counted exactly as if walked); the threaded worker never skips.
+ *
+ * Time.  Deadlines count from the worker's start time (time 0 in virtual
+ * mode).  Tick k is the boundary start + k*tick.  A timeout whose deadline is
+ * `rel` ns after the start is due at tick ceil(rel / tick): the first
+ * boundary at or after its deadline, never before it.  Netty numbers the same
+ * boundary k-1 (it sleeps to start + (tick+1)*tickDuration and files a timeout
+ * under floor(deadline/tick)); the schedule of wake-ups is the same, except
+ * that a deadline lying exactly on a boundary fires on that boundary here and
+ * one tick later in Netty, and that tick 0 (the start instant) exists here so
+ * a zero delay at time 0 runs in tb_advance(0).
+ *
+ * Each tick (run_tick), in this order:
+ *   1. transfer: move at most 100 000 entries from the inbox into buckets
+ *      (cancelled ones are skipped): rounds = (due - tick) / wheel length,
+ *      bucket = max(due, tick) & mask, so an overdue entry lands in the
+ *      current bucket and expires in this very tick;
+ *   2. process the cancelled queue: unlink each timeout and drop the pending
+ *      count, once (Netty #14959 decremented twice);
+ *   3. walk the current bucket: rounds <= 0 expire, cancelled ones are
+ *      unlinked, the rest lose one round;
+ *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
+ *      racing cancel either wins (the task never runs) or loses (returns 0).
+ *
+ * Complexity.  schedule O(1) (one CAS on the inbox); cancel O(1) (one CAS on
+ * the timeout's state word, one on the cancelled queue; unlinked at the next
+ * tick); per tick O(1 + inbox entries + entries in the current bucket): a
+ * timeout more than one revolution away is visited once per revolution,
+ * which is the price of this design (counted as `visits`).
+ *
+ * Threads.  Monotonic mode: one worker thread sleeps (timed condition wait)
+ * until start + tick*duration of the next tick, so a stalled worker catches
+ * up tick by tick without drift, and wakes every tick even when nothing is
+ * due (`empty_ticks`).  Tasks run on the worker, as with Netty's default
+ * executor.  The wheel, the transfer backlog and the list of expired
+ * timeouts belong to the worker; it holds `mu` while it works on them and
+ * drops it around each task, so a task may call any function of this
+ * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, a
+ * Treiber stack taken whole with one exchange and reversed into FIFO order
+ * (a multi-producer, single-consumer queue built from C11 atomics); cancel
+ * pushes onto a second such stack.  The only lock a producer meets is the
+ * core task pool's own short mutex (tb_pool_get, tb_pool_lookup), which the
+ * shared pool takes in monotonic mode for every backend.  Shutdown takes
+ * `mu` and waits (spinning) for schedules already past their shutdown check
+ * to finish their push, so none is stranded in the inbox.
+ *
+ * Virtual mode runs the same tick code in the caller's thread, with `mu` a
+ * no-op and plain loads/stores in place of the atomic read-modify-writes.
+ * To keep the interface's catch-up rule (an advance runs everything due by
+ * its time), each virtual tick ends with a catch-up pass: entries pushed
+ * during the tick that are already due (scheduled by its tasks, or periodic
+ * re-arms) are transferred within the same 100 000 budget and run before the
+ * next tick; those not yet due are filed relative to the next tick.  The
+ * threaded worker, like Netty, leaves them for the next tick.
+ *
+ * Record lifetime.  Netty relies on the garbage collector; here a cancelled
+ * record may be held by the cancelled queue and by one of the worker's
+ * singly linked lists (inbox backlog, expired list) at once, so the second
+ * of the two to let go frees it (index TW_HALF marks that one already did).
+ *
+ * Deliberate differences from Netty.
+ *   - Periodic timers: Netty has none (users re-schedule from run()); the
+ *     interface's fixed-rate and fixed-delay tasks re-arm after each run
+ *     through the same inbox, using the core's tb_next_deadline.  A periodic
+ *     task that fails stops (like a Netty task that throws before re-arming
+ *     itself); a one-shot failure is counted and the worker goes on.
+ *   - Deadline rounding and tick numbering as described under Time.
+ *   - The worker sleeps on a CLOCK_MONOTONIC condition variable to the
+ *     nanosecond; Netty sleeps in whole milliseconds.
+ *   - tb_start() starts the worker (Netty also starts it on first use), and
+ *     takes the start time itself instead of waiting for the worker to.
+ *   - shutdown_now (Netty's stop()) does not join the worker: it removes and
+ *     returns the unrun timeouts itself and the worker exits after its
+ *     current task; tb_await_termination() waits.  From inside a task it
+ *     fails with TB_ESTATE, as stop() throws.  tb_shutdown() (Netty has no
+ *     graceful stop) drops the same timeouts and may be called from a task.
+ *   - A cancelled timeout keeps its place under max_pending until the next
+ *     tick processes the cancel, exactly as Netty's pendingTimeouts does.
+ *
+ * Record: 80 bytes (the 48-byte core header, next, prev, rounds, and the
+ * cancelled-queue link).
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb_core.h"
+
+#define TW_DEFAULT_TICK (100 * TB_MS)
+#define TW_MIN_TICK TB_MS
+#define TW_DEFAULT_WHEEL 512
+#define TW_MAX_WHEEL (1 << 30)
+#define TW_TRANSFER_LIMIT 100000L
+
+/* tb_task.index: where the record sits, from the worker's point of view.
+ * 1 .. 2^30 means bucket index - 1. */
+#define TW_QUEUED 0u          /* in the inbox, the backlog or the expired
+                                 list (0 because the pool hands records out
+                                 so) */
+#define TW_HALF UINT32_MAX    /* cancelled, and one of its two holders (the
+                                 cancelled queue, or a list) has let go */
+
+struct tw_timeout {
+    struct tb_task base;
+    struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
+    struct tw_timeout *prev;   /* bucket list */
+    struct tw_timeout *cnext;  /* cancelled queue */
+    int64_t rounds;            /* Netty's remainingRounds */
+};
+
+struct tw_bucket {
+    struct tw_timeout *head, *tail;
+};
+
+/* A FIFO of timeouts linked through `next`, owned by the worker. */
+struct tw_list {
+    struct tw_timeout *head, *tail;
+};
+
+struct tw {
+    struct tb_sched base;
+    struct tw_bucket *wheel;
+    uint64_t *occupied;         /* bit b set iff bucket b is not empty */
+    size_t nwords;
+    uint32_t mask;
+    int64_t tick_ns;
+    int64_t start_ns;           /* the worker's start: tick 0 */
+    int64_t next_tick;          /* the next tick to process */
+    long budget;                /* transfers left in the current tick */
+    size_t in_wheel;            /* entries in buckets */
+    struct tw_list backlog;     /* taken from the inbox, not yet placed */
+    struct tw_list expired;     /* unlinked by the walk, not yet run */
+    _Atomic(struct tw_timeout *) inbox;
+    _Atomic(struct tw_timeout *) cancelled;
+    /* counters producers touch (Netty's pendingTimeouts is one of them) */
+    _Atomic uint64_t pending, peak, submitted, rejected, ncancelled, zombies;
+    _Atomic int shut;
+    _Atomic long producers;     /* schedules between shutdown check and push */
+    /* threaded mode */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, terminated;
+    pthread_t thread;
+    bool started, live, joined;
+    struct tb_stats st;         /* the worker's counters, under mu */
+};
+
+/* The scheduler whose task runs on this thread, if any: the worker thread,
+ * or the caller of tb_advance() while it runs tasks. */
+static _Thread_local struct tw *tw_self;
+
+static inline struct tw *tw_of(struct tb_sched *s) { return (struct tw *)s; }
+
+static inline void tw_lock(struct tw *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_lock(&q->mu);
+}
+
+static inline void tw_unlock(struct tw *q)
+{
+    if (q->base.threaded)
+        pthread_mutex_unlock(&q->mu);
+}
+
+/* Adds n (which may be a wrapped negative) to a shared counter: an atomic
+ * read-modify-write in threaded mode, plain arithmetic in virtual mode. */
+static inline uint64_t ctr_add(const struct tw *q, _Atomic uint64_t *c,
+                               uint64_t n)
+{
+    if (q->base.threaded)
+        return atomic_fetch_add_explicit(c, n, memory_order_relaxed) + n;
+    uint64_t v = atomic_load_explicit(c, memory_order_relaxed) + n;
+    atomic_store_explicit(c, v, memory_order_relaxed);
+    return v;
+}
+
+static inline uint64_t ctr_get(_Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static void note_peak(struct tw *q, uint64_t n)
+{
+    uint64_t peak = atomic_load_explicit(&q->peak, memory_order_relaxed);
+    while (n > peak &&
+           !atomic_compare_exchange_weak_explicit(&q->peak, &peak, n,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+static inline uint32_t gen_of(const struct tw_timeout *t)
+{
+    return tb_task_gen(atomic_load_explicit(&t->base.gs,
+                                            memory_order_relaxed));
+}
+
+static inline bool tw_cas(struct tw_timeout *t, uint32_t gen, uint32_t from,
+                          uint32_t to)
+{
+    return tb_task_cas(&t->base, gen, from, to);
+}
+
+static inline bool is_cancelled(const struct tw_timeout *t)
+{
+    return tb_task_get_state(&t->base) == TB_TASK_CANCELLED;
+}
+
+static void retire(struct tw *q, struct tw_timeout *t)
+{
+    tb_pool_put(&q->base.pool, &t->base);
+}
+
+/* ---- The two lock-free stacks ------------------------------------------ */
+
+/* Producers link the node before the releasing CAS; the consumer takes the
+ * whole stack with an acquiring exchange, so it sees every link (the CASes
+ * of later pushes continue the release sequence of earlier ones). */
+static void inbox_push(struct tw *q, struct tw_timeout *t)
+{
+    struct tw_timeout *top =
+        atomic_load_explicit(&q->inbox, memory_order_relaxed);
+    if (!q->base.threaded) {
+        t->next = top;
+        atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+        return;
+    }
+    do
+        t->next = top;
+    while (!atomic_compare_exchange_weak_explicit(
+        &q->inbox, &top, t, memory_order_release, memory_order_relaxed));
+}
+
+/* seq_cst in threaded mode: pairs with the shutdown flag (see tw_cancel). */
+static void cancelled_push(struct tw *q, struct tw_timeout *t)
+{
+    struct tw_timeout *top =
+        atomic_load_explicit(&q->cancelled, memory_order_relaxed);
+    if (!q->base.threaded) {
+        t->cnext = top;
+        atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
+        return;
+    }
+    do
+        t->cnext = top;
+    while (!atomic_compare_exchange_weak_explicit(
+        &q->cancelled, &top, t, memory_order_seq_cst, memory_order_relaxed));
+}
+
+static struct tw_timeout *stack_take(struct tw *q,
+                                     _Atomic(struct tw_timeout *) *top)
+{
+    if (!q->base.threaded) {
+        struct tw_timeout *t = atomic_load_explicit(top, memory_order_relaxed);
+        atomic_store_explicit(top, NULL, memory_order_relaxed);
+        return t;
+    }
+    if (!atomic_load_explicit(top, memory_order_relaxed))
+        return NULL; /* an idle tick costs no locked instruction */
+    return atomic_exchange_explicit(top, NULL, memory_order_seq_cst);
+}
+
+/* ---- Worker lists and buckets ------------------------------------------ */
+
+static void list_append(struct tw_list *l, struct tw_timeout *t)
+{
+    t->next = NULL;
+    if (l->tail)
+        l->tail->next = t;
+    else
+        l->head = t;
+    l->tail = t;
+}
+
+static struct tw_timeout *list_pop(struct tw_list *l)
+{
+    struct tw_timeout *t = l->head;
+    if (t) {
+        l->head = t->next;
+        if (!l->head)
+            l->tail = NULL;
+        t->next = NULL;
+    }
+    return t;
+}
+
+/* Moves the whole inbox to the end of the backlog, oldest first. */
+static void take_inbox(struct tw *q)
+{
+    struct tw_timeout *t = stack_take(q, &q->inbox);
+    if (!t)
+        return;
+    struct tw_timeout *last = t, *fifo = NULL;
+    while (t) {
+        struct tw_timeout *n = t->next;
+        t->next = fifo;
+        fifo = t;
+        t = n;
+    }
+    if (q->backlog.tail)
+        q->backlog.tail->next = fifo;
+    else
+        q->backlog.head = fifo;
+    q->backlog.tail = last;
+}
+
+static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
+{
+    struct tw_bucket *bk = &q->wheel[b];
+    t->base.index = b + 1;
+    t->next = NULL;
+    t->prev = bk->tail;
+    if (bk->tail) {
+        bk->tail->next = t;
+    } else {
+        bk->head = t;
+        q->occupied[b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+    bk->tail = t;
+    q->in_wheel++;
+}
+
+/* HashedWheelBucket.remove: unlinks and returns the next entry. */
+static struct tw_timeout *bucket_remove(struct tw *q, struct tw_timeout *t)
+{
+    uint32_t b = t->base.index - 1;
+    struct tw_bucket *bk = &q->wheel[b];
+    struct tw_timeout *next = t->next;
+    if (t->prev)
+        t->prev->next = next;
+    else
+        bk->head = next;
+    if (next)
+        next->prev = t->prev;
+    else
+        bk->tail = t->prev;
+    if (!bk->head)
+        q->occupied[b >> 6] &= ~((uint64_t)1 << (b & 63));
+    t->next = t->prev = NULL;
+    t->base.index = TW_QUEUED;
+    q->in_wheel--;
+    return next;
+}
+
+/* First occupied bucket at or after `from`, going round; the wheel must not
+ * be empty. */
+static uint32_t next_occupied(const struct tw *q, uint32_t from)
+{
+    size_t w = from >> 6;
+    uint64_t bits = q->occupied[w] & (~(uint64_t)0 << (from & 63));
+    for (size_t i = 0; i <= q->nwords; i++) {
+        if (bits)
+            return (uint32_t)(w << 6) + (uint32_t)__builtin_ctzll(bits);
+        w = w + 1 == q->nwords ? 0 : w + 1;
+        bits = q->occupied[w];
+    }
+    return from;
+}
+
+/* A list lets go of a cancelled record: the second holder to let go frees
+ * it (the other holder is the cancelled queue). */
+static void let_go(struct tw *q, struct tw_timeout *t)
+{
+    if (t->base.index == TW_HALF)
+        retire(q, t);
+    else
+        t->base.index = TW_HALF;
+}
+
+/* ---- The tick ---------------------------------------------------------- */
+
+/* The tick at or after the deadline: ceil((deadline - start) / tick). */
+static inline int64_t due_tick(const struct tw *q, int64_t deadline)
+{
+    int64_t rel = deadline - q->start_ns;
+    return rel <= 0 ? 0 : (rel - 1) / q->tick_ns + 1;
+}
+
+/* Worker.transferTimeoutsToBuckets.  Before the walk of `tick` (after_walk
+ * false) this is Netty's rule.  After it (virtual catch-up), entries already
+ * due go straight to the expired list and the rest are filed as if the
+ * transfer ran at tick + 1, since this tick's walk is over. */
+static void transfer(struct tw *q, int64_t tick, bool after_walk)
+{
+    int64_t ref = after_walk ? tick + 1 : tick;
+    int64_t len = (int64_t)q->mask + 1;
+    struct tw_timeout *t;
+    while (q->budget > 0 && (t = list_pop(&q->backlog))) {
+        q->budget--;
+        if (is_cancelled(t)) {
+            let_go(q, t);
+            continue;
+        }
+        q->st.transfers++;
+        int64_t due = due_tick(q, t->base.deadline);
+        if (after_walk && due <= tick) {
+            list_append(&q->expired, t);
+            continue;
+        }
+        t->rounds = (due - ref) / len;
+        bucket_add(q, (uint32_t)((due > ref ? due : ref) & q->mask), t);
+    }
+}
+
+/* Worker.processCancelledTasks: the pending count drops here and only
+ * here for a cancelled timeout. */
+static void process_cancelled(struct tw *q)
+{
+    struct tw_timeout *t = stack_take(q, &q->cancelled);
+    while (t) {
+        struct tw_timeout *n = t->cnext;
+        ctr_add(q, &q->pending, (uint64_t)-1);
+        ctr_add(q, &q->zombies, (uint64_t)-1);
+        if (t->base.index == TW_QUEUED) {
+            t->base.index = TW_HALF; /* its list will free it */
+        } else {
+            if (t->base.index != TW_HALF)
+                bucket_remove(q, t);
+            retire(q, t);
+        }
+        t = n;
+    }
+}
+
+/* HashedWheelBucket.expireTimeouts, minus the running: expired entries are
+ * unlinked into q->expired and run by run_expired. */
+static void walk(struct tw *q, int64_t tick)
+{
+    struct tw_timeout *t = q->wheel[tick & q->mask].head;
+    while (t) {
+        struct tw_timeout *next = t->next;
+        q->st.visits++;
+        if (t->rounds <= 0) {
+            bucket_remove(q, t);
+            list_append(&q->expired, t);
+        } else if (is_cancelled(t)) {
+            bucket_remove(q, t);
+            let_go(q, t);
+        } else {
+            t->rounds--;
+        }
+        t = next;
+    }
+}
+
+/* After a run: retire the task, or re-arm a periodic one through the inbox.
+ * Lock held. */
+static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
+                       int64_t end)
+{
+    q->st.running--;
+    q->st.fired++;
+    if (failed)
+        q->st.failed++;
+    if (!t->base.period) {
+        q->st.finished++;
+        retire(q, t);
+        return;
+    }
+    uint32_t gen = gen_of(t);
+    if (failed || atomic_load(&q->shut)) {
+        /* a cancel during the run already counted it */
+        if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_DONE)) {
+            if (failed)
+                q->st.finished++;
+            else
+                ctr_add(q, &q->ncancelled, 1); /* stopped by shutdown */
+        }
+        retire(q, t);
+        return;
+    }
+    t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    t->base.index = TW_QUEUED;
+    note_peak(q, ctr_add(q, &q->pending, 1));
+    if (!tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_WAITING)) {
+        ctr_add(q, &q->pending, (uint64_t)-1); /* cancelled during its run */
+        retire(q, t);
+        return;
+    }
+    inbox_push(q, t);
+}
+
+/* HashedWheelTimeout.expire for each expired entry: the CAS out of WAITING
+ * decides between this run and a racing cancel.  Lock held, dropped around
+ * each task. */
+static long run_expired(struct tw *q)
+{
+    long ran = 0;
+    struct tw_timeout *t;
+    while ((t = list_pop(&q->expired))) {
+        /* a running one-shot is DONE, so cancel can answer 0 without
+         * reading `period` */
+        uint32_t to = t->base.period ? TB_TASK_RUNNING : TB_TASK_DONE;
+        if (!tw_cas(t, gen_of(t), TB_TASK_WAITING, to)) {
+            let_go(q, t);
+            continue;
+        }
+        ctr_add(q, &q->pending, (uint64_t)-1);
+        q->st.running++;
+        tb_fn fn = t->base.fn;
+        void *arg = t->base.arg;
+        tw_unlock(q);
+        bool failed = fn(arg) != 0;
+        int64_t end = tb_clock_now(&q->base);
+        tw_lock(q);
+        finish_run(q, t, failed, end);
+        ran++;
+    }
+    return ran;
+}
+
+/* Virtual mode: after tick `tick`, run what became due during it. */
+static long catch_up(struct tw *q, int64_t tick)
+{
+    long ran = 0;
+    while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        take_inbox(q);
+        if (!q->backlog.head || q->budget <= 0)
+            break;
+        transfer(q, tick, true);
+        ran += run_expired(q);
+    }
+    return ran;
+}
+
+/* One tick of Worker.run.  Lock held. */
+static long run_tick(struct tw *q)
+{
+    int64_t tick = q->next_tick;
+    q->st.ticks++;
+    q->budget = TW_TRANSFER_LIMIT;
+    take_inbox(q);
+    transfer(q, tick, false);
+    process_cancelled(q);
+    walk(q, tick);
+    q->next_tick = tick + 1;
+    long ran = run_expired(q);
+    if (!q->base.threaded)
+        ran += catch_up(q, tick);
+    if (!ran)
+        q->st.empty_ticks++;
+    return ran;
+}
+
+/* Virtual mode: jump over ticks that would do nothing (no inbox, no
+ * cancels, empty bucket), counting them as walked. */
+static void skip_idle(struct tw *q, int64_t last)
+{
+    if (q->backlog.head || atomic_load_explicit(&q->inbox, memory_order_relaxed) ||
+        atomic_load_explicit(&q->cancelled, memory_order_relaxed))
+        return;
+    int64_t to = last + 1;
+    if (q->in_wheel) {
+        uint32_t from = (uint32_t)(q->next_tick & q->mask);
+        uint32_t b = next_occupied(q, from);
+        int64_t t = q->next_tick + ((b - from) & q->mask);
+        if (t < to)
+            to = t;
+    }
+    if (to > q->next_tick) {
+        uint64_t n = (uint64_t)(to - q->next_tick);
+        q->st.ticks += n;
+        q->st.empty_ticks += n;
+        q->next_tick = to;
+    }
+}
+
+static long tw_advance(struct tb_sched *s, int64_t now)
+{
+    struct tw *q = tw_of(s);
+    atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    struct tw *outer = tw_self;
+    tw_self = q;
+    long ran = 0;
+    int64_t last = now / q->tick_ns;
+    while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        skip_idle(q, last);
+        if (q->next_tick > last)
+            break;
+        ran += run_tick(q);
+    }
+    /* entries scheduled since the current tick ran (at its very time) */
+    if (q->next_tick > 0)
+        ran += catch_up(q, q->next_tick - 1);
+    tw_self = outer;
+    return ran;
+}
+
+/* ---- Threaded mode: the worker ----------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    struct tw *q = arg;
+    tw_self = q;
+    pthread_mutex_lock(&q->mu);
+    while (!atomic_load(&q->shut)) {
+        /* waitForNextTick: absolute target, so a late tick never drifts */
+        int64_t target = q->start_ns + q->next_tick * q->tick_ns;
+        if (tb_monotonic_ns() < target) {
+            struct timespec ts;
+            tb_abstime(&ts, target);
+            q->st.timed_waits++;
+            pthread_cond_timedwait(&q->wake, &q->mu, &ts);
+            q->st.wakeups++;
+            continue;
+        }
+        run_tick(q);
+    }
+    q->live = false;
+    pthread_cond_broadcast(&q->terminated);
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static int tw_start(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    int rc = TB_OK;
+    pthread_mutex_lock(&q->mu);
+    if (q->started) {
+        rc = TB_ESTATE;
+    } else if (atomic_load(&q->shut)) {
+        rc = TB_ESHUTDOWN;
+    } else {
+        q->start_ns = tb_monotonic_ns();
+        q->live = true;
+        if (pthread_create(&q->thread, NULL, worker_main, q)) {
+            q->live = false;
+            rc = TB_ENOMEM;
+        } else {
+            q->started = true;
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+/* ---- Scheduling and cancelling ----------------------------------------- */
+
+static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct tw *q = tw_of(s);
+    int rc = TB_OK;
+    /* Dekker with shutdown: either we see the flag, or it sees us */
+    if (s->threaded)
+        atomic_fetch_add_explicit(&q->producers, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
+        rc = TB_ESHUTDOWN;
+    } else {
+        uint64_t n = ctr_add(q, &q->pending, 1);
+        if (s->cfg.max_pending && n > s->cfg.max_pending) {
+            rc = TB_EFULL;
+        } else {
+            struct tw_timeout *t =
+                (struct tw_timeout *)(void *)tb_pool_get(&s->pool, handle);
+            if (!t) {
+                rc = TB_ENOMEM;
+            } else {
+                t->base.deadline = deadline;
+                t->base.period = period;
+                t->base.fn = fn;
+                t->base.arg = arg;
+                inbox_push(q, t);
+                ctr_add(q, &q->submitted, 1);
+                note_peak(q, n);
+            }
+        }
+        if (rc)
+            ctr_add(q, &q->pending, (uint64_t)-1);
+    }
+    if (s->threaded)
+        atomic_fetch_sub_explicit(&q->producers, 1, memory_order_release);
+    if (rc)
+        ctr_add(q, &q->rejected, 1);
+    return rc;
+}
+
+/* HashedWheelTimeout.cancel: CAS to CANCELLED, then queue it for the worker,
+ * which unlinks it and drops the pending count at its next tick. */
+static int tw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct tw *q = tw_of(s);
+    struct tw_timeout *t =
+        (struct tw_timeout *)(void *)tb_pool_lookup(&s->pool, h);
+    if (!t)
+        return 0;
+    uint32_t gen = (uint32_t)(h >> 32);
+    if (tw_cas(t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED)) {
+        ctr_add(q, &q->ncancelled, 1);
+        ctr_add(q, &q->zombies, 1);
+        cancelled_push(q, t);
+        /* No worker will tick again: process it here.  The seq_cst push
+         * and load pair with shutdown's store and final take, so a cancel
+         * is processed by one side or the other. */
+        if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
+            tw_lock(q);
+            process_cancelled(q);
+            tw_unlock(q);
+        }
+        return 1;
+    }
+    /* only periodic tasks run in state RUNNING: stop their future runs */
+    if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_CANCELLED)) {
+        ctr_add(q, &q->ncancelled, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static size_t tw_pending(struct tb_sched *s)
+{
+    return (size_t)ctr_get(&tw_of(s)->pending);
+}
+
+/* ---- Shutdown ---------------------------------------------------------- */
+
+/* Removes an unrun timeout for good; 1 if it was one (visited). */
+static long drop(struct tw *q, struct tw_timeout *t, tb_unrun_fn visit,
+                 void *ctx)
+{
+    if (!tw_cas(t, gen_of(t), TB_TASK_WAITING, TB_TASK_DONE)) {
+        let_go(q, t); /* cancelled: the cancelled queue still holds it */
+        return 0;
+    }
+    if (visit)
+        visit(ctx, tb_pool_handle(&q->base.pool, &t->base), t->base.fn,
+              t->base.arg);
+    ctr_add(q, &q->pending, (uint64_t)-1);
+    q->st.dropped++;
+    retire(q, t);
+    return 1;
+}
+
+/* Worker's exit path plus stop(): every timeout in buckets, backlog, inbox
+ * or expired list is returned.  Lock held. */
+static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
+{
+    if (atomic_load(&q->shut))
+        return 0;
+    atomic_store_explicit(&q->shut, 1, memory_order_seq_cst);
+    if (q->base.threaded)
+        while (atomic_load_explicit(&q->producers, memory_order_seq_cst))
+            sched_yield(); /* a push is a few instructions away */
+    take_inbox(q);
+    process_cancelled(q);
+    long n = 0;
+    while (q->in_wheel) {
+        uint32_t b = next_occupied(q, 0);
+        struct tw_timeout *t = q->wheel[b].head;
+        bucket_remove(q, t);
+        n += drop(q, t, visit, ctx);
+    }
+    struct tw_timeout *t;
+    while ((t = list_pop(&q->backlog)))
+        n += drop(q, t, visit, ctx);
+    while ((t = list_pop(&q->expired)))
+        n += drop(q, t, visit, ctx);
+    process_cancelled(q);
+    if (q->base.threaded)
+        pthread_cond_broadcast(&q->wake);
+    return n;
+}
+
+static long tw_shutdown(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    tw_lock(q);
+    long n = drain(q, NULL, NULL);
+    tw_unlock(q);
+    return n;
+}
+
+static long tw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
+{
+    struct tw *q = tw_of(s);
+    if (tw_self == q)
+        return TB_ESTATE; /* HashedWheelTimer.stop() from a TimerTask */
+    tw_lock(q);
+    long n = drain(q, visit, ctx);
+    tw_unlock(q);
+    return n;
+}
+
+static int tw_await_termination(struct tb_sched *s, int64_t timeout_ns)
+{
+    struct tw *q = tw_of(s);
+    if (!s->threaded)
+        return atomic_load(&q->shut) ? TB_OK : TB_ESTATE;
+    int rc = TB_OK;
+    struct timespec ts;
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
+    pthread_mutex_lock(&q->mu);
+    if (!atomic_load(&q->shut))
+        rc = TB_ESTATE;
+    while (!rc && q->live)
+        if (pthread_cond_timedwait(&q->terminated, &q->mu, &ts))
+            rc = q->live ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+static void tw_join(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(&q->mu);
+    bool join = q->started && !q->joined;
+    q->joined = true;
+    pthread_mutex_unlock(&q->mu);
+    if (join)
+        pthread_join(q->thread, NULL);
+}
+
+/* ---- Setup and introspection ------------------------------------------- */
+
+static int tw_configure(struct tb_config *cfg)
+{
+    if (cfg->tick_ns == 0)
+        cfg->tick_ns = TW_DEFAULT_TICK;
+    else if (cfg->tick_ns < TW_MIN_TICK)
+        cfg->tick_ns = TW_MIN_TICK; /* Netty clamps to 1 ms with a warning */
+    if (cfg->wheel_size == 0)
+        cfg->wheel_size = TW_DEFAULT_WHEEL;
+    if (cfg->wheel_size > TW_MAX_WHEEL)
+        return TB_EINVAL;
+    int n = 1;
+    while (n < cfg->wheel_size)
+        n <<= 1;
+    cfg->wheel_size = n;
+    if (cfg->tick_ns >= INT64_MAX / n)
+        return TB_EINVAL; /* Netty: tickDuration too long for the wheel */
+    return TB_OK;
+}
+
+static int tw_init(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    size_t len = (size_t)s->cfg.wheel_size;
+    q->mask = (uint32_t)(len - 1);
+    q->tick_ns = s->cfg.tick_ns;
+    q->nwords = (len + 63) / 64;
+    q->wheel = tb_mem_calloc(s, len, sizeof *q->wheel);
+    q->occupied = tb_mem_calloc(s, q->nwords, sizeof *q->occupied);
+    if (!q->wheel || !q->occupied) {
+        tb_mem_free(s, q->wheel, len * sizeof *q->wheel);
+        tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
+        return TB_ENOMEM;
+    }
+    atomic_init(&q->inbox, NULL);
+    atomic_init(&q->cancelled, NULL);
+    if (s->threaded) {
+        pthread_mutex_init(&q->mu, NULL);
+        tb_cond_init(&q->wake);
+        tb_cond_init(&q->terminated);
+    }
+    return TB_OK;
+}
+
+static void tw_fini(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    tb_mem_free(s, q->wheel, ((size_t)q->mask + 1) * sizeof *q->wheel);
+    tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
+    if (s->threaded) {
+        pthread_mutex_destroy(&q->mu);
+        pthread_cond_destroy(&q->wake);
+        pthread_cond_destroy(&q->terminated);
+    }
+}
+
+static void tw_stats(struct tb_sched *s, struct tb_stats *out)
+{
+    struct tw *q = tw_of(s);
+    tw_lock(q);
+    *out = q->st;
+    out->submitted = ctr_get(&q->submitted);
+    out->rejected = ctr_get(&q->rejected);
+    out->cancelled = ctr_get(&q->ncancelled);
+    out->zombies = ctr_get(&q->zombies);
+    out->pending = ctr_get(&q->pending);
+    out->peak_pending = ctr_get(&q->peak);
+    tw_unlock(q);
+}
+
+static int corrupt(const char *what, unsigned long long a,
+                   unsigned long long b)
+{
+    fprintf(stderr, "timerwheel: %s (%llu, %llu)\n", what, a, b);
+    return TB_ECORRUPT;
+}
+
+/* Counts a worker list; `live` gets the entries still counted in pending
+ * (a TW_HALF entry's cancel was processed already). */
+static int check_list(const struct tw_list *l, size_t *live)
+{
+    const struct tw_timeout *t = l->head, *last = NULL;
+    for (; t; last = t, t = t->next) {
+        if (t->base.index != TW_QUEUED && t->base.index != TW_HALF)
+            return corrupt("listed entry claims a bucket", t->base.index, 0);
+        *live += t->base.index == TW_QUEUED;
+    }
+    if (last != l->tail)
+        return corrupt("list tail is not its last entry", 0, 0);
+    return TB_OK;
+}
+
+static int check_locked(struct tw *q)
+{
+    int64_t len = (int64_t)q->mask + 1;
+    size_t count = 0;
+    for (uint32_t b = 0; b <= q->mask; b++) {
+        const struct tw_bucket *bk = &q->wheel[b];
+        const struct tw_timeout *prev = NULL;
+        for (const struct tw_timeout *t = bk->head; t; prev = t, t = t->next) {
+            if (t->prev != prev)
+                return corrupt("broken prev link in bucket", b, count);
+            if (t->base.index != b + 1)
+                return corrupt("entry records another bucket", b,
+                               t->base.index);
+            uint32_t st = tb_task_get_state(&t->base);
+            if (st != TB_TASK_WAITING && st != TB_TASK_CANCELLED)
+                return corrupt("bucket entry in a bad state", b, st);
+            /* the tick this entry will expire on, given its rounds */
+            int64_t first = q->next_tick + ((b - q->next_tick) & q->mask);
+            int64_t fire = first + (t->rounds > 0 ? t->rounds : 0) * len;
+            int64_t due = due_tick(q, t->base.deadline);
+            if (st == TB_TASK_WAITING && fire != due)
+                return corrupt("entry would fire at another tick than due",
+                               (unsigned long long)fire,
+                               (unsigned long long)due);
+            count++;
+        }
+        if (bk->tail != prev)
+            return corrupt("bucket tail is not its last entry", b, 0);
+        bool bit = q->occupied[b >> 6] >> (b & 63) & 1;
+        if (bit != (bk->head != NULL))
+            return corrupt("occupancy bit disagrees with bucket", b, bit);
+    }
+    if (count != q->in_wheel)
+        return corrupt("bucket entries miscounted", count, q->in_wheel);
+    size_t live = count;
+    int rc = check_list(&q->backlog, &live);
+    if (!rc)
+        rc = check_list(&q->expired, &live);
+    if (rc || q->base.threaded)
+        return rc; /* producers push concurrently: no exact totals */
+    /* Virtual mode: every pending timeout is somewhere, and every zombie is
+     * in the cancelled queue. */
+    for (const struct tw_timeout *t = atomic_load(&q->inbox); t; t = t->next)
+        live += t->base.index == TW_QUEUED;
+    size_t zombies = 0;
+    for (const struct tw_timeout *t = atomic_load(&q->cancelled); t;
+         t = t->cnext) {
+        zombies++;
+        live += t->base.index == TW_HALF; /* let go by its list */
+    }
+    if (live != ctr_get(&q->pending))
+        return corrupt("pending count disagrees with the structure", live,
+                       ctr_get(&q->pending));
+    if (zombies != ctr_get(&q->zombies))
+        return corrupt("zombie count disagrees with the cancelled queue",
+                       zombies, ctr_get(&q->zombies));
+    return TB_OK;
+}
+
+static int tw_check(struct tb_sched *s)
+{
+    struct tw *q = tw_of(s);
+    tw_lock(q);
+    int rc = check_locked(q);
+    tw_unlock(q);
+    return rc;
+}
+
+static const struct tb_backend_ops tw_ops = {
+    .sched_size = sizeof(struct tw),
+    .task_size = sizeof(struct tw_timeout),
+    .configure = tw_configure,
+    .init = tw_init,
+    .fini = tw_fini,
+    .start = tw_start,
+    .schedule = tw_schedule,
+    .cancel = tw_cancel,
+    .pending = tw_pending,
+    .advance = tw_advance,
+    .shutdown = tw_shutdown,
+    .shutdown_now = tw_shutdown_now,
+    .await_termination = tw_await_termination,
+    .join = tw_join,
+    .stats = tw_stats,
+    .check = tw_check,
+};
+
+const struct tb_backend tb_backend_timerwheel = {
+    .name = "timerwheel",
+    .description = "Netty HashedWheelTimer: power-of-two ring of doubly "
+                   "linked buckets with remainingRounds, one ticking worker, "
+                   "lock-free MPSC inbox",
+    .caps = TB_CAP_TICKED | TB_CAP_LAZY_CANCEL,
+    .ops = &tw_ops,
+};
