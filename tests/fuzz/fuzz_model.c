@@ -993,10 +993,30 @@ static void op_advance_first(struct fctx *c)
     do_advance(c, first);
 }
 
+/* tb_reserve: room for n more records, maybe with a failing allocator; a
+ * count the handle cannot hold is TB_ERANGE whatever the memory. */
+static void op_reserve(struct fctx *c)
+{
+    struct rd *r = &c->r;
+    uint8_t k = rd_u8(r);
+    bool huge = k & 1;
+    size_t n = huge ? (size_t)UINT32_MAX - 1 + (k >> 1)
+                    : (size_t)(k >> 1) * 32;
+    long budget = huge ? -1 : (long)(rd_u8(r) % 5) - 1;
+    c->fa.budget = budget;
+    int rc = tb_reserve(c->s, n);
+    c->fa.budget = -1;
+    note(c, "reserve %zu nomem=%ld -> %d", n, budget, rc);
+    if (huge ? rc != TB_ERANGE
+             : rc != TB_OK && !(budget >= 0 && rc == TB_ENOMEM))
+        diverge(c, "tb_reserve(%zu) with allocator budget %ld returned %d",
+                n, budget, rc);
+}
+
 static void op_misc(struct fctx *c)
 {
     struct rd *r = &c->r;
-    switch (rd_u8(r) % 5) {
+    switch (rd_u8(r) % 6) {
     case 0:
         c->opname = "shutdown";
         do_shutdown(c);
@@ -1016,6 +1036,10 @@ static void op_misc(struct fctx *c)
     case 3:
         c->opname = "cancel-all";
         op_cancel_all(c);
+        break;
+    case 4:
+        c->opname = "reserve";
+        op_reserve(c);
         break;
     default:
         c->opname = "advance-end";
