@@ -1000,7 +1000,7 @@ static void op_reserve(struct fctx *c)
     struct rd *r = &c->r;
     uint8_t k = rd_u8(r);
     bool huge = k & 1;
-    size_t n = huge ? (size_t)UINT32_MAX - 1 + (k >> 1)
+    size_t n = huge ? (size_t)UINT32_MAX + (k >> 1)
                     : (size_t)(k >> 1) * 32;
     long budget = huge ? -1 : (long)(rd_u8(r) % 5) - 1;
     c->fa.budget = budget;
