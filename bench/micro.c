@@ -1,0 +1,783 @@
+/*
+ * bench/micro.c — the virtual-clock micro-benchmarks: what one operation
+ * costs in a scheduler holding N tasks, for every registered backend.
+ *
+ * Operations (the <op> of a result name), each timed per task:
+ *   fill      N schedules into an empty scheduler (growth included), then
+ *             the memory it holds: bytes_held per task, cross-checked with
+ *             the allocator's own count (mallinfo2);
+ *   insert    one schedule into a scheduler holding N;
+ *   cancel    one cancel, in random order, of N pending;
+ *   expire    one task run when N due tasks fire as the clock advances in
+ *             the workload's steps, inbox transfers beyond what
+ *             tb_advance(s, now) moves included (a batch that outruns the
+ *             profile's time budget is cut short and its rate so far
+ *             reported, with `completed` < 1 saying so);
+ *   timeouts  one server operation: schedule a 30 s timeout, cancel the
+ *             one it replaces with probability 0.95, move the clock on;
+ *   periodic  one run of N fixed-rate tasks as the clock moves in 1 ms
+ *             steps.
+ *
+ * Every step until a task sits in its final place is inside the timed
+ * part: each fill, insert and cancel batch ends with tb_advance(s, now),
+ * which moves no time but lets a wheel move its inbox into buckets; where a
+ * backend has an inbox (probed: bh_inbox_of) and entries are still in it —
+ * Netty moves at most 100 000 per tick, and only at a tick if advancing by
+ * 0 does not drain it — the clock is advanced tick by tick, still timed,
+ * until every new task has left it (`transferred`, `settle_ticks_per_kop`).
+ *
+ * Holding N.  Timed batches are short (at most 1024 operations, N/8 for
+ * small N) and the state is put back outside the timed part: inserted
+ * tasks are cancelled, cancelled ones replaced.  Where a cancel only marks
+ * the task (lazy cancel), the marked tasks are released once they exceed
+ * N/4 — by tb_purge() where the backend has it, else by advancing the
+ * clock to the next tick, which is when a wheel sweeps its cancelled
+ * queue; base tasks that fire then are replaced.  So a lazy backend holds
+ * between N and 1.25 N records, and the `pending_per_n` counter says so.
+ */
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum op { OP_FILL, OP_INSERT, OP_CANCEL, OP_EXPIRE, OP_TIMEOUTS,
+          OP_PERIODIC };
+
+static const char *const op_names[] = {"fill", "insert", "cancel",
+                                       "expire", "timeouts", "periodic"};
+
+/* One registered family: an operation on one backend, workload and
+ * configuration.  Lives as long as the process. */
+struct micro_def {
+    enum op op;
+    const struct tb_backend *b;
+    enum bh_workload w;
+    struct bh_config c;
+    enum bh_inbox inbox;
+    char name[256];
+};
+
+struct micro;
+
+/* The callback argument of a base task: which slot to refill if it runs. */
+struct slot {
+    struct micro *m;
+    uint32_t i;
+};
+
+/* One instance: the scheduler and everything the batches reuse. */
+struct micro {
+    const struct micro_def *d;
+    int64_t n;
+    int64_t batch;
+    uint64_t rng;
+    struct tb_sched *s;
+    int64_t tick;            /* resolved tick, 0 for unticked backends */
+    int64_t clock;           /* virtual time the harness moved to */
+    /* the N base tasks (insert, cancel, timeouts) */
+    tb_handle *h;
+    struct slot *slots;
+    uint32_t *fired;
+    size_t nfired;
+    uint32_t *perm;          /* cancel: random order of slots */
+    size_t perm_pos;
+    /* batch scratch */
+    int64_t *delays;
+    tb_handle *tmp;
+    uint8_t *coin;
+    /* counted since the last report */
+    uint64_t runs;           /* callbacks of counted tasks, ever */
+    uint64_t ops, flushes, transfers, steps, period_runs;
+    uint64_t fired_ops, cancels;
+    uint64_t ring;           /* timeouts: operations done, warm-up included */
+    uint64_t completed;      /* expire: tasks that ran within the budget */
+    uint64_t settle_ticks;   /* ticks taken to drain an inbox, timed */
+    /* fill: memory of the last fill */
+    double bytes_per_task, malloc_per_task;
+};
+
+static int count_run(void *arg)
+{
+    (*(uint64_t *)arg)++;
+    return 0;
+}
+
+static int base_fired(void *arg)
+{
+    struct slot *sl = arg;
+    sl->m->fired[sl->m->nfired++] = sl->i;
+    return 0;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static size_t malloc_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static bool make_sched(struct micro *m, tbb_state *st)
+{
+    int rc = tb_create(m->d->b, &m->d->c.cfg, &m->s);
+    if (rc != TB_OK) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "tb_create: %s", tb_strerror(rc));
+        tbb_skip(st, msg);
+        return false;
+    }
+    struct tb_config r;
+    tb_sched_config(m->s, &r);
+    m->tick = (m->d->b->caps & TB_CAP_TICKED) ? r.tick_ns : 0;
+    m->clock = tb_now(m->s);
+    return true;
+}
+
+static bool fail(tbb_state *st, const char *what, long rc)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: %s", what,
+             rc < 0 ? tb_strerror((int)rc) : "unexpected result");
+    tbb_skip(st, msg);
+    return false;
+}
+
+/* fail() for a batch: the shim takes a negative time as "failed". */
+static double bad(tbb_state *st, const char *what, long rc)
+{
+    fail(st, what, rc);
+    return -1;
+}
+
+/* ---- Holding N --------------------------------------------------------- */
+
+static bool schedule_base(struct micro *m, uint32_t i, tbb_state *st)
+{
+    int rc = tb_schedule(m->s, bh_draw(m->d->w, &m->rng), base_fired,
+                         &m->slots[i], &m->h[i]);
+    return rc == TB_OK || fail(st, "tb_schedule", rc);
+}
+
+static int64_t next_tick(const struct micro *m)
+{
+    int64_t now = tb_now(m->s);
+    return (now / m->tick + 1) * m->tick;
+}
+
+static uint64_t transfers_now(struct micro *m)
+{
+    struct tb_stats s;
+    tb_stats(m->s, &s);
+    return s.transfers;
+}
+
+/* The end of a timed insert: tb_advance(s, now), and where the backend has
+ * an inbox, ticks until the n new tasks have left it (Netty moves at most
+ * 100 000 per tick).  Also used untimed, so that tasks the harness put back
+ * do not wait in the inbox for the next timed batch to move them.  Returns
+ * a TB_E* code or 0. */
+static long settle(struct micro *m, uint64_t transfers0, int64_t n,
+                   bool timed)
+{
+    long rc = tb_advance(m->s, tb_now(m->s));
+    if (rc < 0 || m->d->inbox == BH_INBOX_NONE)
+        return rc < 0 ? rc : 0;
+    for (int guard = 0; transfers_now(m) - transfers0 < (uint64_t)n;
+         guard++) {
+        if (guard > 100000)
+            return TB_ESTATE;
+        m->clock = next_tick(m);
+        m->settle_ticks += timed;
+        rc = tb_advance(m->s, m->clock);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Replaces base tasks that ran, until none is left to replace (moving the
+ * clock to drain an inbox may run more). */
+static bool refill(struct micro *m, tbb_state *st)
+{
+    int64_t total = 0;
+    while (m->nfired) {
+        uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
+        int64_t k = 0;
+        while (m->nfired) {
+            if (!schedule_base(m, m->fired[--m->nfired], st))
+                return false;
+            k++;
+        }
+        /* A treadmill: each tick that drains the inbox runs more of the
+         * base than it moves in (Netty at 100 ms, 100 000 a tick, holding
+         * 10^6 timers under 500 ms).  The structure cannot hold this N. */
+        total += k;
+        if (total > 4 * m->n) {
+            tbb_skip(st, "cannot hold N: tasks that run while the inbox "
+                         "drains outnumber what a tick moves in");
+            return false;
+        }
+        long rc = settle(m, tr0, k, false);
+        if (rc < 0)
+            return fail(st, "settle", rc);
+    }
+    return true;
+}
+
+/* Brings a lazy backend back to about N records (see the file comment). */
+static bool hold(struct micro *m, tbb_state *st)
+{
+    size_t slack = (size_t)(m->n / 4 > 2 * m->batch ? m->n / 4
+                                                    : 2 * m->batch);
+    size_t limit = (size_t)m->n + slack;
+    if (tb_pending(m->s) > limit) {
+        m->flushes++;
+        if (m->d->b->caps & TB_CAP_PURGE) {
+            long rc = tb_purge(m->s);
+            if (rc < 0)
+                return fail(st, "tb_purge", rc);
+        } else if (m->tick > 0) {
+            m->clock = next_tick(m);
+            long rc = tb_advance(m->s, m->clock);
+            if (rc < 0)
+                return fail(st, "tb_advance", rc);
+        }
+        if (tb_pending(m->s) > limit) {
+            tbb_skip(st, "cannot hold N: cancelled tasks stay in the "
+                         "structure and no purge or tick releases them");
+            return false;
+        }
+    }
+    return refill(m, st);
+}
+
+static bool fill_base(struct micro *m, tbb_state *st)
+{
+    for (uint32_t i = 0; i < (uint32_t)m->n; i++) {
+        m->slots[i].m = m;
+        m->slots[i].i = i;
+        if (!schedule_base(m, i, st))
+            return false;
+    }
+    /* draining a large inbox moves the clock: replace what ran meanwhile */
+    long rc = settle(m, 0, m->n, false);
+    return rc >= 0 ? refill(m, st) : fail(st, "settle", rc);
+}
+
+static void shuffle(struct micro *m)
+{
+    for (size_t i = (size_t)m->n; i > 1; i--) {
+        size_t j = (size_t)(bh_rand(&m->rng) % i);
+        uint32_t t = m->perm[i - 1];
+        m->perm[i - 1] = m->perm[j];
+        m->perm[j] = t;
+    }
+    m->perm_pos = 0;
+}
+
+/* ---- Setup and teardown ------------------------------------------------ */
+
+static int64_t clamp_batch(int64_t n)
+{
+    int64_t b = n / 8;
+    return b < 1 ? 1 : b > 1024 ? 1024 : b;
+}
+
+static void micro_teardown(void *inst)
+{
+    struct micro *m = inst;
+    tb_destroy(m->s);
+    free(m->h);
+    free(m->slots);
+    free(m->fired);
+    free(m->perm);
+    free(m->delays);
+    free(m->tmp);
+    free(m->coin);
+    free(m);
+}
+
+/* The timeouts op: one server operation on ring slot k. */
+static inline int timeout_op(struct micro *m, uint64_t k, uint8_t coin,
+                             int64_t dt)
+{
+    uint32_t i = (uint32_t)(k % (uint64_t)m->n);
+    if (coin)
+        m->cancels += (uint64_t)tb_cancel(m->s, m->h[i]);
+    int rc = tb_schedule(m->s, 30 * TB_SEC, count_run, &m->runs, &m->h[i]);
+    m->clock += dt;
+    long ran = tb_advance(m->s, m->clock);
+    return rc ? rc : ran < 0 ? (int)ran : 0;
+}
+
+/* The ring is revisited every 15 s, half the timeout: a slot's previous
+ * timeout is cancelled (p = 0.95) or left to fire 15 s later. */
+static int64_t timeout_dt(const struct micro *m)
+{
+    int64_t dt = 15 * TB_SEC / m->n;
+    return dt > 0 ? dt : 1;
+}
+
+static void draw_coins(struct micro *m, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        m->coin[i] = bh_unit(&m->rng) < 0.95;
+}
+
+static void *micro_setup(void *ctx, tbb_state *st)
+{
+    const struct micro_def *d = ctx;
+    struct micro *m = xcalloc(1, sizeof *m);
+    m->d = d;
+    m->n = tbb_arg(st, 0);
+    m->rng = bh_seed_for(d->name, m->n);
+    size_t n = (size_t)m->n;
+    switch (d->op) {
+    case OP_FILL:
+    case OP_EXPIRE:
+        m->batch = m->n;
+        break;
+    case OP_INSERT:
+    case OP_CANCEL:
+        m->batch = clamp_batch(m->n);
+        break;
+    case OP_TIMEOUTS:
+    case OP_PERIODIC:
+        m->batch = 1024;
+        break;
+    }
+    m->delays = xcalloc((size_t)m->batch, sizeof *m->delays);
+    m->tmp = xcalloc((size_t)m->batch, sizeof *m->tmp);
+    m->coin = xcalloc((size_t)m->batch, sizeof *m->coin);
+    tbb_set_batch(st, m->batch);
+    if (d->op == OP_FILL)
+        return m; /* a fresh scheduler per batch */
+    if (!make_sched(m, st))
+        goto fail;
+    if (d->op == OP_INSERT || d->op == OP_CANCEL || d->op == OP_TIMEOUTS) {
+        m->h = xcalloc(n, sizeof *m->h);
+        m->slots = xcalloc(n, sizeof *m->slots);
+        m->fired = xcalloc(n, sizeof *m->fired);
+    }
+    if (d->op == OP_INSERT || d->op == OP_CANCEL) {
+        if (!fill_base(m, st))
+            goto fail;
+    } else if (d->op == OP_TIMEOUTS) {
+        /* warm up for 45 s of virtual time: past one timeout, so the
+         * structure holds the steady mix of live and cancelled tasks */
+        int64_t dt = timeout_dt(m);
+        while (m->ring < 3 * (uint64_t)m->n) {
+            draw_coins(m, m->batch);
+            for (int64_t j = 0; j < m->batch; j++) {
+                /* a slot never scheduled has handle 0: cancel answers 0 */
+                int rc = timeout_op(m, m->ring++, m->coin[j], dt);
+                if (rc) {
+                    fail(st, "timeouts warm-up", rc);
+                    goto fail;
+                }
+            }
+        }
+        m->cancels = 0;
+        m->fired_ops = m->runs;
+    } else if (d->op == OP_PERIODIC) {
+        for (int64_t i = 0; i < m->n; i++) {
+            int64_t period = bh_draw(BH_PERIODIC, &m->rng);
+            int64_t first = bh_uniform(&m->rng, 0, period - 1);
+            int rc = tb_schedule_fixed_rate(m->s, first, period, count_run,
+                                            &m->runs, NULL);
+            if (rc) {
+                fail(st, "tb_schedule_fixed_rate", rc);
+                goto fail;
+            }
+        }
+    }
+    if (d->op == OP_CANCEL) {
+        m->perm = xcalloc(n, sizeof *m->perm);
+        for (size_t i = 0; i < n; i++)
+            m->perm[i] = (uint32_t)i;
+        shuffle(m);
+    }
+    return m;
+fail:
+    micro_teardown(m);
+    return NULL;
+}
+
+/* ---- Batches ----------------------------------------------------------- */
+
+static double fill_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    /* the delays are drawn first so the allocator count below sees only
+     * what the scheduler takes */
+    int64_t *delays = xcalloc((size_t)n, sizeof *delays);
+    for (int64_t i = 0; i < n; i++)
+        delays[i] = bh_draw(m->d->w, &m->rng);
+    size_t before = malloc_in_use();
+    if (!make_sched(m, st)) {
+        free(delays);
+        return -1;
+    }
+    int64_t t0 = bh_now();
+    for (int64_t i = 0; i < n; i++) {
+        int rc = tb_schedule(m->s, delays[i], count_run, &m->runs, NULL);
+        if (rc) {
+            free(delays);
+            return bad(st, "tb_schedule", rc);
+        }
+    }
+    long rc = settle(m, 0, n, true);
+    int64_t t1 = bh_now();
+    if (rc < 0) {
+        free(delays);
+        return bad(st, "settle", rc);
+    }
+    struct tb_stats s;
+    tb_stats(m->s, &s);
+    size_t after = malloc_in_use();
+    m->bytes_per_task = (double)s.bytes_held / (double)n;
+    m->malloc_per_task = (double)(after - before) / (double)n;
+    m->transfers += s.transfers;
+    m->ops += (uint64_t)n;
+    free(delays);
+    tb_destroy(m->s);
+    m->s = NULL;
+    return bh_seconds(t0, t1);
+}
+
+static double insert_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    for (int64_t i = 0; i < n; i++)
+        m->delays[i] = bh_draw(m->d->w, &m->rng);
+    uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
+    int64_t t0 = bh_now();
+    for (int64_t i = 0; i < n; i++) {
+        int rc = tb_schedule(m->s, m->delays[i], count_run, &m->runs,
+                             &m->tmp[i]);
+        if (rc)
+            return bad(st, "tb_schedule", rc);
+    }
+    long ran = settle(m, tr0, n, true);
+    int64_t t1 = bh_now();
+    if (ran < 0)
+        return bad(st, "settle", ran);
+    if (m->d->inbox)
+        m->transfers += transfers_now(m) - tr0;
+    for (int64_t i = 0; i < n; i++)
+        tb_cancel(m->s, m->tmp[i]);
+    m->ops += (uint64_t)n;
+    return hold(m, st) ? bh_seconds(t0, t1) : -1;
+}
+
+static double cancel_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    if (m->perm_pos + (size_t)n > (size_t)m->n)
+        shuffle(m);
+    const uint32_t *slots = m->perm + m->perm_pos;
+    m->perm_pos += (size_t)n;
+    for (int64_t i = 0; i < n; i++)
+        m->tmp[i] = m->h[slots[i]];
+    int64_t ok = 0;
+    int64_t t0 = bh_now();
+    for (int64_t i = 0; i < n; i++)
+        ok += tb_cancel(m->s, m->tmp[i]) == 1;
+    long ran = tb_advance(m->s, tb_now(m->s));
+    int64_t t1 = bh_now();
+    if (ran < 0)
+        return bad(st, "tb_advance", ran);
+    if (ok != n) {
+        tbb_skip(st, "a pending task could not be cancelled");
+        return -1;
+    }
+    uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!schedule_base(m, slots[i], st))
+            return -1;
+    long rc = settle(m, tr0, n, false);
+    if (rc < 0)
+        return bad(st, "settle", rc);
+    m->ops += (uint64_t)n;
+    return hold(m, st) ? bh_seconds(t0, t1) : -1;
+}
+
+/* Whether a moving-clock loop reads the clock after step `steps`: at
+ * 1, 2, 4, ... 64, then every 64th, so a loop of cheap steps pays little
+ * for the check and one of costly steps (a wheel walking rounds) is still
+ * stopped within twice its budget. */
+static inline bool check_now(uint64_t steps)
+{
+    return steps < 64 ? (steps & (steps - 1)) == 0 : (steps & 63) == 0;
+}
+
+static double expire_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    for (int64_t i = 0; i < n; i++) {
+        int rc = tb_schedule(m->s, bh_draw(m->d->w, &m->rng), count_run,
+                             &m->runs, NULL);
+        if (rc)
+            return bad(st, "tb_schedule", rc);
+    }
+    /* What an inbox lets through without a tick moves untimed (insert's
+     * work).  The rest cannot be moved apart from the clock: Netty takes
+     * 100 000 a tick, and at its 100 ms default 10^6 short timers would
+     * all expire while they trickle in, so those transfers are part of
+     * the timed expiry, as they are in the original. */
+    uint64_t first = m->runs, target = m->runs + (uint64_t)n;
+    long rc = tb_advance(m->s, m->clock);
+    if (rc < 0)
+        return bad(st, "tb_advance", rc);
+    uint64_t settled = m->runs;
+    const int64_t step = bh_workloads[m->d->w].expire_step;
+    const int64_t end = m->clock + bh_workloads[m->d->w].hi + 2 * step +
+                        2 * (m->tick > 0 ? m->tick : 0);
+    const int64_t budget = (int64_t)(bh.profile->batch_budget * 1e9);
+    const int64_t stall = 10 * (step > m->tick ? step : m->tick);
+    uint64_t seen = m->runs;
+    int64_t progress = m->clock;
+    int64_t t0 = bh_now(), t1 = t0;
+    uint64_t steps = 0;
+    bool cut = false;
+    while (m->runs < target) {
+        m->clock += step;
+        rc = tb_advance(m->s, m->clock);
+        if (rc < 0)
+            return bad(st, "tb_advance", rc);
+        if (check_now(++steps) && (t1 = bh_now()) - t0 > budget) {
+            cut = true;
+            break;
+        }
+        /* late is allowed (an inbox may hold tasks back), stuck is not */
+        if (m->runs != seen) {
+            seen = m->runs;
+            progress = m->clock;
+        } else if (m->clock > end && m->clock - progress > stall) {
+            tbb_skip(st, "tasks did not run by their deadline");
+            return -1;
+        }
+    }
+    if (!cut)
+        t1 = bh_now();
+    m->steps += steps;
+    m->ops += (uint64_t)n;
+    m->completed += m->runs - first;
+    /* the cost per task of the tasks that ran in the timed loop (all but
+     * those the untimed settle let run) stands for the batch */
+    uint64_t timed = m->runs - settled;
+    if (!cut)
+        return timed ? bh_seconds(t0, t1) * (double)n / (double)timed
+                     : bh_seconds(t0, t1);
+    /* Over the profile's time budget (a wheel walking its rounds, say):
+     * the rate so far stands for the batch, `completed` says how much of
+     * it ran, and the rest is dropped with a fresh scheduler. */
+    if (!timed) {
+        tbb_skip(st, "no task fired within the profile's time budget");
+        return -1;
+    }
+    tb_destroy(m->s);
+    m->s = NULL;
+    if (!make_sched(m, st))
+        return -1;
+    return bh_seconds(t0, t1) * (double)n / (double)timed;
+}
+
+static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    draw_coins(m, n);
+    const int64_t dt = timeout_dt(m);
+    const uint64_t k0 = m->ring;
+    m->ring += (uint64_t)n;
+    int64_t t0 = bh_now();
+    for (int64_t j = 0; j < n; j++) {
+        int rc = timeout_op(m, k0 + (uint64_t)j, m->coin[j], dt);
+        if (rc)
+            return bad(st, "timeouts", rc);
+    }
+    int64_t t1 = bh_now();
+    m->ops += (uint64_t)n;
+    return bh_seconds(t0, t1);
+}
+
+static double periodic_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    const int64_t budget = (int64_t)(bh.profile->batch_budget * 1e9);
+    uint64_t r0 = m->runs, steps = 0;
+    int64_t t0 = bh_now();
+    while (m->runs - r0 < (uint64_t)n) {
+        m->clock += TB_MS;
+        long rc = tb_advance(m->s, m->clock);
+        if (rc < 0)
+            return bad(st, "tb_advance", rc);
+        /* over budget: the runs so far stand for the batch (scaled below) */
+        if (check_now(++steps) && bh_now() - t0 > budget && m->runs > r0)
+            break;
+    }
+    int64_t t1 = bh_now();
+    uint64_t runs = m->runs - r0;
+    m->steps += steps;
+    m->period_runs += runs;
+    m->ops += (uint64_t)n;
+    /* a step runs every task it reaches, so a batch may overshoot n runs:
+     * scale the time so the result is the cost per run */
+    return bh_seconds(t0, t1) * (double)n / (double)runs;
+}
+
+/* ---- Counters ---------------------------------------------------------- */
+
+static void micro_report(void *inst, tbb_state *st)
+{
+    struct micro *m = inst;
+    const struct micro_def *d = m->d;
+    double n = (double)m->n;
+    double ops = m->ops ? (double)m->ops : 1.0;
+    tbb_complexity_n(st, m->n);
+    if (d->op == OP_FILL) {
+        tbb_counter(st, "bytes_per_task", m->bytes_per_task, TBB_C_PLAIN);
+        tbb_counter(st, "malloc_bytes_per_task", m->malloc_per_task,
+                    TBB_C_PLAIN);
+    } else {
+        struct tb_stats s;
+        tb_stats(m->s, &s);
+        tbb_counter(st, "pending_per_n", (double)s.pending / n, TBB_C_PLAIN);
+        if (d->op == OP_TIMEOUTS) {
+            double live = (double)(s.pending - s.zombies);
+            tbb_counter(st, "zombies_per_n", (double)s.zombies / n,
+                        TBB_C_PLAIN);
+            tbb_counter(st, "bytes_per_pending",
+                        s.pending ? (double)s.bytes_held / (double)s.pending
+                                  : 0.0, TBB_C_PLAIN);
+            tbb_counter(st, "bytes_per_live",
+                        live > 0 ? (double)s.bytes_held / live : 0.0,
+                        TBB_C_PLAIN);
+            tbb_counter(st, "cancelled_per_op", (double)m->cancels / ops,
+                        TBB_C_PLAIN);
+            tbb_counter(st, "fired_per_op",
+                        (double)(m->runs - m->fired_ops) / ops, TBB_C_PLAIN);
+            m->cancels = 0;
+            m->fired_ops = m->runs;
+        }
+        if (d->op == OP_INSERT || d->op == OP_CANCEL)
+            tbb_counter(st, "flushes_per_kop", 1000.0 * (double)m->flushes /
+                        ops, TBB_C_PLAIN);
+        if (d->op == OP_EXPIRE || d->op == OP_PERIODIC)
+            tbb_counter(st, "steps_per_kop", 1000.0 * (double)m->steps / ops,
+                        TBB_C_PLAIN);
+        if (d->op == OP_EXPIRE)
+            tbb_counter(st, "completed", (double)m->completed / ops,
+                        TBB_C_PLAIN);
+        if (d->op == OP_PERIODIC)
+            tbb_counter(st, "runs_per_step",
+                        m->steps ? (double)m->period_runs / (double)m->steps
+                                 : 0.0, TBB_C_PLAIN);
+    }
+    if (d->inbox && (d->op == OP_INSERT || d->op == OP_FILL)) {
+        tbb_counter(st, "transferred", (double)m->transfers / ops,
+                    TBB_C_PLAIN);
+        tbb_counter(st, "settle_ticks_per_kop",
+                    1000.0 * (double)m->settle_ticks / ops, TBB_C_PLAIN);
+    }
+    m->ops = m->flushes = m->transfers = m->steps = m->period_runs = 0;
+    m->completed = m->settle_ticks = 0;
+}
+
+static const struct tbb_ops batch_ops[] = {
+    [OP_FILL] = {micro_setup, fill_batch, micro_report, micro_teardown},
+    [OP_INSERT] = {micro_setup, insert_batch, micro_report, micro_teardown},
+    [OP_CANCEL] = {micro_setup, cancel_batch, micro_report, micro_teardown},
+    [OP_EXPIRE] = {micro_setup, expire_batch, micro_report, micro_teardown},
+    [OP_TIMEOUTS] = {micro_setup, timeouts_batch, micro_report,
+                     micro_teardown},
+    [OP_PERIODIC] = {micro_setup, periodic_batch, micro_report,
+                     micro_teardown},
+};
+
+/* ---- Registration ------------------------------------------------------ */
+
+static void add_family(enum op op, const struct tb_backend *b,
+                       enum bh_workload w, const struct bh_config *c)
+{
+    struct micro_def *d = bh_keep(xcalloc(1, sizeof *d));
+    d->op = op;
+    d->b = b;
+    d->w = w;
+    d->c = *c;
+    d->inbox = bh_inbox_of(b, &c->cfg);
+    char label[BH_LABEL_MAX + 32];
+    snprintf(label, sizeof label, "%s", c->label);
+    if (op == OP_EXPIRE) {
+        char step[32];
+        bh_fmt_ns(step, sizeof step, bh_workloads[w].expire_step);
+        size_t len = strlen(label);
+        snprintf(label + len, sizeof label - len, ",step=%s", step);
+    }
+    bh_name(d->name, sizeof d->name, op_names[op], b->name,
+            bh_workloads[w].name, label);
+    tbb_bench *f = tbb_register(d->name, &batch_ops[op], d,
+                                TBB_MANUAL_TIME | TBB_REUSE | TBB_COMPLEXITY);
+    static const char *const arg_names[] = {"N"};
+    tbb_arg_names(f, 1, arg_names);
+    for (size_t i = 0; i < bh.profile->nn; i++) {
+        int64_t n = bh.profile->n[i];
+        tbb_args(f, 1, &n);
+    }
+}
+
+static void add_op(enum op op, const struct tb_backend *b, enum bh_workload w)
+{
+    struct tb_config base = {0};
+    struct bh_config cs[BH_MAX_CONFIGS];
+    size_t nc = bh_configs(b, w, &base, bh.profile->orig_micro,
+                           bh.profile->cover, cs);
+    bool roc = op == OP_CANCEL && bh_honours_remove_on_cancel(b);
+    for (size_t i = 0; i < nc; i++) {
+        /* a fill builds a fresh scheduler per batch: with 2^20 buckets that
+         * is the whole run, and a covering wheel's memory already shows in
+         * the timeouts results */
+        if (op == OP_FILL && cs[i].series == BH_COVER)
+            continue;
+        if (!roc) {
+            add_family(op, b, w, &cs[i]);
+            continue;
+        }
+        struct bh_config off = cs[i], on = cs[i];
+        bh_label_add(&off, "roc", "off");
+        bh_label_add(&on, "roc", "on");
+        on.cfg.flags |= TB_F_REMOVE_ON_CANCEL;
+        add_family(op, b, w, &off);
+        add_family(op, b, w, &on);
+    }
+}
+
+void bh_register_micro(void)
+{
+    const struct bh_profile *p = bh.profile;
+    for (size_t i = 0; i < bh.nbackends; i++) {
+        const struct tb_backend *b = bh.backends[i];
+        static const enum bh_workload placed[] = {BH_UNIFORM, BH_SHORT,
+                                                  BH_WIDE, BH_BURST};
+        for (enum op op = OP_FILL; op <= OP_EXPIRE; op++)
+            for (size_t k = 0; k < sizeof placed / sizeof placed[0]; k++) {
+                enum bh_workload w = placed[k];
+                if ((w == BH_WIDE && !p->wide) || (w == BH_BURST && !p->burst_micro))
+                    continue;
+                if (w == BH_BURST && op == OP_CANCEL)
+                    continue; /* cancel order is random: burst adds nothing */
+                add_op(op, b, w);
+            }
+        add_op(OP_TIMEOUTS, b, BH_TIMEOUTS);
+        add_op(OP_PERIODIC, b, BH_PERIODIC);
+    }
+}

@@ -1,0 +1,509 @@
+// bench/shim.cc — the C++ side of bench/shim.h: registers C benchmarks with
+// Google Benchmark and runs their timed loop in batches.
+//
+// The loop below is the only code between Google Benchmark's iteration
+// bookkeeping and the C operation; its cost per iteration is what the
+// shim/empty benchmarks measure (the design's budget is 1.5 ns).
+
+#include "shim.h"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+struct tbb_bench {
+    std::string name;
+    tbb_ops ops;
+    void *ctx;
+    unsigned flags;
+    size_t nargs;
+    std::vector<std::string> arg_names;
+    benchmark::internal::Benchmark *gb;
+};
+
+struct tbb_state {
+    benchmark::State *st;
+    tbb_bench *def;
+    int64_t batch;
+};
+
+namespace {
+
+// Families live as long as the process; a deque keeps their addresses
+// stable while more are registered.
+std::deque<std::unique_ptr<tbb_bench>> &families()
+{
+    static std::deque<std::unique_ptr<tbb_bench>> f;
+    return f;
+}
+
+// The one live instance.  Google Benchmark runs one instance at a time and
+// all runs of an instance back to back, so a single slot is enough to keep
+// an instance across runs (TBB_REUSE) and to notice when a new one starts.
+struct Instance {
+    tbb_bench *def = nullptr;
+    std::vector<int64_t> args;
+    void *inst = nullptr;
+    int64_t batch = 1;
+    std::string error;   // setup failed: repeat the message, not the work
+    bool live = false;
+};
+
+Instance current;
+bool progress_enabled = false;
+size_t instances_started = 0;
+std::chrono::steady_clock::time_point run_start;
+
+void drop_current()
+{
+    if (current.live && current.inst && current.def->ops.teardown)
+        current.def->ops.teardown(current.inst);
+    current = Instance();
+}
+
+std::vector<int64_t> args_of(const tbb_bench *def, benchmark::State &st)
+{
+    std::vector<int64_t> a;
+    for (size_t i = 0; i < def->nargs; i++)
+        a.push_back(st.range(static_cast<int>(i)));
+    return a;
+}
+
+void announce(const tbb_bench *def, const std::vector<int64_t> &args)
+{
+    instances_started++;
+    if (!progress_enabled)
+        return;
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - run_start)
+                         .count();
+    std::string name = def->name;
+    for (size_t i = 0; i < args.size(); i++) {
+        name += "/";
+        if (i < def->arg_names.size())
+            name += def->arg_names[i] + ":";
+        name += std::to_string(args[i]);
+    }
+    std::fprintf(stderr, "tbb: [%zu] %s, elapsed %.1f s\n", instances_started,
+                 name.c_str(), elapsed);
+}
+
+// Finds or builds the instance for this run; false if it failed.
+bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
+{
+    std::vector<int64_t> args = args_of(def, st);
+    bool same = current.live && current.def == def && current.args == args;
+    if (same && !current.error.empty()) {
+        st.SkipWithError(current.error.c_str());
+        return false;
+    }
+    if (same && (def->flags & TBB_REUSE)) {
+        w.batch = current.batch;
+        return true;
+    }
+    if (!same) {
+        drop_current();
+        announce(def, args);
+    } else if (current.inst && def->ops.teardown) {
+        def->ops.teardown(current.inst);  // a new run without TBB_REUSE
+    }
+    current.def = def;
+    current.args = args;
+    current.live = true;
+    current.inst = nullptr;
+    w.batch = 1;
+    void *inst = def->ops.setup ? def->ops.setup(def->ctx, &w) : def->ctx;
+    if (!inst) {
+        current.error = "setup failed";
+        if (!st.error_occurred())
+            st.SkipWithError(current.error.c_str());
+        return false;
+    }
+    if (st.error_occurred()) {
+        // setup() built something yet marked the run failed: keep it for
+        // teardown, but do not time anything with it.
+        current.inst = def->ops.setup ? inst : nullptr;
+        current.error = "setup reported an error";
+        return false;
+    }
+    current.inst = def->ops.setup ? inst : nullptr;
+    current.batch = w.batch;
+    return true;
+}
+
+void run(benchmark::State &st, tbb_bench *def)
+{
+    tbb_state w{&st, def, 1};
+    if (!acquire(def, st, w)) {
+        while (st.KeepRunningBatch(1)) {
+        }
+        return;
+    }
+    void *inst = def->ops.setup ? current.inst : def->ctx;
+    const int64_t batch = w.batch;
+    double (*const fn)(void *, tbb_state *, int64_t) = def->ops.batch;
+    if (def->flags & TBB_MANUAL_TIME) {
+        while (st.KeepRunningBatch(batch)) {
+            double seconds = fn(inst, &w, batch);
+            if (seconds < 0 || st.error_occurred()) {
+                if (!st.error_occurred())
+                    st.SkipWithError("batch failed");
+                continue;  // KeepRunningBatch now returns false
+            }
+            st.SetIterationTime(seconds);
+        }
+    } else {
+        while (st.KeepRunningBatch(batch))
+            fn(inst, &w, batch);
+    }
+    if (def->ops.report && !st.error_occurred())
+        def->ops.report(inst, &w);
+    if (!(def->flags & TBB_REUSE) || st.error_occurred()) {
+        if (current.inst && def->ops.teardown)
+            def->ops.teardown(current.inst);
+        current.inst = nullptr;
+        if (st.error_occurred() && current.error.empty())
+            current.error = "failed in an earlier run";
+    }
+}
+
+// ---- BigO from the reported time --------------------------------------
+//
+// Google Benchmark 1.7 chooses a family's BigO curve by fitting CPU time
+// and then forces that curve on real time.  Under manual time the CPU time
+// also counts the untimed work between batches (refilling the scheduler),
+// so its curve says nothing about the operation.  The reporters below
+// redo the fit on the reported (real or manual) time — the same least
+// squares over the same candidate curves, lowest normalised RMS wins — and
+// fit CPU time with the curve found.
+
+using Run = benchmark::BenchmarkReporter::Run;
+
+struct Fit {
+    benchmark::BigO curve;
+    double coef;
+    double rms;  // normalised by the mean time
+};
+
+double curve_at(benchmark::BigO c, double n)
+{
+    switch (c) {
+    case benchmark::oN: return n;
+    case benchmark::oNSquared: return n * n;
+    case benchmark::oNCubed: return n * n * n;
+    case benchmark::oLogN: return std::log2(n);
+    case benchmark::oNLogN: return n * std::log2(n);
+    default: return 1.0;
+    }
+}
+
+Fit fit_curve(const std::vector<double> &n, const std::vector<double> &t,
+              benchmark::BigO c)
+{
+    double ff = 0, tf = 0, mean = 0;
+    for (size_t i = 0; i < n.size(); i++) {
+        double f = curve_at(c, n[i]);
+        ff += f * f;
+        tf += t[i] * f;
+        mean += t[i];
+    }
+    mean /= static_cast<double>(n.size());
+    Fit r{c, ff > 0 ? tf / ff : 0.0, 0.0};
+    double sq = 0;
+    for (size_t i = 0; i < n.size(); i++) {
+        double e = t[i] - r.coef * curve_at(c, n[i]);
+        sq += e * e;
+    }
+    r.rms = mean > 0 ? std::sqrt(sq / static_cast<double>(n.size())) / mean
+                     : 0.0;
+    return r;
+}
+
+Fit best_fit(const std::vector<double> &n, const std::vector<double> &t)
+{
+    static const benchmark::BigO curves[] = {
+        benchmark::oLogN, benchmark::oN, benchmark::oNLogN,
+        benchmark::oNSquared, benchmark::oNCubed};
+    Fit best = fit_curve(n, t, benchmark::o1);
+    for (benchmark::BigO c : curves) {
+        Fit f = fit_curve(n, t, c);
+        if (f.rms < best.rms)
+            best = f;
+    }
+    return best;
+}
+
+class RefitBigO {
+  public:
+    // Rewrites the BigO and RMS entries of `runs` in place.
+    void apply(std::vector<Run> &runs)
+    {
+        for (const Run &r : runs) {
+            if (r.run_type != Run::RT_Iteration || r.error_occurred ||
+                r.complexity == benchmark::oNone || r.complexity_n <= 0 ||
+                r.iterations <= 0)
+                continue;
+            if (r.family_index != family_) {
+                family_ = r.family_index;
+                n_.clear();
+                real_.clear();
+                cpu_.clear();
+            }
+            double it = static_cast<double>(r.iterations);
+            n_.push_back(static_cast<double>(r.complexity_n));
+            real_.push_back(r.real_accumulated_time / it);
+            cpu_.push_back(r.cpu_accumulated_time / it);
+        }
+        Fit real{}, cpu{};
+        bool fitted = false;
+        for (Run &r : runs) {
+            if (!r.report_big_o && !r.report_rms)
+                continue;
+            if (r.family_index != family_ || n_.empty() ||
+                r.complexity == benchmark::oLambda)
+                continue;
+            if (!fitted) {
+                real = best_fit(n_, real_);
+                cpu = fit_curve(n_, cpu_, real.curve);
+                fitted = true;
+            }
+            double mult = benchmark::GetTimeUnitMultiplier(r.time_unit);
+            r.complexity = real.curve;
+            if (r.report_big_o) {
+                r.real_accumulated_time = real.coef;
+                r.cpu_accumulated_time = cpu.coef;
+            } else {
+                // the JSON reporter prints the CPU field as "rms"
+                r.real_accumulated_time = real.rms / mult;
+                r.cpu_accumulated_time = real.rms / mult;
+            }
+        }
+    }
+
+  private:
+    int64_t family_ = -1;
+    std::vector<double> n_, real_, cpu_;
+};
+
+template <class Base> class Refitting : public Base {
+  public:
+    using Base::Base;
+    void ReportRuns(const std::vector<Run> &runs) override
+    {
+        std::vector<Run> copy(runs);
+        refit_.apply(copy);
+        Base::ReportRuns(copy);
+    }
+
+  private:
+    RefitBigO refit_;
+};
+
+bool json_out = false;      // --benchmark_out given, in JSON
+bool json_display = false;  // --benchmark_format=json
+bool csv_display = false;   // --benchmark_format=csv: left to the library
+
+benchmark::TimeUnit unit_of(enum tbb_unit u)
+{
+    switch (u) {
+    case TBB_US: return benchmark::kMicrosecond;
+    case TBB_MS: return benchmark::kMillisecond;
+    case TBB_S: return benchmark::kSecond;
+    case TBB_NS: break;
+    }
+    return benchmark::kNanosecond;
+}
+
+}  // namespace
+
+extern "C" {
+
+tbb_bench *tbb_register(const char *name, const struct tbb_ops *ops,
+                        void *ctx, unsigned flags)
+{
+    auto def = std::make_unique<tbb_bench>();
+    def->name = name;
+    def->ops = *ops;
+    def->ctx = ctx;
+    def->flags = flags;
+    def->nargs = 0;
+    tbb_bench *d = def.get();
+    d->gb = benchmark::RegisterBenchmark(
+        name, [d](benchmark::State &st) { run(st, d); });
+    if (flags & TBB_MANUAL_TIME)
+        d->gb->UseManualTime();
+    if (flags & TBB_REAL_TIME)
+        d->gb->UseRealTime();
+    if (flags & TBB_PROCESS_CPU)
+        d->gb->MeasureProcessCPUTime();
+    if (flags & TBB_COMPLEXITY)
+        d->gb->Complexity(benchmark::oAuto);
+    families().push_back(std::move(def));
+    return d;
+}
+
+void tbb_arg_names(tbb_bench *b, size_t n, const char *const *names)
+{
+    std::vector<std::string> v(names, names + n);
+    b->gb->ArgNames(v);
+    b->arg_names = v;
+}
+
+void tbb_args(tbb_bench *b, size_t n, const int64_t *args)
+{
+    b->gb->Args(std::vector<int64_t>(args, args + n));
+    if (n > b->nargs)
+        b->nargs = n;
+}
+
+void tbb_ranges(tbb_bench *b, size_t n, const int64_t *lo, const int64_t *hi)
+{
+    std::vector<std::pair<int64_t, int64_t>> r;
+    for (size_t i = 0; i < n; i++)
+        r.emplace_back(lo[i], hi[i]);
+    b->gb->Ranges(r);
+    if (n > b->nargs)
+        b->nargs = n;
+}
+
+void tbb_range_multiplier(tbb_bench *b, int multiplier)
+{
+    b->gb->RangeMultiplier(multiplier);
+}
+
+void tbb_min_time(tbb_bench *b, double seconds)
+{
+    if (seconds > 0)
+        b->gb->MinTime(seconds);
+}
+
+void tbb_iterations(tbb_bench *b, int64_t n)
+{
+    b->gb->Iterations(n);
+}
+
+void tbb_repetitions(tbb_bench *b, int n)
+{
+    if (n > 0)
+        b->gb->Repetitions(n);
+}
+
+void tbb_unit(tbb_bench *b, enum tbb_unit unit)
+{
+    b->gb->Unit(unit_of(unit));
+}
+
+int64_t tbb_arg(const tbb_state *st, size_t i)
+{
+    return st->st->range(static_cast<int>(i));
+}
+
+void tbb_set_batch(tbb_state *st, int64_t n)
+{
+    st->batch = n > 0 ? n : 1;
+}
+
+int64_t tbb_iterations_done(const tbb_state *st)
+{
+    return static_cast<int64_t>(st->st->iterations());
+}
+
+void tbb_counter(tbb_state *st, const char *name, double value,
+                 unsigned flags)
+{
+    int f = benchmark::Counter::kDefaults;
+    if (flags & TBB_C_RATE)
+        f |= benchmark::Counter::kIsRate;
+    if (flags & TBB_C_AVG_ITER)
+        f |= benchmark::Counter::kAvgIterations;
+    if (flags & TBB_C_INVARIANT)
+        f |= benchmark::Counter::kIsIterationInvariant;
+    st->st->counters[name] =
+        benchmark::Counter(value, static_cast<benchmark::Counter::Flags>(f));
+}
+
+void tbb_complexity_n(tbb_state *st, int64_t n)
+{
+    st->st->SetComplexityN(n);
+}
+
+void tbb_label(tbb_state *st, const char *label)
+{
+    st->st->SetLabel(label);
+}
+
+void tbb_skip(tbb_state *st, const char *message)
+{
+    if (!st->st->error_occurred())
+        st->st->SkipWithError(message);
+}
+
+int tbb_failed(const tbb_state *st)
+{
+    return st->st->error_occurred();
+}
+
+void tbb_context(const char *key, const char *value)
+{
+    benchmark::AddCustomContext(key, value);
+}
+
+int tbb_init(int *argc, char **argv)
+{
+    bool out = false, json = true;
+    for (int i = 1; i < *argc; i++) {
+        if (std::strncmp(argv[i], "--benchmark_out=", 16) == 0)
+            out = true;
+        else if (std::strncmp(argv[i], "--benchmark_out_format=", 23) == 0)
+            json = std::strcmp(argv[i] + 23, "json") == 0;
+        else if (std::strncmp(argv[i], "--benchmark_format=", 19) == 0) {
+            json_display = std::strcmp(argv[i] + 19, "json") == 0;
+            csv_display = std::strcmp(argv[i] + 19, "csv") == 0;
+        }
+    }
+    json_out = out && json;
+    benchmark::Initialize(argc, argv);
+    return benchmark::ReportUnrecognizedArguments(*argc, argv) ? -1 : 0;
+}
+
+void tbb_progress(int enabled)
+{
+    progress_enabled = enabled != 0;
+}
+
+size_t tbb_run(void)
+{
+    run_start = std::chrono::steady_clock::now();
+    instances_started = 0;
+    using Console = benchmark::ConsoleReporter;
+    Refitting<Console> console(isatty(STDOUT_FILENO) ? Console::OO_Color
+                                                     : Console::OO_None);
+    Refitting<benchmark::JSONReporter> json, json_console;
+    benchmark::BenchmarkReporter *display = &console;
+    if (json_display)
+        display = &json_console;
+    else if (csv_display)
+        display = nullptr;
+    size_t n = benchmark::RunSpecifiedBenchmarks(display,
+                                                 json_out ? &json : nullptr);
+    drop_current();
+    return n;
+}
+
+void tbb_shutdown(void)
+{
+    benchmark::Shutdown();
+}
+
+}  // extern "C"

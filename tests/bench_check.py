@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""tests/bench_check.py — the `bench` test suite: runs every harness of
+timerbench-bench at the smoke profile and checks its output for sanity.
+
+Checked: the JSON parses; the context records profile, seed, timer slack and
+build facts; every result name follows <op>/<backend>/<workload>/<config>/N:<n>;
+every registered backend appears in every micro operation and runtime
+experiment; no benchmark failed except the shim's deliberate one; no task
+fired early; sample counts match what was scheduled; the shim's self-tests
+report exactly what they were built to report (manual time, BigO, operation
+counts, reuse); the CSV's weights add up to each result's sample count.
+Speed is never asserted.
+
+usage: bench_check.py TIMERBENCH_BENCH [--keep DIR]
+"""
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
+RUNTIME_OPS = ["lateness", "jitter", "burst", "idle", "producers",
+               "interference", "workers"]
+# Google Benchmark's own name segments, dropped to get the canonical name.
+GB_SEGMENT = re.compile(r"^(manual_time|real_time|process_time|"
+                        r"iterations:\d+|repeats:\d+|threads:\d+|"
+                        r"min_time:[\d.]+)$")
+NAME = re.compile(r"^(?P<op>[a-z]+)/(?P<backend>[a-z0-9_]+)/"
+                  r"(?P<workload>[a-z0-9]+)/(?P<config>[^/]+)/N:(?P<n>\d+)$")
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def canonical(run_name):
+    return "/".join(p for p in run_name.split("/") if not GB_SEGMENT.match(p))
+
+
+def parse_name(run_name):
+    """Splits a canonical result name; None if it breaks the grammar."""
+    m = NAME.match(canonical(run_name))
+    if not m:
+        return None
+    d = m.groupdict()
+    d["n"] = int(d["n"])
+    cfg = {}
+    for kv in d["config"].split(","):
+        if "=" not in kv:
+            return None
+        k, v = kv.split("=", 1)
+        cfg[k] = v
+    d["cfg"] = cfg
+    return d
+
+
+def run(binary, outdir, harness):
+    out = os.path.join(outdir, harness + ".json")
+    cmd = [binary, "--profile=smoke", "--harness=" + harness,
+           "--benchmark_out=" + out, "--benchmark_out_format=json"]
+    if harness == "runtime":
+        cmd.append("--csv=" + os.path.join(outdir, "samples.csv"))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if not check(proc.returncode == 0, "%s exited %d: %s" %
+                 (harness, proc.returncode, proc.stderr[-2000:])):
+        return None
+    with open(out) as f:
+        return json.load(f)
+
+
+def iteration_runs(doc):
+    return [b for b in doc["benchmarks"] if b.get("run_type") == "iteration"]
+
+
+def check_context(doc, harness):
+    ctx = doc["context"]
+    for key in ("profile", "seed", "timer_slack_ns", "backends", "build_type",
+                "c_compiler", "google_benchmark", "git_commit",
+                "clock_overhead_ns", "workload.uniform"):
+        check(key in ctx, "%s: context lacks %s" % (harness, key))
+    check(ctx.get("profile") == "smoke", "%s: profile is not smoke" % harness)
+
+
+def check_errors(doc, harness, allowed=()):
+    for b in iteration_runs(doc):
+        if b.get("error_occurred"):
+            check(any(a in b["name"] for a in allowed),
+                  "%s: %s failed: %s" % (harness, b["name"],
+                                         b.get("error_message")))
+
+
+def check_shim(doc):
+    check_errors(doc, "shim", allowed=("selftest/error",))
+    runs = {canonical(b["run_name"]): b for b in iteration_runs(doc)}
+    err = runs.get("selftest/error/none/timing=auto/N:1")
+    check(err is not None and err.get("error_occurred") and
+          "deliberate" in err.get("error_message", ""),
+          "shim: the deliberate setup failure was not reported as an error")
+    for k in (1, 8, 64, 512):
+        b = runs.get("selftest/manual/none/timing=manual/N:%d" % k)
+        if check(b is not None, "shim: selftest/manual N:%d missing" % k):
+            check(abs(b["real_time"] - k) < 1e-6 * k,
+                  "shim: manual time %g ns, expected %d" % (b["real_time"], k))
+            check(b["ops_seen"] == b["iterations"],
+                  "shim: manual N:%d saw %g ops in %d iterations" %
+                  (k, b["ops_seen"], b["iterations"]))
+            check(abs(b["ops_rate"] - 1e9 / k) < 1e-3 * 1e9 / k,
+                  "shim: rate counter %g, expected %g" % (b["ops_rate"],
+                                                         1e9 / k))
+    bigo = [b for b in doc["benchmarks"]
+            if b.get("aggregate_name") == "BigO" and "selftest/manual" in
+            b["name"]]
+    if check(len(bigo) == 1, "shim: no BigO for selftest/manual"):
+        check(bigo[0]["big_o"] == "N" and
+              abs(bigo[0]["real_coefficient"] - 1.0) < 1e-6,
+              "shim: BigO %s %g, expected N 1" % (bigo[0]["big_o"],
+                                                  bigo[0]["real_coefficient"]))
+    ops = runs.get("selftest/ops/none/timing=auto/N:37")
+    if check(ops is not None, "shim: selftest/ops missing"):
+        check(ops["ops_seen"] == ops["iterations"] and
+              ops["iterations"] % 37 == 0,
+              "shim: %g ops in %d iterations (batches of 37)" %
+              (ops["ops_seen"], ops["iterations"]))
+    reuse = runs.get("selftest/reuse/none/timing=manual/N:37")
+    if check(reuse is not None, "shim: selftest/reuse missing"):
+        check(reuse["setups"] == 1, "shim: a reused instance was set up %g "
+              "times" % reuse["setups"])
+    for n in (1, 64, 1024):
+        check("shim/empty/none/timing=auto/N:%d" % n in runs,
+              "shim: overhead benchmark N:%d missing" % n)
+
+
+def by_backend(doc, harness):
+    """{(op, backend): [parsed names]} over the iteration runs."""
+    seen = {}
+    for b in iteration_runs(doc):
+        p = parse_name(b["run_name"])
+        if not check(p is not None, "%s: name breaks the grammar: %s" %
+                     (harness, b["run_name"])):
+            continue
+        if p["backend"] != "floor":
+            check("series" in p["cfg"], "%s: no series in %s" %
+                  (harness, b["run_name"]))
+        b["_p"] = p
+        seen.setdefault((p["op"], p["backend"]), []).append(b)
+    return seen
+
+
+def check_micro(doc, backends):
+    check_errors(doc, "micro")
+    seen = by_backend(doc, "micro")
+    for op in MICRO_OPS:
+        for be in backends:
+            check((op, be) in seen, "micro: %s has no %s results" % (be, op))
+    families = {canonical(b["run_name"]).rsplit("/N:", 1)[0]
+                for b in iteration_runs(doc)}
+    bigo = {canonical(b["run_name"]) for b in doc["benchmarks"]
+            if b.get("aggregate_name") == "BigO"}
+    for fam in families:
+        check(fam in bigo, "micro: no BigO fit for %s" % fam)
+    for b in iteration_runs(doc):
+        p = b.get("_p")
+        if not p or b.get("error_occurred"):
+            continue
+        check(b["real_time"] > 0, "micro: %s took no time" % b["name"])
+        if p["op"] == "fill":
+            check(b["bytes_per_task"] > 0, "micro: %s holds no bytes" %
+                  b["name"])
+            # the structure's own count against the allocator's, where the
+            # allocator can tell (mallinfo2 is 0 under sanitizers)
+            if b["malloc_bytes_per_task"] > 0:
+                ratio = b["malloc_bytes_per_task"] / b["bytes_per_task"]
+                check(0.8 < ratio < 1.5,
+                      "micro: %s bytes_held %.1f/task but malloc %.1f/task" %
+                      (b["name"], b["bytes_per_task"],
+                       b["malloc_bytes_per_task"]))
+        if p["op"] == "timeouts":
+            check(abs(b["cancelled_per_op"] - 0.95) < 0.03,
+                  "micro: %s cancelled %.3f per op" % (b["name"],
+                                                       b["cancelled_per_op"]))
+            check(abs(b["fired_per_op"] - 0.05) < 0.03,
+                  "micro: %s fired %.3f per op" % (b["name"],
+                                                   b["fired_per_op"]))
+        if p["op"] in ("insert", "cancel"):
+            check(0.99 <= b["pending_per_n"] <= 1.3,
+                  "micro: %s holds %.2f N" % (b["name"], b["pending_per_n"]))
+        if "transferred" in b and p["op"] == "insert":
+            check(b["transferred"] > 0.99, "micro: %s left %.2f of its inserts"
+                  " in the inbox" % (b["name"], 1 - b["transferred"]))
+
+
+def check_runtime(doc, backends, samples_csv):
+    check_errors(doc, "runtime")
+    seen = by_backend(doc, "runtime")
+    for op in RUNTIME_OPS:
+        for be in backends:
+            check((op, be) in seen, "runtime: %s has no %s results" % (be, op))
+    check(("lateness", "floor") in seen, "runtime: no clock_nanosleep floor")
+    slack1 = [b for b in iteration_runs(doc)
+              if b.get("_p") and b["_p"]["cfg"].get("slack") == "1ns"]
+    check(slack1 and all(b["slack_ns"] == 1 for b in slack1),
+          "runtime: the slack=1ns runs did not run with 1 ns of slack")
+    weights = {}
+    with open(samples_csv) as f:
+        rows = csv.DictReader(f)
+        check(rows.fieldnames == ["benchmark", "metric", "rep", "seq",
+                                  "value_ns", "weight"],
+              "runtime: CSV header is %s" % rows.fieldnames)
+        for r in rows:
+            key = (r["benchmark"], r["metric"], int(r["rep"]))
+            weights[key] = weights.get(key, 0) + int(r["weight"])
+    for b in iteration_runs(doc):
+        p = b.get("_p")
+        if not p or b.get("error_occurred"):
+            continue
+        name = canonical(b["run_name"])
+        if "early" in b:
+            check(b["early"] == 0, "runtime: %s fired %d tasks early" %
+                  (name, b["early"]))
+        op = p["op"]
+        if op == "lateness":
+            check(b["count"] == 20, "runtime: %s has %d samples" %
+                  (name, b["count"]))
+        if op == "burst":
+            check(b["count"] == p["n"], "runtime: %s ran %d of %d" %
+                  (name, b["count"], p["n"]))
+        if op == "producers":
+            check(b["count"] == p["n"] * int(p["cfg"]["producers"]),
+                  "runtime: %s ran %d tasks" % (name, b["count"]))
+        if op == "jitter":
+            check(b["runs"] >= 2 and b["late_count"] == b["runs"],
+                  "runtime: %s recorded %d runs" % (name, b["runs"]))
+        if op == "interference":
+            check(b["runs"] > 0, "runtime: %s: no 1 ms task ran" % name)
+        if op == "idle":
+            check(math.isfinite(b["cpu_ns_per_s"]) and b["cpu_ns_per_s"] >= 0,
+                  "runtime: %s cpu %s" % (name, b["cpu_ns_per_s"]))
+        count = b.get("count", b.get("late_count"))
+        if count is not None:
+            rep = b.get("repetition_index", 0)
+            check(weights.get((name, "lateness", rep)) == count,
+                  "runtime: CSV weights %s for %s, count %d" %
+                  (weights.get((name, "lateness", rep)), name, count))
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    binary = sys.argv[1]
+    keep = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--keep" \
+        else None
+    info = json.loads(subprocess.check_output([binary, "--info"],
+                                              universal_newlines=True))
+    backends = info["backends"]
+    check(backends, "the registry is empty")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        return check_all(binary, backends, keep)
+    with tempfile.TemporaryDirectory(prefix="tb-bench-check-") as outdir:
+        return check_all(binary, backends, outdir)
+
+
+def check_all(binary, backends, outdir):
+    for harness in ("shim", "micro", "runtime"):
+        doc = run(binary, outdir, harness)
+        if doc is None:
+            continue
+        check_context(doc, harness)
+        if harness == "shim":
+            check_shim(doc)
+        elif harness == "micro":
+            check_micro(doc, backends)
+        else:
+            check_runtime(doc, backends, os.path.join(outdir, "samples.csv"))
+    for f in failures:
+        print("FAIL:", f)
+    print("%d problem(s); backends checked: %s" %
+          (len(failures), ", ".join(backends)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
