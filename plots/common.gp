@@ -1,0 +1,23 @@
+# common.gp — what every timerbench figure shares: the two output formats,
+# fonts, grid and line styles.  Each figure script sets `W` and `H` (pixels)
+# and then, once per format, `eval term_for(fmt)` and draws.
+#
+# Variables from report/generate.py (tb_figures.py): out (path without
+# extension), plotdir (this folder).  Titles and series names arrive in the
+# data files, read as data, never as commands; so `noenhanced` keeps `_`
+# and `^` in backend names literal.
+
+if (!exists("W")) W = 900
+if (!exists("H")) H = 600
+term_svg = sprintf("set terminal svg size %d,%d dynamic noenhanced font 'Helvetica,12' background rgb 'white'; set output '%s.svg'", W, H, out)
+term_png = sprintf("set terminal pngcairo size %d,%d noenhanced font 'Helvetica,10' background rgb 'white'; set output '%s.png'", W, H, out)
+term_for(fmt) = (fmt eq 'svg') ? term_svg : term_png
+
+set encoding utf8
+set border 3 lw 1 lc rgb '#555555'
+set tics nomirror textcolor rgb '#333333'
+set grid xtics ytics mxtics mytics lc rgb '#e6e6e6' lw 1 dt 1
+set key outside right top vertical Left reverse noautotitle samplen 2.5 spacing 1.1
+set style fill solid 0.85 border rgb '#333333'
+set datafile separator "\t"
+set datafile missing "NaN"

@@ -1,0 +1,653 @@
+"""tb_experiments — the runtime (monotonic clock, real threads) sections:
+lateness against the sleep floor, periodic jitter, interference, burst,
+idle cost, leader-follower (`workers`) and producers.
+
+Each section reads the benchmarks of its operation, draws its figure, shows
+a table of its counters (medians over repetitions) and states findings
+computed from them; without data it says so.  Counter names are those
+bench/runtime.c writes: percentiles `<prefix>count`, `min`, `p50`, `p90`,
+`p99`, `p999`, `max` in ns, and per-experiment counters named below.
+
+What each section finds is also stored in ctx.rt for the claims.
+"""
+
+import os
+
+import tb_analysis as A
+import tb_results
+from tb_doc import Bold, Code
+from tb_figures import RawPath
+
+RUNTIME_OPS = ["lateness", "jitter", "interference", "burst", "idle",
+               "workers", "producers"]
+KNOWN_OPS = RUNTIME_OPS + ["failure", "shim", "selftest"]
+RUNTIME_WHAT = {
+    "lateness": "one-shot tasks with short delays, at light load and with "
+                "many tasks pending; lateness is the start of the run minus "
+                "its deadline. The floor is a plain clock_nanosleep loop to "
+                "the same planned times in the same run",
+    "jitter": "one fixed-rate task with a short period (workload rate1ms): "
+              "lateness against the planned schedule, period error and total drift",
+    "interference": "several fast fixed-rate tasks and one slow task: how late "
+                    "the fast ones run, with one thread and with a pool",
+    "burst": "N tasks with one deadline, submitted at once: submit cost and "
+             "the time from the deadline until the last one started",
+    "idle": "one task far in the future: CPU time and wake-ups per second "
+            "while nothing is due",
+    "workers": "a pool of threads and a steady trickle of tasks: timed waits "
+               "and wake-ups per task, with the leader-follower protocol on "
+               "and off",
+    "producers": "several threads scheduling at once as fast as they can: "
+                 "throughput and lateness",
+}
+PCTS = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
+# The design's target: lateness p50 within this factor of the floor.
+FLOOR_TARGET = 1.2
+
+
+def _join(items, sep=", "):
+    out = []
+    for i, it in enumerate(items):
+        if i:
+            out.append(sep)
+        out.extend(it if isinstance(it, tuple) else (it,))
+    return out
+
+
+def labels_for(ms, drop=("series",)):
+    """A legend label per measurement: its backend plus the configuration
+    keys (and parameters other than N) that differ between that backend's
+    measurements in `ms`.  Returns {id(m): label}."""
+    by_backend = {}
+    for m in ms:
+        by_backend.setdefault(m.backend, []).append(m)
+    out = {}
+    for b, bms in by_backend.items():
+        keys = []
+        for m in bms:
+            keys += [k for k in m.cfg if k not in keys]
+        varying = [k for k in keys if k not in drop and len({m.cfg.get(k) for m in bms}) > 1]
+        pkeys = sorted({k for m in bms for k in m.params if k != "N"})
+        pvary = [k for k in pkeys if len({m.params.get(k) for m in bms}) > 1]
+        for m in bms:
+            extra = ["%s=%s" % (k, m.cfg.get(k, "-")) for k in varying]
+            extra += ["%s:%s" % (k, m.params.get(k, "-")) for k in pvary]
+            if not m.cfg and len({x.config for x in bms}) > 1:
+                extra.append(m.config)
+            out[id(m)] = " ".join([b] + extra)
+    return out
+
+
+def counter_spread(m, name):
+    """(median, lowest, highest) of one counter over the repetitions."""
+    med = m.counter(name)
+    if med is None:
+        return None
+    vals = m.counters.get(name) or [med]
+    return (med, min(vals), max(vals))
+
+
+def us(ns):
+    return None if ns is None else ns / 1000.0
+
+
+def fmt_us(ns):
+    if ns is None:
+        return "n/a"
+    v = ns / 1000.0
+    return "%.1f" % v if abs(v) < 1000 else "{:,.0f}".format(v)
+
+
+def generic_table(ctx, doc, ms, counters=None, limit=10):
+    """A table of the measurements as recorded: one row each, the median
+    time and the chosen counters (median over repetitions)."""
+    if not ms:
+        return
+    if counters is None:
+        seen = {}
+        for m in ms:
+            for c in m.counter_names():
+                seen[c] = seen.get(c, 0) + 1
+        counters = sorted(seen, key=lambda c: (-seen[c], c))[:limit]
+    rows = []
+    for m in ms:
+        extra = " ".join("%s:%s" % kv for kv in sorted(m.params.items()))
+        row = [Code(m.backend), Code(m.workload), Code(m.config), extra]
+        if m.error:
+            row.append(("error: " + m.error[:100],))
+            row += [""] * len(counters)
+        else:
+            row.append(A.fmt_ns(m.median) + (" (%s)" % A.fmt_pct(m.cv) if m.cv is not None else ""))
+            row += [A.fmt_num(m.counter(c)) for c in counters]
+        rows.append(row)
+    doc.table(["backend", "workload", "configuration", "parameters", "time (cv)"] + counters,
+              rows, numeric=set(range(4, 5 + len(counters))))
+
+
+# ---- drawing helpers ------------------------------------------------------
+
+def _order(ctx, items):
+    """Sorts (label, m, ...) tuples by registry position, then label."""
+    pos = {b: i for i, b in enumerate(ctx.backends + ctx.floor)}
+    return sorted(items, key=lambda it: (pos.get(it[1].backend, len(pos)), it[0]))
+
+
+def draw_cdf(ctx, stem, title, xlabel, panels):
+    """panels: [(title, [(label, backend, [(x, fraction)])])]."""
+    panels = [(t, [s for s in ss if s[2]]) for t, ss in panels]
+    panels = [(t, ss) for t, ss in panels if ss]
+    if not panels:
+        return None
+    name = ctx.fig_name(stem)
+    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
+         "npanels": len(panels), "xlabel": xlabel}
+    for k, (pt, ss) in enumerate(panels, 1):
+        seen = {}
+        dashes = []
+        for label, backend, pts in ss:
+            seen[backend] = seen.get(backend, 0) + 1
+            dashes.append(str(2 if backend in ctx.floor else 1 + (seen[backend] - 1) % 5))
+        ctx.figs.write_blocks("%s_%d" % (name, k), [(l, [[x, f] for x, f in p]) for l, _, p in ss],
+                              ["series", "fraction"])
+        v["ptitle_%d" % k] = pt
+        v["nseries_%d" % k] = len(ss)
+        v["colours_%d" % k] = " ".join(ctx.colour(b) for _, b, _ in ss)
+        v["dashes_%d" % k] = " ".join(dashes)
+    return name if ctx.figs.draw("cdf", name, v) else None
+
+
+def draw_bars(ctx, stem, title, panels):
+    """panels: [(title, ylabel, logy, [(label, backend, (v, lo, hi))])]."""
+    panels = [p for p in panels if any(b[2] is not None for b in p[3])]
+    if not panels:
+        return None
+    name = ctx.fig_name(stem)
+    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
+         "npanels": len(panels)}
+    for k, (pt, yl, logy, bars) in enumerate(panels, 1):
+        rows = []
+        for label, backend, val in bars:
+            if val is None:
+                continue
+            med, lo, hi = val
+            if logy and med <= 0:
+                continue
+            rows.append([label, float(med), float(lo), float(hi),
+                         int(ctx.colour(backend).lstrip("#"), 16)])
+        if not rows:
+            return None
+        ctx.figs.write_blocks("%s_%d" % (name, k), [("label", rows)],
+                              ["label", "value", "low", "high", "colour"])
+        v["ptitle_%d" % k] = pt
+        v["ylabel_%d" % k] = yl
+        v["logy_%d" % k] = int(bool(logy))
+    return name if ctx.figs.draw("bars", name, v) else None
+
+
+def _cdf_of(ctx, m, metric):
+    """CDF points (x in us) of a measurement: from the raw samples when the
+    CSV has them, else from its percentile counters.  Values at or below
+    0.1 us are drawn at 0.1 us (the log axis has no zero)."""
+    s = ctx.res.samples_for(m, metric)
+    prefix = "" if metric == "lateness" or m.op != "jitter" else "perr_"
+    if m.op == "jitter" and metric == "lateness":
+        prefix = "late_"
+    if s:
+        s = sorted(s)
+        total = sum(w for _, w in s)
+        pts, acc = [], 0.0
+        for v, w in s:
+            acc += w
+            pts.append((max(v / 1000.0, 0.1), acc / total))
+        if len(pts) > 400:
+            step = (len(pts) - 1) / 399.0
+            pts = [pts[int(round(i * step))] for i in range(400)]
+        return pts, "samples"
+    pts = []
+    for key, q in (("min", 0.0), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99),
+                   ("p999", 0.999), ("max", 1.0)):
+        v = m.counter(prefix + key)
+        if v is not None:
+            pts.append((max(v / 1000.0, 0.1), q))
+    return pts, "percentiles"
+
+
+def add_figure(ctx, doc, name, caption, alt):
+    if name is None:
+        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
+        doc.p("(Figure not drawn: ", why, ".)")
+        return
+    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
+
+
+def _pct_table(ctx, doc, ms, labels, prefix="", extra=()):
+    rows = []
+    for label, m in _order(ctx, [(labels[id(m)], m) for m in ms]):
+        row = [Code(label), Code(m.workload), Code(m.config)]
+        if m.error:
+            row += [("error: " + m.error[:80],)] + [""] * (len(PCTS) + len(extra))
+        else:
+            row.append(A.fmt_num(m.counter(prefix + "count")))
+            row += [fmt_us(m.counter(prefix + k)) for k, _ in PCTS]
+            for name, fmt in extra:
+                row.append(fmt(m.counter(name)))
+        rows.append(row)
+    doc.table(["series", "workload", "configuration", "samples"] +
+              ["%s (us)" % t for _, t in PCTS] + [n for n, _ in extra], rows,
+              numeric=set(range(3, 4 + len(PCTS) + len(extra))))
+
+
+def _missing(ctx, doc, op):
+    doc.p("No ", Code(op), " results in this results directory: this experiment has no data.")
+    ctx.missing.append(("Runtime: " + op, "no results"))
+
+
+# ---- the sections -----------------------------------------------------------
+
+def runtime_sections(ctx, doc):
+    doc.h(2, "Runtime behaviour (monotonic clock, real threads)", "runtime")
+    present = [op for op in RUNTIME_OPS if ctx.res.select(op=op)]
+    if not present:
+        doc.p("No runtime results (", *_join([Code(o) for o in RUNTIME_OPS]),
+              ") in this results directory: this section has no data.")
+        ctx.missing.append(("Runtime behaviour", "no results for any of " + ", ".join(RUNTIME_OPS)))
+        return
+    doc.p("Each experiment runs once per repetition with real threads; its "
+          "counters are medians over the repetitions.")
+    for op, fn in (("lateness", lateness), ("jitter", jitter),
+                   ("interference", interference), ("burst", burst),
+                   ("idle", idle), ("workers", workers), ("producers", producers)):
+        doc.h(3, op, "runtime-" + op)
+        doc.p("What is measured: ", RUNTIME_WHAT[op], ".")
+        ms = [m for m in ctx.res.select(op=op)]
+        if not ms:
+            _missing(ctx, doc, op)
+            continue
+        fn(ctx, doc, ms)
+        errs = [m for m in ms if m.error]
+        if errs:
+            doc.p("Runs that reported an error: ",
+                  *_join([(Code(m.backend + " " + m.config), ": " + m.error[:120]) for m in errs]), ".")
+    failure_section(ctx, doc)
+
+
+def failure_section(ctx, doc):
+    """The probe's failing-task experiment (report/probe.c)."""
+    doc.h(3, "failure", "runtime-failure")
+    doc.p("What is measured (virtual clock, report/probe.c): a row of one-shot tasks "
+          "due one after another, one of which fails (the C analogue of a "
+          "thrown exception); then one more task is scheduled.")
+    ms = ctx.res.select(op="failure")
+    if not ms:
+        _missing(ctx, doc, "failure")
+        return
+    rows = []
+    for m in sorted(ms, key=lambda m: ctx.backends.index(m.backend) if m.backend in ctx.backends else 99):
+        if m.error:
+            rows.append([Code(m.backend), ("error: " + m.error[:100],), "", "", ""])
+            continue
+        acc = m.counter("accepted_after")
+        rows.append([Code(m.backend), A.fmt_num(m.counter("ran_before")),
+                     "%s of %s" % (A.fmt_num(m.counter("ran_after")), A.fmt_num(m.counter("after"))),
+                     "n/a" if acc is None else ("accepted" if acc else "refused"),
+                     A.fmt_num(m.counter("failed"))])
+    doc.table(["backend", "tasks due before the failure that ran",
+               "tasks due after it that ran", "a schedule after it", "failed runs counted"],
+              rows, numeric={1, 2, 4})
+    killed = [m.backend for m in ms if not m.error and m.counter("ran_after") == 0
+              and m.counter("after")]
+    kept = [m.backend for m in ms if not m.error and m.counter("after") and
+            m.counter("ran_after") == m.counter("after")]
+    items = []
+    if killed:
+        items.append(("One failing task stopped every later task in ", *_join([Code(b) for b in killed]), "."))
+    if kept:
+        items.append(("Every later task still ran in ", *_join([Code(b) for b in kept]), "."))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def _slack(m):
+    return m.cfg.get("slack", "default")
+
+
+def lateness(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok, drop=("series", "slack"))
+    panels = []
+    floor = {(_slack(m)): m for m in ok if m.backend in ctx.floor}
+    keys = sorted({(m.workload, _slack(m)) for m in ok}, key=lambda k: (k[0] != "light", k))
+    sources = set()
+    for wl, slack in keys:
+        ss = []
+        for label, m in _order(ctx, [(labels[id(m)], m) for m in ok
+                                     if m.workload == wl and _slack(m) == slack]):
+            pts, src = _cdf_of(ctx, m, "lateness")
+            sources.add(src)
+            ss.append((label, m.backend, pts))
+        if wl != "light" and slack in floor:
+            pts, src = _cdf_of(ctx, floor[slack], "lateness")
+            ss.append(("%s (light)" % floor[slack].backend, floor[slack].backend, pts))
+        panels.append(("workload %s, timer slack %s" % (wl, slack), ss))
+    name = draw_cdf(ctx, "lateness", "Lateness of one-shot tasks (start - deadline)",
+                    "lateness (us, log scale)", panels)
+    add_figure(ctx, doc, name, ("Cumulative distribution of lateness per backend; the "
+                                "black dashed line is the clock_nanosleep floor. Drawn from %s."
+                                % " and ".join(sorted("raw samples" if s == "samples" else "percentile counters"
+                                                      for s in sources)),),
+               "lateness CDF")
+    _pct_table(ctx, doc, ok, labels, extra=[("early", A.fmt_num)])
+    items = []
+    rt = ctx.rt.setdefault("lateness", {})
+    for slack, f in sorted(floor.items()):
+        fp50 = f.counter("p50")
+        items.append(("Floor (", Code("slack=" + slack), "): p50 %s, p99 %s." % (
+            A.fmt_ns(fp50), A.fmt_ns(f.counter("p99")))))
+        cand = [(m.counter("p50"), labels[id(m)], m) for m in ok
+                if m.backend not in ctx.floor and m.workload == "light" and _slack(m) == slack
+                and m.counter("p50") is not None]
+        if fp50 and cand:
+            cand.sort(key=lambda c: c[0])
+            within = [c for c in cand if c[0] <= FLOOR_TARGET * fp50]
+            items.append(("At light load (slack ", Code(slack), "), p50 against the floor: ",
+                          *_join([(Code(l), " %s" % A.fmt_ratio(v / fp50)) for v, l, _ in cand]),
+                          "; %d of %d within %s of the floor." % (len(within), len(cand),
+                                                                   A.fmt_ratio(FLOOR_TARGET))))
+            if slack == "default":
+                rt["vs_floor"] = [(l, v, v / fp50, m) for v, l, m in cand]
+                rt["floor_p50"] = fp50
+                ctx.finding(20, "Lateness at light load: p50 from %s (" % A.fmt_ns(cand[0][0]),
+                            Code(cand[0][1]), ") to %s (" % A.fmt_ns(cand[-1][0]), Code(cand[-1][1]),
+                            "), against a clock_nanosleep floor of %s." % A.fmt_ns(fp50))
+    for m in ok:
+        if m.workload != "light" and m.backend not in ctx.floor:
+            light = [x for x in ok if x.backend == m.backend and x.workload == "light"
+                     and _slack(x) == _slack(m) and x.series == m.series
+                     and {k: v for k, v in x.cfg.items() if k != "slack"} ==
+                     {k: v for k, v in m.cfg.items() if k != "slack"}]
+            if light and light[0].counter("p99") and m.counter("p99") is not None:
+                items.append((Code(labels[id(m)]), ": p99 %s with %s tasks pending against %s at light load (%s)." % (
+                    A.fmt_ns(m.counter("p99")), A.fmt_num(m.counter("background") or m.n),
+                    A.fmt_ns(light[0].counter("p99")), A.fmt_ratio(m.counter("p99") / light[0].counter("p99")))))
+    early = [(m.counter("early") or 0, m) for m in ok if m.counter("early") is not None]
+    total = sum(m.counter("count") or 0 for _, m in early)
+    n_early = sum(e for e, _ in early)
+    if early:
+        if n_early == 0:
+            items.append("No task started before its deadline in %s lateness samples." % A.fmt_num(total))
+        else:
+            bad = [m for e, m in early if e > 0]
+            items.append(("%s early starts in %s samples, in " % (A.fmt_num(n_early), A.fmt_num(total)),
+                          *_join([Code(labels[id(m)]) for m in bad]), "."))
+    rt["early"] = n_early
+    slack_vals = sorted({m.counter("slack_ns") for m in ok if m.counter("slack_ns") is not None})
+    if slack_vals:
+        items.append("Timer slack of the measuring threads: %s." % ", ".join(A.fmt_ns(v) for v in slack_vals))
+    rt["ms"] = ok
+    rt["labels"] = labels
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def jitter(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok)
+    ss = []
+    for label, m in _order(ctx, [(labels[id(m)], m) for m in ok]):
+        pts, _ = _cdf_of(ctx, m, "lateness")
+        ss.append((label, m.backend, pts))
+    wl = sorted({m.workload for m in ok})
+    name = draw_cdf(ctx, "jitter", "Fixed-rate task: lateness against the planned schedule",
+                    "lateness against plan (us, log scale)",
+                    [("workload %s" % ", ".join(wl), ss)])
+    add_figure(ctx, doc, name, ("Cumulative distribution of each run's start minus its "
+                                "planned time (first start + k periods).",), "jitter CDF")
+    rows = []
+    for label, m in _order(ctx, [(labels[id(m)], m) for m in ok]):
+        rows.append([Code(label), Code(m.config), fmt_us(m.counter("late_p50")), fmt_us(m.counter("late_p99")),
+                     fmt_us(m.counter("late_max")), fmt_us(m.counter("perr_p50")),
+                     fmt_us(m.counter("perr_p99")), fmt_us(m.counter("perr_max")),
+                     fmt_us(m.counter("drift_ns")),
+                     "%s / %s" % (A.fmt_num(m.counter("runs")), A.fmt_num(m.counter("expected_runs")))])
+    doc.table(["series", "configuration", "late p50 (us)", "late p99 (us)", "late max (us)",
+               "period error p50 (us)", "period error p99 (us)", "period error max (us)",
+               "drift (us)", "runs / expected"], rows, numeric=set(range(2, 10)))
+    cand = sorted([(m.counter("perr_p99"), labels[id(m)]) for m in ok if m.counter("perr_p99") is not None])
+    items = []
+    if len(cand) > 1:
+        items.append(("Steadiest period: ", Code(cand[0][1]), " (p99 period error %s); least steady: "
+                      % A.fmt_ns(cand[0][0]), Code(cand[-1][1]), " (%s)." % A.fmt_ns(cand[-1][0])))
+    for m in ok:
+        r, e = m.counter("runs"), m.counter("expected_runs")
+        if r is not None and e and abs(r - e) / e > 0.01:
+            items.append((Code(labels[id(m)]), " ran %s times where %s runs were planned." % (
+                A.fmt_num(r), A.fmt_num(e))))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def interference(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok)
+    ordered = _order(ctx, [(labels[id(m)], m) for m in ok])
+    name = draw_bars(ctx, "interference", "Lateness of fast periodic tasks beside one slow task "
+                     "(workload %s)" % ", ".join(sorted({m.workload for m in ok})), [
+        ("p99 lateness", "p99 lateness (us)", True,
+         [(l, m.backend, _us3(counter_spread(m, "p99"))) for l, m in ordered]),
+        ("maximum lateness", "max lateness (us)", True,
+         [(l, m.backend, _us3(counter_spread(m, "max"))) for l, m in ordered])])
+    add_figure(ctx, doc, name, ("Lateness of the fast periodic tasks while one slow task "
+                                "runs, per backend and thread count (log scale).",), "interference")
+    _pct_table(ctx, doc, ok, labels, extra=[("late_over_10ms", A.fmt_num)])
+    rt = ctx.rt.setdefault("interference", {})
+    rt["ms"] = ok
+    rt["labels"] = labels
+    items = []
+    for b in ctx.backends:
+        bms = [m for m in ok if m.backend == b and m.cfg.get("threads")]
+        by_t = {}
+        for m in bms:
+            by_t.setdefault(m.cfg.get("threads"), []).append(m)
+        if len(by_t) >= 2:
+            ts = sorted(by_t, key=lambda t: A._num_or(t))
+            lo, hi = by_t[ts[0]][0], by_t[ts[-1]][0]
+            if lo.counter("max") is not None and hi.counter("max"):
+                items.append((Code(b), ": max lateness %s with threads=%s, %s with threads=%s (%s)." % (
+                    A.fmt_ns(lo.counter("max")), ts[0], A.fmt_ns(hi.counter("max")), ts[-1],
+                    A.fmt_ratio(lo.counter("max") / hi.counter("max")))))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def _us3(v):
+    return None if v is None else tuple(x / 1000.0 for x in v)
+
+
+def burst(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok)
+    ordered = _order(ctx, [(labels[id(m)] + (" N=%s" % A.fmt_n(m.n) if m.n else ""), m) for m in ok])
+    name = draw_bars(ctx, "burst", "Burst: N tasks with one deadline", [
+        ("time from the deadline to the last start", "drain time (ms)", True,
+         [(l, m.backend, _scale3(counter_spread(m, "drain_ns"), 1e-6)) for l, m in ordered]),
+        ("submit cost", "submit time per task (ns)", True,
+         [(l, m.backend, counter_spread(m, "submit_ns_per_task")) for l, m in ordered])])
+    add_figure(ctx, doc, name, ("Time until every task of the burst started, and the cost "
+                                "of submitting them (log scale).",), "burst")
+    rows = []
+    for l, m in ordered:
+        rows.append([Code(l), Code(m.config), A.fmt_n(m.n), A.fmt_ns(m.counter("submit_ns_per_task")),
+                     A.fmt_ns(m.counter("drain_ns")), fmt_us(m.counter("p50")), fmt_us(m.counter("max")),
+                     A.fmt_num(m.counter("submitted_after_deadline"))])
+    doc.table(["series", "configuration", "N", "submit per task", "deadline to last start",
+               "p50 lateness (us)", "max lateness (us)", "submitted after the deadline"],
+              rows, numeric=set(range(2, 8)))
+    items = []
+    for n in sorted({m.n for m in ok if m.n}):
+        cand = sorted((m.counter("drain_ns"), labels[id(m)]) for m in ok
+                      if m.n == n and m.counter("drain_ns") is not None)
+        if len(cand) > 1 and cand[0][0] > 0:
+            items.append(("N = %s: " % A.fmt_n(n), Code(cand[0][1]), " ran the whole burst %s after "
+                          "the deadline; " % A.fmt_ns(cand[0][0]), Code(cand[-1][1]),
+                          " took %s (%s)." % (A.fmt_ns(cand[-1][0]), A.fmt_ratio(cand[-1][0] / cand[0][0]))))
+    ctx.rt["burst"] = ok
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def _scale3(v, k):
+    return None if v is None else tuple(x * k for x in v)
+
+
+def idle(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok)
+    ordered = _order(ctx, [(labels[id(m)], m) for m in ok])
+
+    def wake(m):
+        v = counter_spread(m, "wakeups_per_s")
+        # one wake-up per second at least is drawn, the axis is logarithmic
+        return None if v is None else tuple(max(x, 0.01) for x in v)
+    name = draw_bars(ctx, "idle", "Idle cost: one task far in the future", [
+        ("CPU time while idle", "CPU time (% of one core)", False,
+         [(l, m.backend, _scale3(counter_spread(m, "cpu_ns_per_s"), 1e-7)) for l, m in ordered]),
+        ("wake-ups while idle", "wake-ups per second (1/s, log scale)", True,
+         [(l, m.backend, wake(m)) for l, m in ordered])])
+    add_figure(ctx, doc, name, ("Process CPU time and backend wake-ups per second with "
+                                "nothing due.",), "idle cost")
+    rows = []
+    for l, m in ordered:
+        cpu = m.counter("cpu_ns_per_s")
+        rows.append([Code(l), Code(m.config), "n/a" if cpu is None else "%.3f" % (cpu / 1e7),
+                     A.fmt_num(m.counter("wakeups_per_s")), A.fmt_num(m.counter("timed_waits_per_s")),
+                     A.fmt_num(m.counter("ticks_per_s")), A.fmt_num(m.counter("empty_ticks_per_s")),
+                     A.fmt_num(m.counter("ctx_switches_per_s"))])
+    doc.table(["series", "configuration", "CPU (% of a core)", "wake-ups/s", "timed waits/s",
+               "ticks/s", "empty ticks/s", "context switches/s"], rows, numeric=set(range(2, 8)))
+    cand = sorted((m.counter("wakeups_per_s"), labels[id(m)], m) for m in ok
+                  if m.counter("wakeups_per_s") is not None)
+    items = []
+    if len(cand) > 1 and cand[-1][0] > cand[0][0]:
+        items.append(("Fewest wake-ups: ", Code(cand[0][1]), " (%s per second); most: " % A.fmt_num(cand[0][0]),
+                      Code(cand[-1][1]), " (%s per second)." % A.fmt_num(cand[-1][0])))
+        ctx.finding(22, "Idle with one far-away task: ", Code(cand[-1][1]), " wakes %s times per second, "
+                    % A.fmt_num(cand[-1][0]), Code(cand[0][1]), " %s." % A.fmt_num(cand[0][0]))
+    for m in ok:
+        t = m.counter("ticks_per_s")
+        tick = _duration(m.cfg.get("tick"))
+        if t and tick:
+            items.append((Code(labels[id(m)]), ": %s ticks per second with a tick of %s (one tick every %s), "
+                          "%s of them empty." % (A.fmt_num(t), A.fmt_ns(tick), A.fmt_ns(1e9 / t),
+                                                 A.fmt_pct((m.counter("empty_ticks_per_s") or 0) / t))))
+    ctx.rt["idle"] = ok
+    ctx.rt["idle_labels"] = labels
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def _duration(text):
+    return tb_results.parse_duration_ns(text)
+
+
+def workers(ctx, doc, ms):
+    ok = [m for m in ms if not m.error]
+    labels = labels_for(ok)
+    ordered = _order(ctx, [(labels[id(m)], m) for m in ok])
+    name = draw_bars(ctx, "workers", "A pool of threads: waits and wake-ups per task", [
+        ("timed waits per task", "timed waits per task", False,
+         [(l, m.backend, counter_spread(m, "timed_waits_per_task")) for l, m in ordered]),
+        ("wake-ups per task", "wake-ups per task", False,
+         [(l, m.backend, counter_spread(m, "wakeups_per_task")) for l, m in ordered])])
+    add_figure(ctx, doc, name, ("Timed waits and wake-ups per task with a pool of threads; "
+                                "leader=on/off where the backend has the leader-follower protocol.",),
+               "workers")
+    rows = []
+    for l, m in ordered:
+        rows.append([Code(l), Code(m.config), A.fmt_num(m.counter("tasks")),
+                     A.fmt_num(m.counter("timed_waits_per_task")), A.fmt_num(m.counter("wakeups_per_task")),
+                     A.fmt_num(m.counter("ctx_switches_per_task")), A.fmt_ns(m.counter("cpu_ns_per_task")),
+                     fmt_us(m.counter("p50")), fmt_us(m.counter("p99"))])
+    doc.table(["series", "configuration", "tasks", "timed waits/task", "wake-ups/task",
+               "context switches/task", "CPU per task", "p50 lateness (us)", "p99 lateness (us)"],
+              rows, numeric=set(range(2, 9)))
+    items = []
+    pairs = leader_pairs(ok)
+    for b, on, off in pairs:
+        tw_on, tw_off = on.counter("timed_waits_per_task"), off.counter("timed_waits_per_task")
+        if tw_on is not None and tw_off is not None:
+            items.append((Code(b), ": %s timed waits per task with the leader, %s without (%s); "
+                          "wake-ups per task %s against %s." % (
+                              A.fmt_num(tw_on), A.fmt_num(tw_off),
+                              A.fmt_ratio(tw_off / tw_on) if tw_on else "n/a",
+                              A.fmt_num(on.counter("wakeups_per_task")),
+                              A.fmt_num(off.counter("wakeups_per_task")))))
+    ctx.rt["workers"] = pairs
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def leader_pairs(ms):
+    """(backend, leader=on measurement, leader=off measurement) per backend
+    and series that has both."""
+    out = []
+    by = {}
+    for m in ms:
+        if m.cfg.get("leader") in ("on", "off"):
+            rest = tuple((k, v) for k, v in m.cfg.items() if k != "leader")
+            by.setdefault((m.backend, rest), {})[m.cfg["leader"]] = m
+    for (b, _), d in sorted(by.items()):
+        if "on" in d and "off" in d:
+            out.append((b, d["on"], d["off"]))
+    return out
+
+
+def producers(ctx, doc, ms):
+    ok = [m for m in ms if not m.error and m.cfg.get("producers")]
+    if not ok:
+        doc.p("The producers results carry no ", Code("producers="), " configuration key; "
+              "they are shown as recorded.")
+        generic_table(ctx, doc, ms)
+        return
+    lines = {}
+    labels = labels_for(ok, drop=("series", "producers"))
+    for m in ok:
+        lines.setdefault(labels[id(m)], []).append(m)
+    for v in lines.values():
+        v.sort(key=lambda m: A._num_or(m.cfg.get("producers")))
+
+    def x(m):
+        return A._num_or(m.cfg.get("producers"))
+    import tb_sections
+    tput = {l: v for l, v in lines.items()}
+    name = tb_sections.draw_n_figure(
+        ctx, "producers", "Producers scheduling at once",
+        [("throughput", tput)], ylabel="schedules per second (1/s)",
+        xlabel="producer threads", linx=True, x=x,
+        value=lambda m: counter_spread(m, "schedules_per_s"))
+    add_figure(ctx, doc, name, ("Schedules per second against the number of producer threads.",),
+               "producers")
+    rows = []
+    for l in sorted(lines, key=lambda l: (ctx.backends.index(lines[l][0].backend)
+                                          if lines[l][0].backend in ctx.backends else 99, l)):
+        for m in lines[l]:
+            rows.append([Code(l), m.cfg.get("producers"), A.fmt_num(m.counter("schedules_per_s")),
+                         fmt_us(m.counter("p50")), fmt_us(m.counter("p99")), fmt_us(m.counter("max"))])
+    doc.table(["series", "producers", "schedules/s", "p50 lateness (us)", "p99 lateness (us)",
+               "max lateness (us)"], rows, numeric={1, 2, 3, 4, 5})
+    items = []
+    for l, v in lines.items():
+        if len(v) >= 2 and v[0].counter("schedules_per_s") and v[-1].counter("schedules_per_s") is not None:
+            items.append((Code(l), ": %s schedules/s with %s producer, %s with %s (%s)." % (
+                A.fmt_num(v[0].counter("schedules_per_s")), v[0].cfg.get("producers"),
+                A.fmt_num(v[-1].counter("schedules_per_s")), v[-1].cfg.get("producers"),
+                A.fmt_ratio(v[-1].counter("schedules_per_s") / v[0].counter("schedules_per_s")))))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)

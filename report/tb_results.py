@@ -1,0 +1,557 @@
+"""tb_results — reads one timerbench results directory into plain records.
+
+This is the only module that knows the on-disk format, so that when the
+benchmark driver (bench/run.py) changes what it writes, only this file moves.
+
+A results directory holds:
+  - Google Benchmark JSON files ({"context": {...}, "benchmarks": [...]}),
+    benchmark names `<op>/<backend>/<workload>/<config>/N:<n>` (more `key:value`
+    parts and Google Benchmark's own suffixes such as `repeats:5`,
+    `manual_time`, `threads:2` may follow);
+  - samples.csv: raw samples (lateness, period error), header
+    benchmark,metric,rep,seq,value_ns,weight, one (possibly thinned) sample
+    a line;
+  - machine.json: facts about the machine and the build.
+
+Nothing here raises on bad input: a file that cannot be read becomes a
+`Problem` naming the file and saying what is wrong, and the caller decides
+whether that is fatal (nothing usable at all) or one missing part.
+"""
+
+import csv
+import json
+import math
+import os
+import statistics
+
+# Google Benchmark appends these `key:value` / bare parts to a name.
+_GB_SUFFIX_KEYS = ("repeats", "iterations", "min_time", "min_warmup_time",
+                   "threads")
+_GB_SUFFIX_WORDS = ("manual_time", "real_time", "process_time")
+_TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+_AGGREGATES = ("mean", "median", "stddev", "cv")
+# Files this package writes into a results directory; never read back.
+_OWN_OUTPUTS = ("report.md", "report.html")
+_OWN_DIRS = ("figures",)
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+# Operations in which bench/ measures itself (shim overhead, self-tests):
+# their second name segment is not a backend.
+SELF_OPS = ("shim", "selftest")
+# A time beyond this (about 31 years) is a damaged file, not a measurement.
+MAX_TIME_NS = 1e18
+
+
+class Problem:
+    """One file (or part) that could not be used, and why, in plain words."""
+
+    def __init__(self, path, what):
+        self.path = path
+        self.what = what
+
+    def __str__(self):
+        return "%s: %s" % (self.path, self.what)
+
+
+class Measurement:
+    """One benchmark instance: every repetition of one name.
+
+    `times` are per-repetition times in ns (real time, or the harness's
+    `ns_per_op` counter when it reports one); `counters` maps each counter
+    name to its per-repetition values.  `agg` holds Google Benchmark's own
+    aggregates when the file had them (name -> {"time": ns, counters...})."""
+
+    def __init__(self, key, source):
+        self.key = key            # (op, backend, workload, config, params)
+        self.op, self.backend, self.workload, self.config, params = key
+        self.params = dict(params)
+        self.n = _to_int(self.params.get("N"))
+        # bench/ writes the configuration as "series=h2h,tick=1ms,...";
+        # any other text is taken as the series name itself.
+        self.cfg = parse_config(self.config)
+        self.series = self.cfg.get("series", self.config)
+        self.source = source
+        self.times = []
+        self.cpu_times = []
+        self.counters = {}
+        self.agg = {}
+        self.agg_repetitions = 0
+        self.threads = 1
+        self.error = None
+
+    # --- statistics over the repetitions --------------------------------
+    @property
+    def median(self):
+        """Median ns/op: Google Benchmark's median aggregate when present
+        (so report tables equal the JSON), else computed here."""
+        if "median" in self.agg and self.agg["median"].get("time") is not None:
+            return self.agg["median"]["time"]
+        return statistics.median(self.times) if self.times else None
+
+    @property
+    def mean(self):
+        if "mean" in self.agg and self.agg["mean"].get("time") is not None:
+            return self.agg["mean"]["time"]
+        return statistics.fmean(self.times) if self.times else None
+
+    @property
+    def stddev(self):
+        if "stddev" in self.agg and self.agg["stddev"].get("time") is not None:
+            return self.agg["stddev"]["time"]
+        if len(self.times) < 2:
+            return None
+        try:
+            return statistics.stdev(self.times)
+        except (OverflowError, ValueError):
+            return None
+
+    @property
+    def cv(self):
+        """Coefficient of variation (stddev / mean) of the repetitions."""
+        m, s = self.mean, self.stddev
+        if m is None or s is None or m == 0:
+            return None
+        return s / m
+
+    @property
+    def low(self):
+        """Lower end of the error bar: fastest repetition (or median - sd)."""
+        if self.times:
+            return min(self.times)
+        s = self.stddev
+        return None if s is None or self.median is None else self.median - s
+
+    @property
+    def high(self):
+        if self.times:
+            return max(self.times)
+        s = self.stddev
+        return None if s is None or self.median is None else self.median + s
+
+    @property
+    def repetitions(self):
+        if self.times:
+            return len(self.times)
+        return self.agg_repetitions
+
+    def counter(self, name):
+        """Median over repetitions of one counter (aggregate when present)."""
+        if "median" in self.agg and name in self.agg["median"]:
+            return self.agg["median"][name]
+        vals = self.counters.get(name)
+        return statistics.median(vals) if vals else None
+
+    def counter_names(self):
+        names = set(self.counters)
+        for a in self.agg.values():
+            names.update(k for k in a if k != "time")
+        return sorted(names)
+
+
+class Results:
+    """Everything read from one results directory."""
+
+    def __init__(self, root):
+        self.root = root
+        self.measurements = {}   # key -> Measurement
+        self.bigo = {}           # (op, backend, workload, config) -> dict
+        self.sample_sets = {}    # (key, metric) -> [(value_ns, weight)]
+        self.machine = None      # dict from machine.json, or None
+        self.contexts = []       # (file, Google Benchmark context)
+        self.problems = []       # Problem
+        self.files = []          # files read successfully
+
+    def select(self, op=None, backend=None, workload=None, config=None):
+        """Measurements matching every given field, in a stable order."""
+        out = [m for m in self.measurements.values()
+               if (op is None or m.op == op)
+               and (backend is None or m.backend == backend)
+               and (workload is None or m.workload == workload)
+               and (config is None or m.config == config)]
+        out.sort(key=lambda m: (m.op, m.backend, m.workload, m.config,
+                                m.n if m.n is not None else -1,
+                                sorted(m.params.items())))
+        return out
+
+    def registry(self):
+        """Backend names in registry order, as the run recorded them
+        (machine.json's run/build facts, else the JSON context), or []."""
+        m = self.machine or {}
+        for where in (m.get("run"), m.get("build"), m):
+            reg = where.get("backends") if isinstance(where, dict) else None
+            if isinstance(reg, list):
+                return [b.get("name") if isinstance(b, dict) else b for b in reg
+                        if isinstance(b, str) or (isinstance(b, dict) and isinstance(b.get("name"), str))]
+        reg = self.context_value("backends")
+        if isinstance(reg, str):
+            return [b for b in reg.split(",") if b]
+        return []
+
+    def fact(self, key):
+        """A run fact such as "profile": machine.json (top level or its
+        "run" part), else the JSON context."""
+        m = self.machine or {}
+        for where in (m.get("run"), m):
+            if isinstance(where, dict) and key in where and where[key] is not None:
+                return where[key]
+        return self.context_value(key)
+
+    def context_value(self, key):
+        """A key of the first Google Benchmark context that has it."""
+        for _, c in self.contexts:
+            if key in c:
+                return c[key]
+        return None
+
+    def context_prefixed(self, prefix):
+        """{rest: value} for every context key "<prefix><rest>"."""
+        out = {}
+        for _, c in self.contexts:
+            for k, v in c.items():
+                if isinstance(k, str) and k.startswith(prefix) and k[len(prefix):] not in out:
+                    out[k[len(prefix):]] = v
+        return out
+
+    def samples_for(self, m, metric):
+        """Raw samples of one measurement's metric (all repetitions), as
+        [(value_ns, weight)], or None.  Matches the CSV's benchmark name to
+        the measurement with or without its N segment."""
+        got = self.sample_sets.get((m.key, metric))
+        if got is None:
+            got = self.sample_sets.get((m.key[:4] + ((),), metric))
+        return got
+
+    def ops(self):
+        return sorted({m.op for m in self.measurements.values() if m.op not in SELF_OPS})
+
+    def backends(self):
+        """Backends in registry order (machine.json's list), then by name."""
+        seen = {m.backend for m in self.measurements.values() if m.op not in SELF_OPS}
+        order = []
+        for name in self.registry():
+            if name not in order:
+                order.append(name)
+        rest = sorted(b for b in seen if b not in order)
+        return order + rest
+
+
+def _to_int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+_DURATION_UNITS = (("ns", 1), ("us", 1000), ("ms", 1000000), ("s", 1000000000))
+
+
+def parse_duration_ns(text):
+    """"1ms" / "100ms" / "30s" / "1500us" -> ns, or None."""
+    if not isinstance(text, str):
+        return None
+    for unit, scale in sorted(_DURATION_UNITS, key=lambda u: -len(u[0])):
+        if text.endswith(unit):
+            num = _float(text[:-len(unit)])
+            if num is not None and math.isfinite(num):
+                return num * scale
+            return None
+    return None
+
+
+def parse_config(config):
+    """"series=h2h,tick=1ms,wheel=512" -> dict (insertion order kept);
+    {} when the text is not a key=value list."""
+    out = {}
+    for part in config.split(","):
+        k, eq, v = part.partition("=")
+        if not eq or not k:
+            return {}
+        out[k.strip()] = v.strip()
+    return out
+
+
+def parse_name(name):
+    """Splits `<op>/<backend>/<workload>/<config>/k:v/...` into a key.
+
+    Google Benchmark's own suffixes are dropped; missing positional parts
+    become "-".  Returns None for a name with no op."""
+    if not isinstance(name, str) or not name:
+        return None
+    parts = name.split("/")
+    positional, params = [], []
+    for p in parts:
+        if ":" in p:
+            k, _, v = p.partition(":")
+            if k in _GB_SUFFIX_KEYS:
+                continue
+            params.append((k, v))
+        elif p in _GB_SUFFIX_WORDS:
+            continue
+        elif params:
+            # a bare word after the parameters: keep it as a flag.
+            params.append((p, ""))
+        else:
+            positional.append(p)
+    if not positional or not positional[0]:
+        return None
+    while len(positional) < 4:
+        positional.append("-")
+    if len(positional) > 4:
+        # extra positional parts belong to the configuration.
+        positional = positional[:3] + ["/".join(positional[3:])]
+    op, backend, workload, config = positional
+    return (op, backend, workload, config, tuple(params))
+
+
+def _read_text(path, problems):
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            problems.append(Problem(path, "too large to read (%d bytes)" % size))
+            return None
+        with open(path, "r", encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        problems.append(Problem(path, "not UTF-8 text (%s)" % e.reason))
+    except OSError as e:
+        problems.append(Problem(path, "cannot be read (%s)" % e.strerror))
+    return None
+
+
+def _load_json(path, problems):
+    text = _read_text(path, problems)
+    if text is None:
+        return None
+    if not text.strip():
+        problems.append(Problem(path, "is empty"))
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        what = "is not valid JSON (line %d, column %d: %s)" % (e.lineno, e.colno, e.msg)
+        if _unclosed(text):
+            what = "is truncated: the JSON ends before its brackets close (%d bytes read)" % len(text)
+        problems.append(Problem(path, what))
+    except RecursionError:
+        problems.append(Problem(path, "is nested too deeply to be benchmark JSON"))
+    return None
+
+
+def _unclosed(text):
+    """True when a JSON text ends inside a string or with brackets open:
+    the mark of a file cut short (a run killed while writing)."""
+    depth, in_str, esc = 0, False, False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return in_str or depth > 0
+
+
+def _number(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _read_benchmark_json(res, path, data):
+    """Adds one Google Benchmark JSON document to `res`."""
+    entries = data.get("benchmarks")
+    if not isinstance(entries, list):
+        res.problems.append(Problem(path, "has no \"benchmarks\" list (not Google Benchmark output)"))
+        return
+    ctx = data.get("context")
+    if isinstance(ctx, dict):
+        res.contexts.append((path, ctx))
+    skipped = 0
+    used = 0
+    for e in entries:
+        if not isinstance(e, dict):
+            skipped += 1
+            continue
+        run_name = e.get("run_name")
+        if not isinstance(run_name, str):
+            run_name = e.get("name")
+        key = parse_name(run_name)
+        if key is None:
+            skipped += 1
+            continue
+        agg_name = e.get("aggregate_name") if e.get("run_type") == "aggregate" else None
+        if agg_name is not None and not isinstance(agg_name, str):
+            skipped += 1
+            continue
+        if agg_name in ("BigO", "RMS"):
+            fit = res.bigo.setdefault(key[:4], {})
+            if agg_name == "BigO":
+                fit["big_o"] = e.get("big_o") if isinstance(e.get("big_o"), str) else None
+                fit["coefficient"] = _number(e.get("real_coefficient"))
+            else:
+                fit["rms"] = _number(e.get("rms"))
+            used += 1
+            continue
+        m = res.measurements.get(key)
+        if m is None:
+            m = res.measurements[key] = Measurement(key, path)
+        if e.get("error_occurred"):
+            msg = e.get("error_message")
+            m.error = msg if isinstance(msg, str) else "the benchmark reported an error"
+            used += 1
+            continue
+        unit = e.get("time_unit", "ns")
+        scale = _TIME_UNITS.get(unit) if isinstance(unit, str) else None
+        real = _number(e.get("real_time"))
+        cpu = _number(e.get("cpu_time"))
+        if scale is None or real is None or not 0 <= real * scale < MAX_TIME_NS:
+            skipped += 1
+            continue
+        counters = {}
+        for k, v in e.items():
+            if k in _KNOWN_FIELDS:
+                continue
+            n = _number(v)
+            if n is not None:
+                counters[k] = n
+        # A harness that times batches itself reports ns per operation.
+        t = counters.get("ns_per_op", real * scale)
+        if not 0 <= t < MAX_TIME_NS:
+            skipped += 1
+            continue
+        if isinstance(e.get("threads"), int):
+            m.threads = e["threads"]
+        if agg_name is None:
+            m.times.append(t)
+            if cpu is not None:
+                m.cpu_times.append(cpu * scale)
+            for k, v in counters.items():
+                m.counters.setdefault(k, []).append(v)
+        elif agg_name in _AGGREGATES:
+            a = dict(counters)
+            # cv is a ratio, not a time: keep it unscaled.
+            a["time"] = real if agg_name == "cv" else t
+            m.agg[agg_name] = a
+            if isinstance(e.get("repetitions"), int) and not isinstance(e["repetitions"], bool):
+                m.agg_repetitions = e["repetitions"]
+        used += 1
+    if skipped and not used:
+        res.problems.append(Problem(path, "has no benchmark entries in the expected form"))
+    elif skipped:
+        res.problems.append(Problem(path, "%d entries were not in the expected form and were skipped" % skipped))
+    if used:
+        res.files.append(path)
+
+
+_KNOWN_FIELDS = {
+    "name", "family_index", "per_family_instance_index", "run_name",
+    "run_type", "repetitions", "repetition_index", "threads", "iterations",
+    "real_time", "cpu_time", "time_unit", "aggregate_name", "aggregate_unit",
+    "error_occurred", "error_message", "label", "big_o", "real_coefficient",
+    "cpu_coefficient", "rms",
+}
+
+
+def _read_csv(res, path):
+    text = _read_text(path, res.problems)
+    if text is None:
+        return
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as e:
+        res.problems.append(Problem(path, "is not readable CSV (%s)" % e))
+        return
+    if not rows or not rows[0]:
+        res.problems.append(Problem(path, "is empty"))
+        return
+    header = [h.strip() for h in rows[0]]
+    if len(set(header)) != len(header) or any(not h for h in header):
+        res.problems.append(Problem(path, "has no usable header line"))
+        return
+    if {"benchmark", "metric", "value_ns"} <= set(header):
+        _read_sample_csv(res, path, header, rows[1:])
+        return
+    res.problems.append(Problem(path, "is not a samples CSV (its header lacks benchmark, "
+                                      "metric and value_ns)"))
+
+
+def _read_sample_csv(res, path, header, rows):
+    """bench/'s raw samples: benchmark,metric,rep,seq,value_ns,weight."""
+    col = {h: i for i, h in enumerate(header)}
+    bad = used = 0
+    for row in rows:
+        if not row:
+            continue
+        if len(row) != len(header):
+            bad += 1
+            continue
+        key = parse_name(row[col["benchmark"]])
+        v = _number(_float(row[col["value_ns"]]))
+        w = _number(_float(row[col["weight"]])) if "weight" in col else 1.0
+        if key is None or v is None or w is None or w <= 0:
+            bad += 1
+            continue
+        res.sample_sets.setdefault((key, row[col["metric"]].strip()), []).append((v, w))
+        used += 1
+    if not used:
+        res.problems.append(Problem(path, "has no sample rows"))
+        return
+    if bad:
+        res.problems.append(Problem(path, "%d malformed rows were skipped (truncated?)" % bad))
+    res.files.append(path)
+
+
+def _float(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def load(root):
+    """Reads every file of a results directory.  Never raises for bad
+    content; raises OSError only when `root` itself cannot be listed."""
+    res = Results(root)
+    names = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _OWN_DIRS)
+        for f in sorted(filenames):
+            names.append(os.path.join(dirpath, f))
+    if not os.path.isdir(root):
+        raise OSError(2, "no such directory", root)
+    for path in names:
+        base = os.path.basename(path)
+        if base in _OWN_OUTPUTS:
+            continue
+        if base == "machine.json":
+            data = _load_json(path, res.problems)
+            if isinstance(data, dict):
+                res.machine = data
+                res.files.append(path)
+            elif data is not None:
+                res.problems.append(Problem(path, "is not a JSON object"))
+        elif base.endswith(".json"):
+            data = _load_json(path, res.problems)
+            if data is None:
+                continue
+            if not isinstance(data, dict):
+                res.problems.append(Problem(path, "is not a JSON object (not Google Benchmark output)"))
+                continue
+            _read_benchmark_json(res, path, data)
+        elif base.endswith(".csv"):
+            _read_csv(res, path)
+    for m in res.measurements.values():
+        if m.error is None and not m.times and "median" not in m.agg:
+            m.error = "no timing in the file"
+        elif m.error is None and not (m.median or 0) > 0:
+            # every harness times something that takes time: a zero is damage
+            m.error = "a time of zero"
+    return res

@@ -1,0 +1,821 @@
+"""tb_sections — builds the report document, section by section, from the
+records tb_results read.  Each section draws its figure, tabulates its
+medians with their spread and states findings computed from them; a section
+without data says so and names what is missing.
+
+Prose here never holds a measured number as a literal: numbers enter
+sentences only through the formatting helpers of tb_analysis.
+"""
+
+import os
+import re
+import statistics
+
+import tb_analysis as A
+import tb_results
+import tb_claims
+import tb_experiments
+from tb_doc import Bold, Code, Doc
+from tb_figures import FLOOR_COLOUR, RawPath, assign_colours
+
+# Micro-benchmark operations, in the order the figures show them.
+MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
+MICRO_WHAT = {
+    "fill": "N schedules into an empty scheduler, growth of the structure "
+            "included, per task",
+    "insert": "schedule one task into a scheduler that already holds N pending "
+              "tasks, including every step until the task sits in its final "
+              "place (a wheel's inbox transfer included)",
+    "cancel": "cancel one of N pending tasks, in random order",
+    "expire": "cost per task when N due tasks fire as the virtual clock is "
+              "advanced in steps",
+    "timeouts": "steady state of a server: each operation schedules a timeout "
+                "and most are cancelled before they fire while the clock "
+                "moves on, with N live",
+    "periodic": "cost per run when N periodic tasks run",
+}
+# Workloads in the order panels show them; the first one an operation has
+# is its main workload (first figure), the others go to a second figure.
+WORKLOAD_ORDER = ["uniform", "timeouts", "periodic", "short", "wide", "burst"]
+# Names a benchmark may give the sleep-loop baseline ("the floor").
+FLOOR_NAMES = ("floor", "sleep", "nanosleep", "clock_nanosleep")
+# Configuration series (the `series=` key bench/ writes) and what they mean,
+# for titles; an unknown series is shown by its name.
+CONFIG_TEXT = {
+    "h2h": "head-to-head, wheels at a common tick",
+    "orig": "each original's defaults",
+    "cover": "wheels sized to span the workload",
+}
+CONFIG_ORDER = ["h2h", "orig", "cover"]
+
+# The four originals' roles, for the claims (a fifth backend is classified
+# by the capabilities machine.json lists for it, when it lists them).
+KNOWN_HEAPS = ("heapqueue", "timerthread")
+KNOWN_WHEELS = ("timerwheel", "hierwheel")
+
+
+class Ctx:
+    """What every section shares: the results, figure drawer, the backends
+    in registry order with their colours, and what sections found."""
+
+    def __init__(self, res, figs):
+        self.res = res
+        self.figs = figs
+        all_b = res.backends()
+        have = {m.backend for m in res.measurements.values()
+                if m.op not in tb_results.SELF_OPS}
+        self.floor = [b for b in all_b if is_floor(b)]
+        # Colours follow the registry position, so a backend keeps its
+        # colour whether or not the others ran; only those with results
+        # are listed.
+        self.colours = assign_colours([b for b in all_b if not is_floor(b)])
+        self.backends = [b for b in all_b if not is_floor(b) and b in have]
+        for b in self.floor:
+            self.colours[b] = FLOOR_COLOUR
+        self.findings = []       # (priority, spans) for the summary
+        self.missing = []        # (section, what is missing)
+        self.growth = {}         # (op, config, workload, series) -> Growth
+        self.series = {}         # (op, config, workload) -> {series: [(N, m)]}
+        self.fig_count = 0
+        self.memory = {}         # (backend, series, workload, N) -> bytes
+        self.memory_main = None  # (N, workload, [(bytes, backend)])
+        self.micro_best = {}     # op -> (N, workload, best, t, worst, t)
+        self.rt = {}             # runtime sections' measurements, for claims
+        self.caps = _caps_from_machine(res.machine)
+
+    def colour(self, backend):
+        return self.colours.get(backend, "#777777")
+
+    def is_heap(self, b):
+        c = self.caps.get(b)
+        if c is not None:
+            return "ticked" not in c
+        return b in KNOWN_HEAPS
+
+    def is_wheel(self, b):
+        c = self.caps.get(b)
+        if c is not None:
+            return "ticked" in c
+        return b in KNOWN_WHEELS
+
+    def finding(self, priority, *spans):
+        self.findings.append((priority, spans))
+
+    def fig_name(self, stem):
+        """A file name for the next figure; results name parts may hold
+        any character, so only a safe subset of the stem is kept."""
+        self.fig_count += 1
+        return "%02d-%s" % (self.fig_count, re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60])
+
+
+def _caps_from_machine(machine):
+    out = {}
+    reg = (machine or {}).get("backends")
+    if isinstance(reg, list):
+        for b in reg:
+            if isinstance(b, dict) and isinstance(b.get("name"), str):
+                caps = b.get("caps")
+                if isinstance(caps, list):
+                    out[b["name"]] = {str(c).lower() for c in caps}
+                elif isinstance(caps, str):
+                    out[b["name"]] = {c.strip().lower() for c in caps.split(",")}
+    return out
+
+
+def is_floor(backend):
+    return backend.lower() in FLOOR_NAMES
+
+
+_SERIES_TICKS = {}
+
+
+def config_text(config):
+    """What a series means; the wheels' tick is read from the results."""
+    ticks = ", ".join(sorted(_SERIES_TICKS.get(config, ())))
+    if ticks and config == "h2h":
+        return "head-to-head, wheels at a common %s tick" % ticks
+    if ticks and config == "cover":
+        return "wheels at a %s tick sized to span the workload" % ticks
+    return CONFIG_TEXT.get(config, config)
+
+
+def _config_sort(configs):
+    return sorted(configs, key=lambda c: (CONFIG_ORDER.index(c) if c in CONFIG_ORDER
+                                         else len(CONFIG_ORDER), c))
+
+
+def series_label(m, with_config=False):
+    """A series' name: the backend plus any parameter other than N (and
+    the whole configuration when asked)."""
+    extra = ["%s:%s" % (k, v) if v else k for k, v in sorted(m.params.items()) if k != "N"]
+    parts = [m.backend] + extra
+    if with_config:
+        parts.append(m.config)
+    return " ".join(parts)
+
+
+def legend_groups(ms):
+    """Groups measurements with an N into lines: backend, plus the
+    configuration keys that differ between that backend's measurements
+    here (e.g. roc=on / roc=off); {label: [m sorted by N]}."""
+    by_backend = {}
+    for m in ms:
+        if m.n is None or m.median is None or m.error:
+            continue
+        by_backend.setdefault(m.backend, []).append(m)
+    out = {}
+    for b, bms in by_backend.items():
+        keys = set()
+        for m in bms:
+            keys.update(m.cfg)
+        varying = [k for k in sorted(keys) if k != "series"
+                   and len({m.cfg.get(k) for m in bms}) > 1]
+        for m in bms:
+            extra = ["%s=%s" % (k, m.cfg.get(k, "-")) for k in varying]
+            extra += ["%s:%s" % (k, v) for k, v in sorted(m.params.items()) if k != "N"]
+            if not m.cfg and len({x.config for x in bms}) > 1:
+                extra.append(m.config)
+            out.setdefault(" ".join([b] + extra), []).append(m)
+    for v in out.values():
+        v.sort(key=lambda m: m.n)
+    return out
+
+
+def workloads_of(ms):
+    wl = {m.workload for m in ms}
+    return sorted(wl, key=lambda w: (WORKLOAD_ORDER.index(w) if w in WORKLOAD_ORDER
+                                     else len(WORKLOAD_ORDER), w))
+
+
+def _backend_sort_key(ctx):
+    order = {b: i for i, b in enumerate(ctx.backends + ctx.floor)}
+    return lambda label_backend: order.get(label_backend, len(order))
+
+
+# ---------------------------------------------------------------------------
+
+def build(res, figs):
+    ctx = Ctx(res, figs)
+    _SERIES_TICKS.clear()
+    for m in res.measurements.values():
+        if m.cfg.get("tick"):
+            _SERIES_TICKS.setdefault(m.series, set()).add(m.cfg["tick"])
+    body = Doc("")
+    micro_ops = micro_section(ctx, body)
+    memory_section(ctx, body)
+    tb_experiments.runtime_sections(ctx, body)
+    other_section(ctx, body, micro_ops)
+    claims = tb_claims.evaluate(ctx)
+    for prio, idx in ((12, 7), (13, 0), (18, 1), (19, 3)):
+        c = claims[idx]
+        if c["verdict_kind"] != tb_claims.UNTESTED:
+            ctx.finding(prio, c["claim"], ": ", Bold(c["verdict"]), " (", *c["measured"], ").")
+    after = Doc("")
+    claims_section(ctx, after, claims)
+    choose_section(ctx, after)
+    limitations_section(ctx, after)
+
+    doc = Doc("timerbench report")
+    summary_section(ctx, doc, claims)
+    how_to_read_section(ctx, doc)
+    machine_section(ctx, doc)
+    method_section(ctx, doc, micro_ops)
+    doc.blocks += body.blocks + after.blocks
+    return doc
+
+
+# ---- summary, reading guide, machine, method -----------------------------
+
+def summary_section(ctx, doc, claims):
+    doc.h(2, "Summary", "summary")
+    picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
+    if not picked:
+        doc.p("This results directory holds no measurement from which a finding "
+              "could be computed; the sections below say what is missing.")
+    else:
+        doc.ul([spans for _, spans in picked])
+    verdicts = {}
+    for c in claims:
+        verdicts[c["verdict_kind"]] = verdicts.get(c["verdict_kind"], 0) + 1
+    if claims:
+        doc.p("Verdicts on the %d classic claims checked below: " % len(claims),
+              "; ".join("%s: %d" % (k, n) for k, n in sorted(verdicts.items())), ".")
+
+
+def how_to_read_section(ctx, doc):
+    doc.h(2, "How to read this report", "how-to-read")
+    doc.p("Every number in this report is computed from the results directory "
+          "it was generated from; nothing is typed in. Times are medians over "
+          "the repetitions of each benchmark; the spread is the coefficient of "
+          "variation (standard deviation divided by the mean, as a percentage) "
+          "of those repetitions, and error bars in the figures run from the "
+          "fastest to the slowest repetition. Lower is better for every time.")
+    doc.p("Micro-benchmarks run on the virtual clock: no threads, no sleeping, "
+          "so they measure the data structure. Runtime benchmarks run on the "
+          "monotonic clock with the backends' own threads, so they measure the "
+          "whole design, locks and wake-ups included.")
+    doc.p("Words in findings follow fixed rules. A series is ", Bold("flat"),
+          " when its time at the largest N is under ", A.fmt_ratio(A.FLAT_RATIO),
+          " its time at the smallest N, and ", Bold("grows"), " at or above ",
+          A.fmt_ratio(A.GROW_RATIO), "; growth whose log-log slope is under ",
+          A.fmt_num(A.LOG_SLOPE_MAX), " is called sub-linear (what log n looks "
+          "like on real caches), otherwise near-linear. Two medians are ",
+          Bold("within the noise"), " when their ratio is under 1 + ",
+          A.fmt_num(A.NOISE_K), " × the larger coefficient of variation. A "
+          "behavioural claim needs a factor of at least ",
+          A.fmt_ratio(A.CLEAR_FACTOR), " between the compared numbers to hold.")
+    if ctx.backends:
+        doc.p("Each backend keeps one colour in every figure: ",
+              *_join([(Code(b), " (%s)" % _colour_name(ctx.colour(b))) for b in ctx.backends]),
+              "." + (" The sleep-loop floor is drawn in black." if ctx.floor else ""))
+
+
+def _colour_name(hexcol):
+    names = {"#0072B2": "blue", "#D55E00": "vermilion", "#009E73": "green",
+             "#CC79A7": "pink", "#E69F00": "orange", "#56B4E9": "sky blue",
+             "#8C564B": "brown", "#F0E442": "yellow", "#7F7F7F": "grey",
+             "#17BECF": "cyan"}
+    return names.get(hexcol, hexcol)
+
+
+def _join(items, sep=", "):
+    out = []
+    for i, it in enumerate(items):
+        if i:
+            out.append(sep)
+        out.extend(it if isinstance(it, tuple) else (it,))
+    return out
+
+
+def _flatten(prefix, value, out):
+    if isinstance(value, dict):
+        for k in sorted(value):
+            _flatten("%s.%s" % (prefix, k) if prefix else str(k), value[k], out)
+    elif isinstance(value, list):
+        if all(not isinstance(v, (dict, list)) for v in value):
+            out.append((prefix, ", ".join("%.6g" % v if isinstance(v, float) else str(v)
+                                          for v in value)))
+        else:
+            for i, v in enumerate(value):
+                _flatten("%s[%d]" % (prefix, i), v, out)
+    elif isinstance(value, float):
+        out.append((prefix, "%.6g" % value))
+    else:
+        out.append((prefix, "" if value is None else str(value)))
+
+
+def machine_section(ctx, doc):
+    doc.h(2, "Machine and build", "machine")
+    res = ctx.res
+    rows = []
+    if res.machine is not None:
+        flat = []
+        _flatten("", res.machine, flat)
+        rows += [(Code(k), v[:300]) for k, v in flat]
+    seen = set()
+    for path, c in res.contexts:
+        for key in sorted(c):
+            if key in seen or not isinstance(key, str) or key.startswith(("workload.", "backend.")):
+                continue
+            seen.add(key)
+            v = c[key]
+            if key == "caches" and isinstance(v, list):
+                v = ", ".join("L%s %s %s KiB" % (x.get("level"), x.get("type"),
+                                                (x.get("size") or 0) // 1024)
+                              for x in v if isinstance(x, dict))
+            elif isinstance(v, list):
+                v = ", ".join(str(x) for x in v)
+            elif isinstance(v, dict):
+                v = ", ".join("%s=%s" % kv for kv in sorted(v.items()))
+            rows.append((Code(key), str(v)[:300]))
+    if res.machine is None:
+        ctx.missing.append(("Machine and build", "no machine.json in the results directory"))
+        doc.p("No machine.json in this results directory: the facts below are "
+              "only those Google Benchmark and the harnesses put in the JSON context.")
+    if rows:
+        doc.table(["fact", "value"], rows)
+    else:
+        doc.p("No machine or build facts were recorded.")
+
+
+def method_section(ctx, doc, micro_ops):
+    doc.h(2, "Method", "method")
+    res = ctx.res
+    ms = [m for m in res.measurements.values() if m.op not in tb_results.SELF_OPS]
+    reps = [m.repetitions for m in ms if m.repetitions]
+    files = sorted({os.path.relpath(p, res.root) for p in res.files})
+    doc.p("This report was generated from ", Code(os.path.basename(res.root.rstrip(os.sep))),
+          ": %d benchmark instances in %d files." % (len(ms), len(files)))
+    descr = res.context_prefixed("backend.")
+    if ctx.backends:
+        doc.table(["backend", "models", "colour"],
+                  [[Code(b), str(descr.get(b, "(no description recorded)")), _colour_name(ctx.colour(b))]
+                   for b in ctx.backends] +
+                  [[Code(b), "clock_nanosleep loop: the machine's own wake-up latency", "black"]
+                   for b in ctx.floor])
+    prof = res.fact("profile")
+    if isinstance(prof, str):
+        doc.p("Profile: ", Code(prof), ".")
+    if reps:
+        doc.p("Repetitions per instance: %d to %d (median %s); every time is the "
+              "median of its repetitions." % (min(reps), max(reps), A.fmt_num(statistics.median(reps))))
+    wdesc = res.context_prefixed("workload.")
+    used = sorted({m.workload for m in ms if m.workload != "-"})
+    if wdesc:
+        doc.p("Workloads (delays are defined in time, never in ticks):")
+        doc.table(["workload", "definition"],
+                  [[Code(w), str(d)] for w, d in sorted(wdesc.items()) if w in used] or
+                  [[Code(w), str(d)] for w, d in sorted(wdesc.items())])
+    rest = [w for w in used if w not in wdesc]
+    if rest:
+        doc.p("Runtime experiments name their set-ups: ", *_join([Code(w) for w in rest]),
+              " (each is described in its section).")
+    seed = res.context_value("seed")
+    if seed is None:
+        seed = res.fact("seed")
+    rule = res.context_value("seed_rule")
+    if seed is not None:
+        doc.p("Base seed ", Code(str(seed)), (("; each instance's seed: " + str(rule)) if rule else ""), ".")
+    else:
+        doc.p("The results do not record the workload seed.")
+    keys = {}
+    for m in ms:
+        for k, v in m.cfg.items():
+            keys.setdefault(k, set()).add(v)
+    if keys:
+        items = []
+        for k in sorted(keys, key=lambda k: (k != "series", k)):
+            vals = sorted(keys[k])
+            if k == "series":
+                items.append((Code("series"), ": ", *_join([(Code(v), "" if config_text(v) == v else
+                                                            " (%s)" % config_text(v)) for v in vals])))
+            else:
+                items.append((Code(k), ": ", *_join([Code(v) for v in vals])))
+        doc.p("Configurations are named ", Code("key=value,..."), " in each result; the keys and values in this run:")
+        doc.ul(items)
+    if micro_ops:
+        doc.p("What each micro-benchmark operation includes:")
+        doc.ul([(Code(op), ": " + MICRO_WHAT[op] + ".") for op in micro_ops if op in MICRO_WHAT])
+    doc.p("Files read: ", *_join([Code(f) for f in files]), ".")
+
+
+def _find_keys(obj, names, prefix=""):
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            p = "%s.%s" % (prefix, k) if prefix else str(k)
+            if str(k).lower() in names:
+                out.append((p, v if not isinstance(v, (dict, list)) else _short(v)))
+            else:
+                out += _find_keys(v, names, p)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _find_keys(v, names, "%s[%d]" % (prefix, i))
+    return out
+
+
+def _short(v):
+    t = str(v)
+    return t if len(t) < 80 else t[:77] + "..."
+
+
+# ---- micro-benchmarks -----------------------------------------------------
+
+def _series_order(ctx, series):
+    key = _backend_sort_key(ctx)
+    return sorted(series, key=lambda s: (key(series[s][0].backend), s))
+
+
+def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
+                  xlabel="N (tasks pending)", value=None, linx=False, x=None):
+    """panels: [(panel title, {series label: [Measurement]})].  value(m)
+    gives (median, low, high) or None; default the time per operation.
+    Returns the figure name, or None when nothing could be drawn."""
+    if value is None:
+        value = lambda m: (m.median, m.low, m.high)  # noqa: E731
+    panels = [(t, s) for t, s in panels if s]
+    if not panels:
+        return None
+    name = ctx.fig_name(stem)
+    variables = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)),
+                 "title": title, "npanels": len(panels),
+                 "ylabel": ylabel, "xlabel": xlabel, "linx": int(bool(linx))}
+    for k, (ptitle, series) in enumerate(panels, 1):
+        blocks, colours, dashes = [], [], []
+        variant_of = {}
+        for label in _series_order(ctx, series):
+            ms = series[label]
+            rows = []
+            for m in ms:
+                v = value(m)
+                if v is None or v[0] is None:
+                    continue
+                xv = x(m) if x is not None else m.n
+                rows.append([xv, float(v[0]), float(v[1] if v[1] is not None else v[0]),
+                             float(v[2] if v[2] is not None else v[0])])
+            if not rows:
+                continue
+            b = ms[0].backend
+            variant_of[b] = variant_of.get(b, 0) + 1
+            blocks.append((label, rows))
+            colours.append(ctx.colour(b))
+            dashes.append(str(1 + (variant_of[b] - 1) % 5))
+        if not blocks:
+            return None
+        ctx.figs.write_blocks("%s_%d" % (name, k), blocks, ["series", "median", "low", "high"])
+        variables["ptitle_%d" % k] = ptitle
+        variables["nseries_%d" % k] = len(blocks)
+        variables["colours_%d" % k] = " ".join(colours)
+        variables["dashes_%d" % k] = " ".join(dashes)
+    if not ctx.figs.draw("micro", name, variables):
+        return None
+    return name
+
+
+def add_figure(ctx, doc, name, caption, alt):
+    if name is None:
+        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
+        doc.p("(Figure not drawn: ", why, ".)")
+        return
+    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
+
+
+def micro_section(ctx, doc):
+    res = ctx.res
+    ops = [op for op in MICRO_OPS if any(m.n is not None for m in res.select(op=op))]
+    doc.h(2, "Micro-benchmarks: cost per operation against N", "micro")
+    if not ops:
+        doc.p("No micro-benchmark results (", *_join([Code(o) for o in MICRO_OPS]),
+              ") in this results directory: this section has no data.")
+        ctx.missing.append(("Micro-benchmarks", "no results for any of " + ", ".join(MICRO_OPS)))
+        return []
+    absent = [o for o in MICRO_OPS if o not in ops]
+    if absent:
+        doc.p("Missing from these results: ", *_join([Code(o) for o in absent]),
+              "; their panels and tables are absent.")
+        ctx.missing.append(("Micro-benchmarks", "no results for " + ", ".join(absent)))
+    doc.p("Virtual clock, one scheduler per backend, time per operation against "
+          "the number of tasks N it holds; log-log axes, one line per backend "
+          "(dashed: a policy variant of the same backend).")
+    all_ms = [m for op in ops for m in res.select(op=op) if m.n is not None]
+    for series in _config_sort({m.series for m in all_ms}):
+        main, more = [], []
+        for op in ops:
+            ms = [m for m in res.select(op=op) if m.series == series]
+            for i, wl in enumerate(workloads_of(ms)):
+                g = legend_groups([m for m in ms if m.workload == wl])
+                if g:
+                    (main if i == 0 else more).append(("%s, workload %s" % (op, wl), g))
+        for panels, stem, what in ((main, "micro-" + series, "main workload of each operation"),
+                                   (more, "micro-" + series + "-workloads", "other workloads")):
+            if not panels:
+                continue
+            name = draw_n_figure(ctx, stem, "Time per operation against N, %s (%s)"
+                                 % (config_text(series), what), panels)
+            add_figure(ctx, doc, name,
+                       ("Time per operation against N, series ", Code(series),
+                        " (%s), %s. Log-log axes; error bars from the fastest to the "
+                        "slowest repetition." % (config_text(series), what),),
+                       "ns per operation against N, series " + series)
+    for op in ops:
+        micro_op_section(ctx, doc, op)
+    parts = []
+    for op in ("insert", "cancel", "expire", "timeouts"):
+        if op in ctx.micro_best:
+            n, wl, bl, bt, wl_, wt = ctx.micro_best[op]
+            parts.append((Code(op), " (N = %s): " % A.fmt_n(n), Code(bl), " %s, slowest " % A.fmt_ns(bt),
+                          Code(wl_), " %s (%s)" % (A.fmt_ns(wt), A.fmt_ratio(wt / bt))))
+    if parts:
+        ctx.finding(10, "Fastest per operation at the largest N, head-to-head: ", *_join(parts, "; "), ".")
+    return ops
+
+
+def _cell_median(m):
+    if m is None or m.median is None:
+        return "—" if m is None else "error"
+    cv = m.cv
+    return "%s (%s)" % (_ns_plain(m.median), A.fmt_pct(cv) if cv is not None else "n/a")
+
+
+def _ns_plain(ns):
+    """A median in ns as tables show it (one decimal below 1000)."""
+    return "%.1f" % ns if abs(ns) < 1000 else "{:,.0f}".format(ns)
+
+
+def micro_op_section(ctx, doc, op):
+    res = ctx.res
+    doc.h(3, "%s" % op, "micro-" + op)
+    if op in MICRO_WHAT:
+        doc.p("What is timed: ", MICRO_WHAT[op], ".")
+    ms = [m for m in res.select(op=op) if m.n is not None]
+    ns = sorted({m.n for m in ms})
+    groups = {}
+    for m in ms:
+        groups.setdefault((m.series, m.workload, m.backend, m.config,
+                           tuple(sorted((k, v) for k, v in m.params.items() if k != "N"))), {})[m.n] = m
+    key = _backend_sort_key(ctx)
+    sorder = {c: i for i, c in enumerate(_config_sort({g[0] for g in groups}))}
+    worder = {w: i for i, w in enumerate(workloads_of(ms))}
+    rows = []
+    for g in sorted(groups, key=lambda g: (sorder[g[0]], worder[g[1]], key(g[2]), g[3], g[4])):
+        series, wl, backend, config, extra = g
+        label = " ".join([backend] + ["%s:%s" % kv for kv in extra])
+        row = [Code(label), Code(wl), Code(config)]
+        row += [_cell_median(groups[g].get(n)) for n in ns]
+        rows.append(row)
+    doc.table(["backend", "workload", "configuration"] +
+              ["N = %s" % A.fmt_n(n) for n in ns], rows,
+              numeric=set(range(3, 3 + len(ns))))
+    doc.p("Cells: median ns per operation (coefficient of variation of the repetitions).")
+    errors = [m for m in res.select(op=op) if m.error]
+    if errors:
+        doc.p("Benchmarks that reported an error: ",
+              *_join([(Code("%s N=%s" % (m.backend, m.n)), ": " + m.error[:120]) for m in errors]), ".")
+    for series in _config_sort({m.series for m in ms}):
+        sms = [m for m in ms if m.series == series]
+        for wl in workloads_of(sms):
+            lines = legend_groups([m for m in sms if m.workload == wl])
+            ctx.series[(op, series, wl)] = lines
+            items = micro_findings(ctx, op, series, wl, lines)
+            if items:
+                doc.p(Bold("Findings"), " (series ", Code(series), ", workload ", Code(wl), "):")
+                doc.ul(items)
+
+
+def micro_findings(ctx, op, config, wl, series):
+    items = []
+    order = _series_order(ctx, series)
+    for label in order:
+        g = A.Growth([(m.n, m.median) for m in series[label]])
+        ctx.growth[(op, config, wl, label)] = g
+        if not g.ok:
+            continue
+        items.append((Code(label), ": %s at N = %s, %s at N = %s (%s; log-log slope %s, %s per doubling of N): %s." % (
+            A.fmt_ns(g.t_lo), A.fmt_n(g.n_lo), A.fmt_ns(g.t_hi), A.fmt_n(g.n_hi),
+            A.fmt_ratio(g.ratio), "%.2f" % g.slope if g.slope is not None else "n/a",
+            ("%+.2f ns" % g.per_doubling) if g.per_doubling is not None else "n/a", g.shape())))
+        m0 = series[label][0]
+        fit = ctx.res.bigo.get((op, m0.backend, wl, m0.config))
+        if fit and fit.get("big_o"):
+            items.append(("Google Benchmark's complexity fit for ", Code(label), ": O(%s)%s." % (
+                fit["big_o"], ", RMS %s" % A.fmt_pct(fit["rms"]) if fit.get("rms") is not None else "")))
+    # Ranking at the largest N every series reached.
+    common = None
+    for label in order:
+        s = {m.n for m in series[label]}
+        common = s if common is None else common & s
+    if common and len(order) > 1:
+        n = max(common)
+        at = sorted(((series[l][[m.n for m in series[l]].index(n)], l) for l in order),
+                    key=lambda x: x[0].median)
+        (best, bl), (worst, wl_) = at[0], at[-1]
+        noisy = A.within_noise(best.median, worst.median, best.cv, worst.cv)
+        items.append(("At N = %s " % A.fmt_n(n), Code(bl), " is fastest (%s); " % A.fmt_ns(best.median),
+                      Code(wl_), " takes %s as long (%s)%s." % (
+                          A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median),
+                          ", which is within the noise" if noisy else "")))
+        if config == "h2h" and wl == workloads_of(ctx.res.select(op=op))[0]:
+            ctx.micro_best[op] = (n, wl, bl, best.median, wl_, worst.median)
+    # Crossovers between every pair of series, when at both ends of the
+    # N range the two differ by more than the noise.
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            da = {m.n: m for m in series[a]}
+            db = {m.n: m for m in series[b]}
+            ns = sorted(set(da) & set(db))
+            if len(ns) < 2 or any(A.within_noise(da[n].median, db[n].median, da[n].cv, db[n].cv)
+                                  for n in (ns[0], ns[-1])):
+                continue
+            c = A.crossover([(n, da[n].median) for n in ns], [(n, db[n].median) for n in ns])
+            if c and c[0] == "cross":
+                items.append((Code(b), " overtakes ", Code(a), " at N ≈ %s." % A.fmt_n(round(c[1]))))
+            elif c and c[0] == "a_overtakes":
+                items.append((Code(a), " overtakes ", Code(b), " at N ≈ %s." % A.fmt_n(round(c[1]))))
+    return items
+
+
+# ---- memory ---------------------------------------------------------------
+
+def bytes_per_task(m):
+    for k in ("bytes_per_task", "bytes_per_pending", "bytes/task", "bytes_per_timer"):
+        v = m.counter(k)
+        if v is not None:
+            return v
+    return None
+
+
+def memory_section(ctx, doc):
+    res = ctx.res
+    doc.h(2, "Memory per pending task", "memory")
+    have = [m for m in res.select() if not m.error and m.n is not None
+            and bytes_per_task(m) is not None]
+    if not have:
+        doc.p("No memory results (a benchmark with a ", Code("bytes_per_task"),
+              " counter) in this results directory: this section has no data.")
+        ctx.missing.append(("Memory", "no bytes_per_task counter in any result"))
+        return
+    ops = sorted({m.op for m in have})
+    doc.p("Bytes the scheduler holds from its allocator divided by the number "
+          "of pending tasks, against N, as counted by benchmark ",
+          *_join([Code(o) for o in ops]), ".")
+
+    def val(m):
+        b = bytes_per_task(m)
+        vals = m.counters.get("bytes_per_task") or [b]
+        return (b, min(vals), max(vals))
+    panels = []
+    for series in _config_sort({m.series for m in have}):
+        sms = [m for m in have if m.series == series]
+        for wl in workloads_of(sms):
+            g = legend_groups([m for m in sms if m.workload == wl])
+            if g:
+                panels.append(("series %s, workload %s" % (series, wl), g))
+    name = draw_n_figure(ctx, "memory", "Bytes held per pending task", panels[:6],
+                         ylabel="bytes per pending task (B)", value=val)
+    add_figure(ctx, doc, name, ("Bytes held per pending task against N.",),
+               "bytes per task against N")
+    ns = sorted({m.n for m in have})
+    groups = {}
+    for m in have:
+        groups.setdefault((m.series, m.workload, m.backend, m.config), {})[m.n] = m
+    key = _backend_sort_key(ctx)
+    sorder = {c: i for i, c in enumerate(_config_sort({g[0] for g in groups}))}
+    worder = {w: i for i, w in enumerate(workloads_of(have))}
+    rows = []
+    for g in sorted(groups, key=lambda g: (sorder[g[0]], worder[g[1]], key(g[2]), g[3])):
+        by_n = groups[g]
+        rows.append([Code(g[2]), Code(g[1]), Code(g[3])] +
+                    ["%.1f" % bytes_per_task(by_n[n]) if n in by_n else "—" for n in ns])
+    doc.table(["backend", "workload", "configuration"] + ["N = %s" % A.fmt_n(n) for n in ns],
+              rows, numeric=set(range(3, 3 + len(ns))))
+    doc.p("Cells: median bytes per pending task over the repetitions.")
+    n = max(ns)
+    main = [m for m in have if m.n == n and m.series == "h2h"] or [m for m in have if m.n == n]
+    wl = workloads_of(main)[0]
+    at = sorted((bytes_per_task(m), m.backend) for m in main if m.workload == wl)
+    ctx.memory_main = (n, wl, at)
+    if len(at) > 1:
+        lo, hi = at[0], at[-1]
+        doc.ul([("At N = %s (workload " % A.fmt_n(n), Code(wl), ") the smallest footprint is ",
+                 Code(lo[1]), " at %.1f B per task; the largest is " % lo[0], Code(hi[1]),
+                 " at %.1f B (%s)." % (hi[0], A.fmt_ratio(hi[0] / lo[0]) if lo[0] > 0 else "n/a"))])
+        ctx.finding(25, "Memory at N = %s: from %.1f B per pending task (" % (A.fmt_n(n), lo[0]),
+                    Code(lo[1]), ") to %.1f B (" % hi[0], Code(hi[1]), ").")
+    ctx.memory = {(m.backend, m.series, m.workload, m.n): bytes_per_task(m) for m in have}
+
+
+# ---- anything else --------------------------------------------------------
+
+def other_section(ctx, doc, micro_ops):
+    known = set(MICRO_OPS) | {"memory"} | set(tb_experiments.KNOWN_OPS)
+    ops = [op for op in ctx.res.ops() if op not in known]
+    if not ops:
+        return
+    doc.h(2, "Other measurements", "other")
+    doc.p("Benchmarks in the results that no section above describes, shown as measured.")
+    for op in ops:
+        ms = ctx.res.select(op=op)
+        doc.h(3, op)
+        series = legend_groups(ms)
+        if series:
+            name = draw_n_figure(ctx, "other-" + op, "%s: time against N" % op,
+                                 [(op, series)])
+            add_figure(ctx, doc, name, ("Benchmark ", Code(op), " against N."), op)
+        tb_experiments.generic_table(ctx, doc, ms)
+
+
+# ---- claims, choice, limitations -------------------------------------------
+
+def claims_section(ctx, doc, claims):
+    doc.h(2, "What the classic write-ups claim, checked", "claims")
+    doc.p("Each claim is checked against this run's measurements; the verdict "
+          "is decided by the rule shown, never typed in.")
+    rows = []
+    for c in claims:
+        rows.append([c["claim"], c["source"], c["experiment"], c["measured"],
+                     (Bold(c["verdict"]),)])
+    doc.table(["claim", "source", "experiment", "measured", "verdict"], rows)
+    doc.p("Rules:")
+    doc.ul([(Bold(c["claim"]), ": ", c["rule"]) for c in claims])
+
+
+def choose_section(ctx, doc):
+    doc.h(2, "Which one to use", "choose")
+    rows = tb_claims.recommend(ctx)
+    if not rows:
+        doc.p("The results hold too little to recommend a backend for any workload.")
+        return
+    doc.p("The recommendation for each workload is the backend with the best "
+          "measured number in the experiment named as evidence.")
+    doc.table(["workload", "recommended", "compared", "measured (best first)"], rows)
+
+
+def limitations_section(ctx, doc):
+    doc.h(2, "Limitations and noise", "limitations")
+    res = ctx.res
+    items = []
+    cvs = [(m.cv, m) for m in res.measurements.values() if m.cv is not None]
+    if cvs:
+        cvs.sort(key=lambda x: x[0])
+        med = statistics.median(c for c, _ in cvs)
+        worst_cv, worst = cvs[-1]
+        noisy = [m for c, m in cvs if c > 0.05]
+        items.append("Spread of repetitions: median coefficient of variation %s; "
+                     "%d of %d instances vary by more than 5 %%; the noisiest is %s at %s."
+                     % (A.fmt_pct(med), len(noisy), len(cvs), worst.key[0] + "/" + worst.backend +
+                        ("/N:%d" % worst.n if worst.n is not None else ""), A.fmt_pct(worst_cv)))
+    reps = [m.repetitions for m in res.measurements.values() if m.repetitions
+            and not m.error and m.op not in tb_results.SELF_OPS + ("failure",)]
+    if reps and min(reps) < 3:
+        items.append("Some instances ran fewer than three repetitions (minimum %d): "
+                     "their spread says little." % min(reps))
+    for path, c in res.contexts[:1]:
+        if c.get("library_build_type") == "debug":
+            items.append("Google Benchmark reports that its library was built as "
+                         "\"debug\" (Debian's package): this affects only its own "
+                         "bookkeeping outside the timed loop.")
+        if c.get("cpu_scaling_enabled") is True:
+            items.append("CPU frequency scaling was enabled: times may vary with the governor.")
+        la = c.get("load_avg")
+        cpus = c.get("num_cpus")
+        if isinstance(la, list) and la and isinstance(cpus, int) and cpus > 0:
+            if isinstance(la[0], (int, float)) and la[0] > 0.5 * cpus:
+                items.append("The load average when the run started was %.2f on %d CPUs: "
+                             "other work competed for the machine." % (la[0], cpus))
+    shim = sorted((m for m in res.select(op="shim") if m.median is not None and m.n),
+                  key=lambda m: m.n)
+    if shim:
+        items.append(("Harness overhead: an empty operation costs ",
+                      *_join([("%s per iteration in batches of %s (%s)" % (
+                          A.fmt_ns(m.median), A.fmt_num(m.n), m.cfg.get("timing", m.config)),)
+                          for m in shim]), "; every time per operation includes it."))
+    selftest_errs = [m for m in res.select(op="selftest") if m.error and "error" not in m.workload + m.backend]
+    if selftest_errs:
+        items.append(("The harness self-tests reported errors: ",
+                      *_join([Code(m.key[1] + "/" + m.key[2]) for m in selftest_errs]), "."))
+    errs = [m for m in res.measurements.values() if m.error and m.op not in tb_results.SELF_OPS]
+    if errs:
+        items.append(("%d benchmark instance%s reported errors instead of times, e.g. "
+                      % (len(errs), "" if len(errs) == 1 else "s"),
+                      Code(errs[0].key[0] + "/" + errs[0].backend), ": " + errs[0].error[:150] + "."))
+    run_errors = res.fact("errors")
+    if isinstance(run_errors, list) and run_errors:
+        items.append(("The benchmark run recorded %d error%s, e.g. " % (
+            len(run_errors), "" if len(run_errors) == 1 else "s"),
+                      Code(str(run_errors[0])[:200]), "."))
+    status = res.fact("exit_status")
+    if isinstance(status, dict):
+        bad = sorted(k for k, v in status.items() if v)
+        if bad:
+            items.append(("These harnesses exited with a failure status: ",
+                          *_join([Code(str(b)) for b in bad]), "."))
+    for p in res.problems:
+        items.append((Code(os.path.relpath(p.path, res.root)), " " + p.what + "; what it held is missing from this report."))
+    for sec, what in ctx.missing:
+        items.append(("Missing data: ", Bold(sec), " — " + what + "."))
+    for name, why in ctx.figs.failures:
+        items.append(("Figure ", Code(name), " was not drawn: " + why + "."))
+    items.append("Virtual-clock micro-benchmarks leave out locks and threads by design; "
+                 "the runtime experiments include them, and their numbers depend on "
+                 "the kernel's scheduler and timer slack of this machine.")
+    doc.ul(items)

@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""report_test.py — the `report` suite: runs report/generate.py on the
+committed fixture (a real quick-profile run, trimmed; see
+tests/fixtures/report-quick/README.md) and on hostile results directories,
+and checks what the report says, not only that it was written.
+
+    python3 tests/report_test.py [-v]
+
+Exit status 0 when every case passes; the figure cases are skipped (not
+failed) when gnuplot is not installed.
+"""
+
+import copy
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GENERATE = os.path.join(ROOT, "report", "generate.py")
+FIXTURE = os.path.join(HERE, "fixtures", "report-quick")
+HAVE_GNUPLOT = shutil.which("gnuplot") is not None
+
+sys.path.insert(0, os.path.join(ROOT, "report"))
+import tb_figures  # noqa: E402
+
+VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+)$")
+
+
+def run(results_dir, *extra):
+    """Runs the generator; returns (exit code, stdout, stderr)."""
+    p = subprocess.run([sys.executable, GENERATE, results_dir] + list(extra),
+                       capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def copy_fixture(tmp):
+    dst = os.path.join(tmp, "results")
+    shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("README.md"))
+    return dst
+
+
+def fixture_json():
+    """Every benchmark entry of the fixture's JSON files, under the first
+    file's context."""
+    merged = None
+    for name in sorted(os.listdir(FIXTURE)):
+        if name.endswith(".json") and name != "machine.json":
+            with open(os.path.join(FIXTURE, name), encoding="utf-8") as f:
+                data = json.load(f)
+            if merged is None:
+                merged = data
+            else:
+                merged["benchmarks"] += data["benchmarks"]
+    return merged
+
+
+def medians_of(data, op):
+    """One entry per run of `op` holding the median of every field over
+    the repetitions: Google Benchmark's median aggregate when the file has
+    one, else the repetitions' median (a single repetition is its own)."""
+    import statistics
+    runs, aggs = {}, {}
+    for b in data["benchmarks"]:
+        if not b["run_name"].startswith(op + "/") or b.get("error_occurred"):
+            continue
+        if b.get("aggregate_name") == "median":
+            aggs[b["run_name"]] = b
+        elif b.get("run_type") == "iteration":
+            runs.setdefault(b["run_name"], []).append(b)
+    out = list(aggs.values())
+    for name, reps in runs.items():
+        if name in aggs:
+            continue
+        m = dict(reps[0])
+        for k, v in reps[0].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                m[k] = statistics.median(r[k] for r in reps)
+        out.append(m)
+    return out
+
+
+def md_section(md, title):
+    """The text of the `## title` section of report.md."""
+    m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % re.escape(title), md, re.S | re.M)
+    return m.group(1) if m else None
+
+
+def md_table_rows(text):
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            rows.append(cells)
+    return rows
+
+
+def unmd(text):
+    """Markdown cell text back to plain text."""
+    t = re.sub(r"\\(.)", r"\1", text.replace("`", "").replace("**", ""))
+    return html.unescape(t)
+
+
+class FixtureReport(unittest.TestCase):
+    """The report of the committed quick run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-report-")
+        cls.dir = copy_fixture(cls.tmp)
+        cls.rc, cls.out, cls.err = run(cls.dir)
+        with open(os.path.join(cls.dir, "report.md"), encoding="utf-8") as f:
+            cls.md = f.read()
+        with open(os.path.join(cls.dir, "report.html"), encoding="utf-8") as f:
+            cls.html = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_both_files_written(self):
+        self.assertEqual(self.rc, 0, self.err)
+        self.assertIn("report.md", self.out)
+        self.assertIn("report.html", self.out)
+        self.assertNotIn("Traceback", self.err)
+
+    def test_sections_in_order(self):
+        heads = re.findall(r"^## (.+)$", self.md, re.M)
+        want = ["Summary", "How to read this report", "Machine and build", "Method",
+                "Micro-benchmarks: cost per operation against N", "Memory per pending task",
+                "Runtime behaviour (monotonic clock, real threads)",
+                "What the classic write-ups claim, checked", "Which one to use",
+                "Limitations and noise"]
+        self.assertEqual([h for h in heads if h in want], want)
+
+    def test_summary_has_numbers(self):
+        s = md_section(self.md, "Summary")
+        items = [l for l in s.splitlines() if l.startswith("- ")]
+        self.assertGreaterEqual(len(items), 3)
+        for item in items:
+            self.assertRegex(item, r"\d", "summary finding without a number: " + item)
+
+    @unittest.skipUnless(HAVE_GNUPLOT, "gnuplot is not installed")
+    def test_every_figure_exists_and_is_not_empty(self):
+        refs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", self.md)
+        self.assertGreaterEqual(len(refs), 8)
+        for ref in refs:
+            svg = os.path.join(self.dir, ref)
+            png = svg[:-4] + ".png"
+            for path in (svg, png):
+                self.assertTrue(os.path.isfile(path), path)
+                self.assertGreater(os.path.getsize(path), 1000, path)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertNotIn("Figure not drawn", self.md)
+        self.assertEqual(self.html.count("data:image/svg+xml;base64,"), len(refs))
+
+    def test_html_is_self_contained(self):
+        for attr in re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", self.html):
+            self.assertTrue(attr.startswith(("data:", "#")), attr)
+        self.assertNotIn("<script", self.html.lower())
+        self.assertNotIn("@import", self.html)
+
+    def test_every_claim_has_a_computed_verdict(self):
+        s = md_section(self.md, "What the classic write-ups claim, checked")
+        rows = md_table_rows(s)[1:]
+        self.assertGreaterEqual(len(rows), 8)
+        for r in rows:
+            self.assertEqual(len(r), 5, r)
+            self.assertRegex(unmd(r[4]), VERDICT)
+        # this run has heapqueue and timerthread: the claims about them are tested
+        verdicts = {unmd(r[0]): unmd(r[4]) for r in rows}
+        slow = [v for k, v in verdicts.items() if k.startswith("A slow task")]
+        self.assertTrue(slow and not slow[0].startswith("not tested"), verdicts)
+
+    def test_micro_tables_equal_the_json(self):
+        data = fixture_json()
+        medians = {}
+        for b in data["benchmarks"]:
+            if b.get("aggregate_name") == "median" and b["run_name"].split("/")[0] in (
+                    "insert", "cancel", "expire", "timeouts", "periodic", "fill"):
+                medians[b["run_name"]] = b["real_time"]
+        self.assertGreater(len(medians), 10)
+        micro = md_section(self.md, "Micro-benchmarks: cost per operation against N")
+        tables = {}
+        for part in re.split(r"^### ", micro, flags=re.M)[1:]:
+            op = part.split("\n", 1)[0].strip()
+            rows = md_table_rows(part)
+            header = rows[0]
+            for r in rows[1:]:
+                tables[(op, unmd(r[0]), unmd(r[1]), unmd(r[2]))] = dict(zip(header, r))
+        checked = 0
+        for run_name, t in medians.items():
+            parts = run_name.split("/")
+            op, backend, wl, config = parts[:4]
+            n = int(parts[4].split(":")[1])
+            row = tables.get((op, backend, wl, config))
+            self.assertIsNotNone(row, run_name)
+            col = [k for k in row if k.startswith("N = ") and
+                   k[4:].replace(",", "") in (str(n), "10^%d" % (len(str(n)) - 1))]
+            self.assertEqual(len(col), 1, (run_name, list(row)))
+            want = "%.1f" % t if t < 1000 else "{:,.0f}".format(t)
+            self.assertTrue(row[col[0]].startswith(want + " "), (run_name, row[col[0]], want))
+            checked += 1
+        self.assertEqual(checked, len(medians))
+
+    def test_lateness_table_equals_the_json(self):
+        data = fixture_json()
+        sec = md_section(self.md, "Runtime behaviour (monotonic clock, real threads)")
+        late = re.split(r"^### ", sec, flags=re.M)
+        late = [p for p in late if p.startswith("lateness")][0]
+        rows = md_table_rows(late)
+        header = rows[0]
+        got = [dict(zip(header, r)) for r in rows[1:]]
+        n = 0
+        for b in medians_of(data, "lateness"):
+            if True:
+                _, backend, wl, config = b["run_name"].split("/")[:4]
+                row = None
+                for r in got:
+                    if (unmd(r["workload"]), unmd(r["configuration"])) == (wl, config) and \
+                            unmd(r["series"]).split(" ")[0] == backend:
+                        row = r
+                self.assertIsNotNone(row, b["run_name"])
+                for col, key in (("p50 (us)", "p50"), ("p99 (us)", "p99"), ("max (us)", "max")):
+                    us = b[key] / 1000.0
+                    self.assertEqual(row[col], "%.1f" % us if us < 1000 else "{:,.0f}".format(us))
+                n += 1
+        self.assertGreater(n, 3)
+
+    def test_which_one_to_use(self):
+        s = md_section(self.md, "Which one to use")
+        rows = md_table_rows(s)
+        self.assertGreaterEqual(len(rows) - 1, 4)
+        for r in rows[1:]:
+            self.assertEqual(len(r), 4, r)
+            self.assertRegex(r[3], r"\d")
+
+    def test_limitations_say_something_measured(self):
+        s = md_section(self.md, "Limitations and noise")
+        self.assertIn("coefficient of variation", s)
+        self.assertIn("Harness overhead", s)
+
+
+class VerdictsAreComputed(unittest.TestCase):
+    """Changing the measurements changes the verdict."""
+
+    def _claims(self, d):
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        return {unmd(r[0]): unmd(r[4]) for r in rows}
+
+    def test_leader_follower_verdict_follows_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            before = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
+            self.assertEqual(before, "holds")
+            path = os.path.join(d, "runtime.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            on = {}
+            for b in data["benchmarks"]:
+                if b["run_name"].startswith("workers/") and "leader=on" in b["run_name"]:
+                    on[b.get("aggregate_name") or b.get("repetition_index")] = b["timed_waits_per_task"]
+            for b in data["benchmarks"]:
+                if b["run_name"].startswith("workers/") and "leader=off" in b["run_name"]:
+                    b["timed_waits_per_task"] = on[b.get("aggregate_name") or b.get("repetition_index")]
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            after = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
+            self.assertEqual(after, "does not hold")
+
+    def test_slow_task_verdict_follows_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            path = os.path.join(d, "runtime.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            pool = {}
+            for b in data["benchmarks"]:
+                if b["run_name"].startswith("interference/heapqueue/") and "threads=4" in b["run_name"]:
+                    pool[b.get("aggregate_name") or b.get("repetition_index")] = b["max"]
+            for b in data["benchmarks"]:
+                if b["run_name"].startswith("interference/timerthread/"):
+                    b["max"] = pool[b.get("aggregate_name") or b.get("repetition_index")]
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            v = [v for k, v in self._claims(d).items() if k.startswith("A slow task")][0]
+            self.assertEqual(v, "does not hold")
+
+
+    def test_failure_verdict_follows_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            before = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
+            self.assertEqual(before, "holds")
+            path = os.path.join(d, "probe.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            for b in data["benchmarks"]:
+                b["ran_after"] = b["after"]
+                b["accepted_after"] = 1
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            after = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
+            self.assertEqual(after, "does not hold")
+
+
+@unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")
+class ProbeOutput(unittest.TestCase):
+    """report/probe.c's output, run by the `report-probe` Meson test."""
+
+    def test_probe_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "probe.json")
+            p = subprocess.run([os.environ["TB_PROBE"], "--out", out],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, encoding="utf-8") as f:
+                data = json.load(f)
+            entries = data["benchmarks"]
+            self.assertGreaterEqual(len(entries), 1)
+            for e in entries:
+                self.assertTrue(e["name"].startswith("failure/"), e)
+                self.assertNotIn("error_occurred", e)
+                self.assertEqual(e["ran_before"], 2, e)
+                self.assertEqual(e["after"], 7, e)
+                self.assertIn(e["ran_after"], (0, 7), e)
+                self.assertEqual(e["failed"], 1, e)
+                # a timer that died refuses new work; one that did not, takes it
+                self.assertEqual(e["accepted_after"], 1 if e["ran_after"] else 0, e)
+            rc, _, err = run(tmp, "--no-figures")
+            self.assertEqual(rc, 0, err)
+
+
+class MissingAndHostile(unittest.TestCase):
+    """Results directories with parts missing, broken or malicious."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-report-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _only(self, keep):
+        """A results dir holding only the fixture's benchmarks whose op is
+        in `keep` (and no CSV)."""
+        d = os.path.join(self.tmp, "partial")
+        os.makedirs(d)
+        data = fixture_json()
+        data["benchmarks"] = [b for b in data["benchmarks"] if b["run_name"].split("/")[0] in keep]
+        with open(os.path.join(d, "results.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        return d
+
+    def _md(self, d):
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            return f.read()
+
+    def test_missing_runtime_harness_is_reported(self):
+        d = self._only({"insert", "cancel", "expire", "fill", "timeouts", "periodic"})
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        md = self._md(d)
+        rt = md_section(md, "Runtime behaviour (monotonic clock, real threads)")
+        self.assertIn("No runtime results", rt)
+        self.assertIn("this section has no data", rt)
+        lim = md_section(md, "Limitations and noise")
+        self.assertIn("Missing data:", lim)
+        self.assertIn("Runtime behaviour", lim)
+        claims = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        slow = [unmd(r[4]) for r in claims if unmd(r[0]).startswith("A slow task")][0]
+        self.assertTrue(slow.startswith("not tested: no interference results"), slow)
+
+    def test_missing_micro_harness_is_reported(self):
+        d = self._only({"lateness", "idle", "workers", "interference"})
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        md = self._md(d)
+        self.assertIn("No micro-benchmark results", md)
+        self.assertIn("No memory results", md)
+        self.assertIn("No `jitter` results in this results directory", md)
+
+    def test_truncated_json_names_the_file_and_keeps_the_rest(self):
+        d = copy_fixture(self.tmp)
+        with open(os.path.join(d, "micro.json"), encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(d, "extra.json"), "w", encoding="utf-8") as f:
+            f.write(text[:len(text) // 3])
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("extra.json", err)
+        self.assertIn("truncated", err)
+        self.assertNotIn("Traceback", err)
+        lim = md_section(self._md(d), "Limitations and noise")
+        self.assertIn("extra.json", lim)
+        self.assertIn("truncated", lim)
+
+    def test_nothing_usable_is_a_clear_error(self):
+        d = os.path.join(self.tmp, "bad")
+        os.makedirs(d)
+        with open(os.path.join(d, "results.json"), "w") as f:
+            f.write('{"context": {}, "benchmarks": [ {"name": "insert/x/y/z/N:1", ')
+        with open(os.path.join(d, "foreign.json"), "w") as f:
+            json.dump({"hello": "world"}, f)
+        with open(os.path.join(d, "binary.json"), "wb") as f:
+            f.write(b"\xff\xfe\x00garbage")
+        rc, _, err = run(d)
+        self.assertEqual(rc, 2)
+        self.assertIn("no usable benchmark results", err)
+        self.assertIn("results.json", err)
+        self.assertIn("foreign.json", err)
+        self.assertIn("not Google Benchmark output", err)
+        self.assertIn("binary.json", err)
+        self.assertNotIn("Traceback", err)
+        self.assertFalse(os.path.exists(os.path.join(d, "report.md")))
+
+    def test_no_such_directory(self):
+        rc, _, err = run(os.path.join(self.tmp, "nowhere"))
+        self.assertEqual(rc, 2)
+        self.assertIn("nowhere", err)
+        self.assertIn("no such results directory", err)
+
+    def test_wrong_types_do_not_crash(self):
+        d = os.path.join(self.tmp, "types")
+        os.makedirs(d)
+        good = {"name": "insert/heapqueue/uniform/series=h2h/N:100", "run_name":
+                "insert/heapqueue/uniform/series=h2h/N:100", "run_type": "iteration",
+                "real_time": 10.0, "cpu_time": 10.0, "time_unit": "ns"}
+        weird = [None, 3, "x", {"name": 7}, {"run_name": "insert"},
+                 dict(good, real_time="fast"), dict(good, time_unit="fortnights"),
+                 dict(good, real_time=float("1e400")), {"run_name": "////"},
+                 dict(good, run_name="insert/heapqueue/uniform/series=h2h/N:abc"),
+                 dict(good, run_type="aggregate", aggregate_name="median", real_time=None)]
+        with open(os.path.join(d, "r.json"), "w") as f:
+            json.dump({"context": "not a dict", "benchmarks": [good] + weird}, f)
+        with open(os.path.join(d, "machine.json"), "w") as f:
+            json.dump(["not", "an", "object"], f)
+        with open(os.path.join(d, "samples.csv"), "w") as f:
+            f.write("benchmark,metric,rep,seq,value_ns,weight\n\"lateness/x/light/s=1/N:0\",lateness,0,0,12\n")
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("entries were not in the expected form", err)
+        self.assertIn("machine.json", err)
+
+    def test_hostile_names_are_escaped(self):
+        evil = "<script>alert(1)</script>"
+        pipe = "a|b*c_d`e"
+        quote = "x');system('touch PWNED');('"
+        d = os.path.join(self.tmp, "evil")
+        os.makedirs(d)
+        benches = []
+        for backend in (evil, pipe, quote):
+            for n, t in ((100, 10.0), (1000, 12.0), (10000, 15.0)):
+                name = "insert/%s/uniform/series=h2h,note=<b>hi</b>/N:%d" % (backend, n)
+                for rep in range(2):
+                    benches.append({"name": name, "run_name": name, "run_type": "iteration",
+                                    "repetition_index": rep, "real_time": t + rep,
+                                    "cpu_time": t, "time_unit": "ns"})
+        with open(os.path.join(d, "r.json"), "w") as f:
+            json.dump({"context": {"host_name": evil, "kernel": "<img src=x onerror=alert(1)>"},
+                       "benchmarks": benches}, f)
+        rc, _, err = run(d)
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(os.path.exists(os.path.join(d, "PWNED")))
+        self.assertFalse(os.path.exists("PWNED"))
+        with open(os.path.join(d, "report.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertNotIn("<script", page.lower())
+        self.assertNotIn("<img src=x", page)
+        self.assertNotIn("<b>hi</b>", page)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", page)
+        md = self._md(d)
+        self.assertNotIn("<script>", md)
+        self.assertNotIn("<b>hi</b>", md)
+        for line in md.splitlines():
+            if line.startswith("| ") and "insert" not in line and evil[:3] in line:
+                self.fail("unescaped: " + line)
+        # a name with a pipe stays inside its table cell
+        micro = md_section(md, "Micro-benchmarks: cost per operation against N")
+        rows = md_table_rows(micro)
+        widths = {len(r) for r in rows}
+        self.assertEqual(len(widths), 1, widths)
+
+
+class MutatedResults(unittest.TestCase):
+    """Seeded random damage to real results: the generator writes a report
+    or says which file is unusable (exit 0 or 2), never fails inside."""
+
+    def test_mutations(self):
+        import random
+        rng = random.Random(20261121)
+        files = sorted(f for f in os.listdir(FIXTURE) if f.endswith(".json"))
+        originals = {}
+        for name in files:
+            with open(os.path.join(FIXTURE, name), encoding="utf-8") as f:
+                originals[name] = json.load(f)
+        values = [None, True, -1, 0, 1e308, "x", [], {}, "N:", "/", "<b>", float("nan")]
+        for i in range(int(os.environ.get("TB_MUTATIONS", "24"))):
+            with tempfile.TemporaryDirectory() as tmp:
+                d = os.path.join(tmp, "m%d" % i)
+                shutil.copytree(FIXTURE, d, ignore=shutil.ignore_patterns("README.md"))
+                victim = files[i % len(files)]
+                doc = copy.deepcopy(originals[victim])
+                if victim == "machine.json":
+                    for key in rng.sample(sorted(doc), min(3, len(doc))):
+                        doc[key] = rng.choice(values)
+                else:
+                    entries = doc["benchmarks"]
+                    doc["benchmarks"] = rng.sample(entries, min(len(entries), 150))
+                    for b in doc["benchmarks"]:
+                        for _ in range(rng.randint(0, 3)):
+                            key = rng.choice(sorted(b))
+                            b[key] = rng.choice(values)
+                text = json.dumps(doc)
+                if i % 3 == 0:
+                    text = text[:rng.randint(1, len(text) - 1)]
+                elif i % 3 == 1:
+                    pos = rng.randint(0, len(text) - 1)
+                    text = text[:pos] + rng.choice("{}[],:\"\\0") + text[pos + 1:]
+                with open(os.path.join(d, victim), "w", encoding="utf-8") as f:
+                    f.write(text)
+                with open(os.path.join(FIXTURE, "samples.csv"), encoding="utf-8") as f:
+                    csv_text = f.read()
+                with open(os.path.join(d, "samples.csv"), "w", encoding="utf-8") as f:
+                    f.write(csv_text[:rng.randint(0, len(csv_text))])
+                rc, _, err = run(d, "--no-figures")
+                self.assertIn(rc, (0, 2), "%s: %s" % (victim, err))
+                self.assertNotIn("Traceback", err)
+                self.assertNotIn("internal error", err)
+
+
+class Colours(unittest.TestCase):
+    def test_every_backend_gets_a_distinct_colour(self):
+        names = ["b%d" % i for i in range(24)]
+        cols = tb_figures.assign_colours(names)
+        self.assertEqual(len(set(cols.values())), len(names))
+        for c in cols.values():
+            self.assertRegex(c, r"^#[0-9A-F]{6}$")
+
+    def test_colour_depends_on_registry_position_only(self):
+        a = tb_figures.assign_colours(["heapqueue", "timerthread", "timerwheel", "hierwheel", "mine"])
+        b = tb_figures.assign_colours(["heapqueue", "timerthread", "timerwheel", "hierwheel"])
+        for k in b:
+            self.assertEqual(a[k], b[k])
+
+    def test_gnuplot_strings_cannot_escape(self):
+        for text in ("a'b", "`rm -rf /`", "@macro", "x\ny", "$(id)", "\\'"):
+            lit = tb_figures.gp_string(text)
+            self.assertTrue(lit.startswith("'") and lit.endswith("'"))
+            inner = lit[1:-1]
+            for ch in "'`@$\\\n":
+                self.assertNotIn(ch, inner)
+
+    @unittest.skipUnless(HAVE_GNUPLOT, "gnuplot is not installed")
+    def test_same_colour_in_every_figure(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            rc, _, err = run(d)
+            self.assertEqual(rc, 0, err)
+            figs = os.path.join(d, "figures")
+            want = tb_figures.colour_for(0)  # heapqueue: first in the registry
+            rgb = "rgb(%3d, %3d, %3d)" % tuple(int(want[i:i + 2], 16) for i in (1, 3, 5))
+            svgs = [f for f in os.listdir(figs) if f.endswith(".svg")]
+            self.assertGreater(len(svgs), 5)
+            for f in svgs:
+                with open(os.path.join(figs, f), encoding="utf-8") as fh:
+                    self.assertIn(rgb, fh.read(), f)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
