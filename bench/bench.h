@@ -163,10 +163,10 @@ struct bh_config {
  *     (left out where the defaults are the head-to-head configuration);
  *   - ticked backends that walk rounds (bh_walks_rounds), if `cover`:
  *     series=cover, tick 1 ms and the smallest power-of-two wheel whose
- *     one revolution spans the workload's longest delay (capped at 2^20
- *     buckets; the label shows the size, so a wheel that still does not
- *     cover is visible), when that differs from the default size.  A
- *     hierarchical wheel covers any delay with its levels already.
+ *     one revolution spans the workload's longest delay, when that takes
+ *     at most 2^20 buckets (not for `wide`: a day is 2^27 of them) and
+ *     differs from the default size.  A hierarchical wheel covers any
+ *     delay with its levels already.
  *  `base` supplies the clock, threads and flags.  Returns the count. */
 size_t bh_configs(const struct tb_backend *b, enum bh_workload w,
                   const struct tb_config *base, bool orig, bool cover,

@@ -76,7 +76,7 @@ static const struct bh_profile profiles[] = {
         .burst_micro = true,
         .orig_micro = true,
         .cover = true,
-        .batch_budget = 5.0,
+        .batch_budget = 2.0,
         .runtime_repetitions = 5,
         .light_samples = 500,
         .loaded_pending = 100000,
@@ -279,10 +279,10 @@ size_t bh_configs(const struct tb_backend *b, enum bh_workload w,
             n++;
         }
     }
-    if (cover && bh_walks_rounds(b)) {
-        int64_t need = bh_workloads[w].hi / TB_MS + 1;
+    int64_t need = bh_workloads[w].hi / TB_MS + 1;
+    if (cover && need <= (1 << 20) && bh_walks_rounds(b)) {
         int size = 1;
-        while (size < need && size < (1 << 20))
+        while (size < need)
             size <<= 1;
         struct tb_config c = h2h;
         c.wheel_size = size;

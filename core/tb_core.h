@@ -186,7 +186,10 @@ static inline int64_t tb_clock_now(const struct tb_sched *s)
 
 /** Next deadline of a periodic task after a run: fixed rate counts from the
  *  previous scheduled time, fixed delay from `base` (end of run for STPE,
- *  start for Timer).  Saturates at INT64_MAX. */
+ *  start for Timer).  INT64_MAX means the next run would reach the end of
+ *  the clock: the task has no next run and must be retired as finished, not
+ *  re-armed (at INT64_MAX it would be due again at once, and
+ *  tb_advance(INT64_MAX) would run it forever). */
 static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
                                        int64_t base)
 {

@@ -340,7 +340,15 @@ static void run_task(struct hq *q, struct hq_task *t)
         retire(q, t);
         return;
     }
-    t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    int64_t next = tb_next_deadline(t->base.deadline, t->base.period, end);
+    if (next == INT64_MAX) {
+        /* no next run before the clock ends; re-armed at INT64_MAX it would
+         * run forever in tb_advance(INT64_MAX) */
+        q->st.finished++;
+        retire(q, t);
+        return;
+    }
+    t->base.deadline = next;
     if (!can_run(q, t, end)) { /* reExecutePeriodic after shutdown */
         q->st.cancelled++;
         retire(q, t);

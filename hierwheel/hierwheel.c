@@ -478,6 +478,13 @@ static void run_task(struct hw *w, struct hw_task *t)
         return;
     }
     t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    if (t->base.deadline == INT64_MAX) {
+        /* the next run would fall at the end of the clock: this was the
+         * last, as for a one-shot */
+        w->st.finished++;
+        retire(w, t);
+        return;
+    }
     int64_t e = ticks_up(w, t->base.deadline);
     int l = find_level(w, e);
     if (l == HW_NO_LEVEL) {

@@ -284,8 +284,8 @@ def check_all(binary, backends, outdir):
             check_runtime(doc, backends, os.path.join(outdir, "samples.csv"))
     for f in failures:
         print("FAIL:", f)
-    print("%d problem(s); backends checked: %s; output in %s" %
-          (len(failures), ", ".join(backends), outdir))
+    print("%d problem(s); backends checked: %s" %
+          (len(failures), ", ".join(backends)))
     return 1 if failures else 0
 
 

@@ -302,6 +302,100 @@ static void test_fixed_delay_spacing(void **state)
     tb_destroy(s);
 }
 
+/* A periodic task whose next run would reach the end of the clock has no
+ * next run: it finishes.  Re-armed at INT64_MAX instead, it would be due
+ * again at once and tb_advance(INT64_MAX) would never return, or, on a
+ * ticked backend, stay pending for ever (found by the fuzz suite:
+ * tests/fuzz/regressions/rearm-at-end-of-clock).  The clock gets near its
+ * end while the scheduler is empty, which costs every structure little. */
+static void test_periodic_end_of_clock(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    /* each cancels itself on a 5th run, so a backend that re-arms at
+     * INT64_MAX fails here instead of hanging */
+    struct probe rate = {.rec = &rec, .id = 1, .cancel_self_at = 5};
+    struct probe huge_rate = {.rec = &rec, .id = 2, .cancel_self_at = 5};
+    struct probe huge_delay = {.rec = &rec, .id = 3, .cancel_self_at = 5};
+    assert_int_equal(tb_advance(s, INT64_MAX - 3 * TB_SEC), 0);
+    /* at end - 2.5 s, - 1.5 s, - 0.5 s; the next would be past the end */
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC / 2, TB_SEC, probe_task,
+                                            &rate, &rate.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, TB_MAX_DELAY, probe_task,
+                                            &huge_rate, &huge_rate.self),
+                     TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 0, TB_MAX_DELAY, probe_task,
+                                             &huge_delay, &huge_delay.self),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX), 5);
+    assert_int_equal(tb_advance(s, INT64_MAX), 0);
+    assert_int_equal(rate.runs, 3);
+    assert_int_equal(huge_rate.runs, 1);
+    assert_int_equal(huge_delay.runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.finished, 3);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* A task due at once, scheduled after an advance that ended on an idle tick
+ * boundary, runs in the next advance to that same time: due tasks run in
+ * the advance that reaches their (rounded) deadline, whether or not the
+ * structure had work at that boundary (found by the fuzz suite:
+ * tests/fuzz/regressions/due-after-idle-tick). */
+static void test_due_after_idle_advance(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe first = {.rec = &rec, .id = 1};
+    struct probe later = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_advance(s, 0), 0);
+    assert_int_equal(tb_schedule(s, 0, probe_task, &first, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 0), 1);
+    assert_int_equal(tb_advance(s, 5 * TICK), 0);
+    assert_int_equal(tb_schedule(s, 0, probe_task, &later, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 5 * TICK), 1);
+    assert_int_equal(first.runs, 1);
+    assert_int_equal(later.runs, 1);
+    assert_int_equal(rec.runs[1].at, 5 * TICK);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* A task scheduled at a tick boundary whose tick has already run is due at
+ * that tick, so the next advance runs it before anything of a later tick
+ * (found by the fuzz suite:
+ * tests/fuzz/regressions/overdue-after-later-tick). */
+static void test_overdue_runs_in_tick_order(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe tick5 = {.rec = &rec, .id = 1}, next = {.rec = &rec, .id = 2},
+                 overdue = {.rec = &rec, .id = 3};
+    assert_int_equal(tb_schedule(s, 5 * TICK, probe_task, &tick5, NULL),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, 5 * TICK), 1);   /* tick 5 has run */
+    assert_int_equal(tb_schedule(s, 1, probe_task, &next, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 5 * TICK), 0);   /* next: not yet due */
+    assert_int_equal(tb_schedule(s, 0, probe_task, &overdue, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 10 * TICK), 2);
+    assert_int_equal(rec.runs[1].id, 3);            /* deadline 5 ticks */
+    assert_int_equal(rec.runs[2].id, 2);            /* 5 ticks + 1 ns */
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 /* ---- Accounting under a random sequence -------------------------------- */
 
 static void test_accounting_random(void **state)
@@ -756,6 +850,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixed_rate_no_drift),
         cmocka_unit_test(test_fixed_rate_catch_up),
         cmocka_unit_test(test_fixed_delay_spacing),
+        cmocka_unit_test(test_periodic_end_of_clock),
+        cmocka_unit_test(test_due_after_idle_advance),
+        cmocka_unit_test(test_overdue_runs_in_tick_order),
         cmocka_unit_test(test_accounting_random),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_max_pending),

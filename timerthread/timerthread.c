@@ -310,12 +310,18 @@ static size_t tt_pending(struct tb_sched *s)
 static struct tb_task *take_due(struct tt *q, int64_t now)
 {
     struct tb_task *t = q->heap[1].t;
-    if (t->period == 0) {
+    int64_t next = t->period ? tb_next_deadline(t->deadline, t->period, now)
+                             : INT64_MAX;
+    if (next == INT64_MAX) {
+        /* a one-shot, or a periodic task whose next run would fall at the
+         * end of the clock: this run is its last, so it leaves like a
+         * one-shot and is retired as finished */
+        t->period = 0;
         remove_min(q);
         tb_task_set_state(t, TB_TASK_RUNNING);
         q->st.running++;
     } else {
-        reschedule_min(q, tb_next_deadline(t->deadline, t->period, now));
+        reschedule_min(q, next);
         q->current = t;
     }
     return t;

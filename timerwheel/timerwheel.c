@@ -404,7 +404,9 @@ static void transfer(struct tw *q, int64_t tick, bool after_walk)
         }
         q->st.transfers++;
         int64_t due = due_tick(q, t->base.deadline);
-        if (after_walk && due <= tick) {
+        /* due at a tick already walked: it runs now, ahead of this tick's
+         * later entries, rather than behind them in the bucket */
+        if (after_walk ? due <= tick : due < tick) {
             list_append(&q->expired, t);
             continue;
         }
@@ -481,6 +483,14 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         return;
     }
     t->base.deadline = tb_next_deadline(t->base.deadline, t->base.period, end);
+    if (t->base.deadline == INT64_MAX) {
+        /* the next run would fall at the end of the clock: this was the
+         * last, as for a one-shot */
+        if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_DONE))
+            q->st.finished++;
+        retire(q, t);
+        return;
+    }
     t->base.index = TW_QUEUED;
     note_peak(q, ctr_add(q, &q->pending, 1));
     if (!tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_WAITING)) {
@@ -573,6 +583,10 @@ static void skip_idle(struct tw *q, int64_t last)
         q->st.ticks += n;
         q->st.empty_ticks += n;
         q->next_tick = to;
+        /* the skipped ticks' transfers had nothing to move: the tick we
+         * land on starts with a full budget, so a task due at once is
+         * filed now rather than a tick late */
+        q->budget = TW_TRANSFER_LIMIT;
     }
 }
 
@@ -697,26 +711,40 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
     if (!t)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
-    if (tw_cas(t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED)) {
-        ctr_add(q, &q->ncancelled, 1);
-        ctr_add(q, &q->zombies, 1);
-        cancelled_push(q, t);
-        /* No worker will tick again: process it here.  The seq_cst push
-         * and load pair with shutdown's store and final take, so a cancel
-         * is processed by one side or the other. */
-        if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
-            tw_lock(q);
-            process_cancelled(q);
-            tw_unlock(q);
+    /* A periodic task moves RUNNING -> WAITING when it re-arms; a cancel
+     * whose CAS loses that race tries again, or a live task could answer
+     * "not pending" and run for ever (found by the soak). */
+    for (;;) {
+        uint64_t gs = atomic_load_explicit(&t->base.gs, memory_order_acquire);
+        if (tb_task_gen(gs) != gen)
+            return 0;
+        uint32_t state = tb_task_state(gs);
+        if (state == TB_TASK_WAITING) {
+            if (!tw_cas(t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED))
+                continue;
+            ctr_add(q, &q->ncancelled, 1);
+            ctr_add(q, &q->zombies, 1);
+            cancelled_push(q, t);
+            /* No worker will tick again: process it here.  The seq_cst
+             * push and load pair with shutdown's store and final take, so
+             * a cancel is processed by one side or the other. */
+            if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
+                tw_lock(q);
+                process_cancelled(q);
+                tw_unlock(q);
+            }
+            return 1;
         }
-        return 1;
+        if (state == TB_TASK_RUNNING) {
+            /* only periodic tasks run in state RUNNING: stop their future
+             * runs */
+            if (!tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_CANCELLED))
+                continue;
+            ctr_add(q, &q->ncancelled, 1);
+            return 1;
+        }
+        return 0;
     }
-    /* only periodic tasks run in state RUNNING: stop their future runs */
-    if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_CANCELLED)) {
-        ctr_add(q, &q->ncancelled, 1);
-        return 1;
-    }
-    return 0;
 }
 
 static size_t tw_pending(struct tb_sched *s)

@@ -211,6 +211,8 @@ int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
 
 /** Runs fn(arg) first after `delay_ns`, then every `period_ns` measured from
  *  the previous *scheduled* time: late runs catch up, runs never overlap.
+ *  A periodic task (this or fixed delay) whose next run would reach the end
+ *  of the clock (INT64_MAX) has no next run: it finishes after this one.
  *  Errors as tb_schedule(), plus TB_EINVAL for period <= 0. */
 int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
                            int64_t period_ns, tb_fn fn, void *arg,
