@@ -804,8 +804,9 @@ def limitations_section(ctx, doc):
                       ": what it excludes is missing from every section."))
     backends_run = res.fact("backends")
     if isinstance(backends_run, list) and backends_run:
-        built = ((res.machine or {}).get("build") or {}).get("backends")
-        built = built if isinstance(built, list) else []
+        build = (res.machine or {}).get("build")
+        built = build.get("backends") if isinstance(build, dict) else None
+        built = [b for b in built if isinstance(b, str)] if isinstance(built, list) else []
         left_out = [b for b in built if b not in backends_run]
         if left_out:
             items.append(("Registered backends not run: ", *_join([Code(str(b)) for b in left_out]), "."))
