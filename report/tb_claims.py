@@ -380,14 +380,14 @@ def leader_follower(ctx):
 
 def _envelope(ctx, op, series, wl, pick):
     """Per N, the fastest line among backends `pick` accepts:
-    {N: (time, label)}."""
+    {N: (time, label, measurement)}."""
     out = {}
     for label, ms in ctx.series.get((op, series, wl), {}).items():
         if not pick(label.split(" ")[0]):
             continue
         for m in ms:
             if m.n not in out or m.median < out[m.n][0]:
-                out[m.n] = (m.median, label)
+                out[m.n] = (m.median, label, m)
     return out
 
 
@@ -396,8 +396,8 @@ def crossover(ctx):
                "Varghese & Lauck 1987; Matsuda, Confluent blog, 2015",
                "micro-benchmark timeouts (schedule, mostly cancel, clock moves on), series h2h",
                "holds when the fastest heap beats the fastest wheel at the smallest N and "
-               "the fastest wheel beats the fastest heap at the largest N; the crossover is "
-               "interpolated on log N")
+               "the fastest wheel beats the fastest heap at the largest N, both by more "
+               "than the noise; the crossover is interpolated on log N")
     wl = _main_workload(ctx, "timeouts")
     if wl is None:
         return _set(c, UNTESTED, UNTESTED + ": no timeouts results in series h2h", "no data")
@@ -413,17 +413,30 @@ def crossover(ctx):
                 Code(heap[hi][1]), " %s, wheel " % A.fmt_ns(heap[hi][0]), Code(wheel[hi][1]),
                 " %s" % A.fmt_ns(wheel[hi][0]))
     x = A.crossover([(n, heap[n][0]) for n in ns], [(n, wheel[n][0]) for n in ns])
-    heap_small = heap[lo][0] < wheel[lo][0]
-    wheel_large = wheel[hi][0] < heap[hi][0]
+    def beats(a, b):
+        return a[0] < b[0] and not A.within_noise(a[0], b[0], a[2].cv, b[2].cv)
+    heap_small = beats(heap[lo], wheel[lo])
+    wheel_large = beats(wheel[hi], heap[hi])
+    tie_small = A.within_noise(heap[lo][0], wheel[lo][0], heap[lo][2].cv, wheel[lo][2].cv)
+    tie_large = A.within_noise(heap[hi][0], wheel[hi][0], heap[hi][2].cv, wheel[hi][2].cv)
     if heap_small and wheel_large:
         where = ""
         if x and x[0] == "cross":
             where = " (crossover at N ≈ %s)" % A.fmt_n(round(x[1]))
         return _set(c, HOLDS, HOLDS + where, measured)
+    if wheel_large and tie_small:
+        return _set(c, FAILS, FAILS + ": at the smallest N the fastest heap and wheel are "
+                    "within the noise; a wheel wins at the largest", measured)
+    if heap_small and tie_large:
+        return _set(c, FAILS, FAILS + ": a heap wins at the smallest N and is within the "
+                    "noise of the fastest wheel at the largest", measured)
     if wheel_large:
         return _set(c, FAILS, FAILS + ": a wheel is faster at every N measured", measured)
     if heap_small:
         return _set(c, FAILS, FAILS + ": a heap is faster at every N measured", measured)
+    if tie_small or tie_large:
+        return _set(c, FAILS, FAILS + ": heaps and wheels are within the noise of each other",
+                    measured)
     return _set(c, FAILS, FAILS + ": wheels are faster for few timers and heaps for many", measured)
 
 
