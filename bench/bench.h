@@ -227,10 +227,6 @@ void bh_sort(int64_t *v, size_t n);
 /** The q-quantile (0..1) of sorted v by nearest rank. */
 int64_t bh_quantile(const int64_t *sorted, size_t n, double q);
 
-/** Sets the counters count, min, p50, p90, p99, p999, max (ns) of the
- *  samples (sorted in place) with `prefix` prepended to each name. */
-void bh_percentile_counters(tbb_state *st, const char *prefix, int64_t *v,
-                            size_t n);
 
 /** Writes samples to the CSV: in their order with weight 1 if there are
  *  at most `limit`, else sorted and thinned to about `limit` rows, each

@@ -445,25 +445,6 @@ int64_t bh_quantile(const int64_t *sorted, size_t n, double q)
     return sorted[rank - 1];
 }
 
-void bh_percentile_counters(tbb_state *st, const char *prefix, int64_t *v,
-                            size_t n)
-{
-    static const struct {
-        const char *name;
-        double q;
-    } qs[] = {{"min", 0.0},  {"p50", 0.5},    {"p90", 0.9},
-              {"p99", 0.99}, {"p999", 0.999}, {"max", 1.0}};
-    char key[64];
-    bh_sort(v, n);
-    snprintf(key, sizeof key, "%scount", prefix);
-    tbb_counter(st, key, (double)n, TBB_C_PLAIN);
-    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
-        snprintf(key, sizeof key, "%s%s", prefix, qs[i].name);
-        tbb_counter(st, key, (double)bh_quantile(v, n, qs[i].q),
-                    TBB_C_PLAIN);
-    }
-}
-
 void bh_csv_samples(const char *benchmark, const char *metric, int rep,
                     int64_t *v, size_t n, size_t limit)
 {

@@ -106,8 +106,8 @@ static void put(struct rt *r, const char *name, double value)
     c->value = value;
 }
 
-/* Percentiles of v (sorted in place) as counters prefix+count/min/...; the
- * same figures bh_percentile_counters sets, kept until report(). */
+/* Percentiles of v (sorted in place) as counters prefix+count, min, p50,
+ * p90, p99, p999, max (ns), kept until report(). */
 static void put_percentiles(struct rt *r, const char *prefix, int64_t *v,
                             size_t n)
 {
