@@ -240,7 +240,9 @@ int tb_reserve(struct tb_sched *s, size_t n)
         return TB_EINVAL;
     if (n > UINT32_MAX - 1)
         return TB_ERANGE;
-    return tb_pool_reserve(&s->pool, n) ? TB_OK : TB_ENOMEM;
+    if (!tb_pool_reserve(&s->pool, n))
+        return TB_ENOMEM;
+    return s->backend->ops->reserve ? s->backend->ops->reserve(s, n) : TB_OK;
 }
 
 size_t tb_pending(struct tb_sched *s)

@@ -148,6 +148,9 @@ struct tb_backend_ops {
     void (*join)(struct tb_sched *s);
     void (*stats)(struct tb_sched *s, struct tb_stats *out);
     long (*purge)(struct tb_sched *s);    /* optional */
+    /* optional: make room for n more tasks in the structure's own arrays
+     * (the pool is reserved by the core first); TB_OK or TB_ENOMEM */
+    int (*reserve)(struct tb_sched *s, size_t n);
     int (*check)(struct tb_sched *s);     /* optional */
 };
 
