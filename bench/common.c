@@ -366,30 +366,61 @@ bool bh_honours_remove_on_cancel(const struct tb_backend *b)
     return left[0] == 1 && left[1] == 0;
 }
 
-static uint64_t timed_waits_with(const struct tb_backend *b, unsigned flags)
+static struct tb_sched *idle_pool(const struct tb_backend *b, unsigned flags)
 {
     struct tb_config c = {0};
     c.clock = TB_CLOCK_MONOTONIC;
     c.threads = 4;
     c.flags = flags;
     struct tb_sched *s;
-    struct tb_stats st = {0};
     if (tb_create(b, &c, &s) != TB_OK)
-        return 0;
-    if (tb_start(s) == TB_OK &&
-        tb_schedule(s, 60 * TB_SEC, probe_noop, NULL, NULL) == TB_OK) {
-        /* every worker that waits has started its wait well within this */
-        int64_t until = bh_now() + 100 * TB_MS;
-        bh_sleep_until(until);
-        tb_stats(s, &st);
+        return NULL;
+    /* The task goes in before the workers start, so each finds it and
+     * waits timed if the flag lets it: started first, idle workers wait
+     * untimed and the schedule's signal wakes only one of them. */
+    if (tb_schedule(s, 60 * TB_SEC, probe_noop, NULL, NULL) != TB_OK ||
+        tb_start(s) != TB_OK) {
+        tb_destroy(s);
+        return NULL;
     }
-    tb_destroy(s);
+    return s;
+}
+
+static uint64_t timed_waits(struct tb_sched *s)
+{
+    struct tb_stats st = {0};
+    if (s)
+        tb_stats(s, &st);
     return st.timed_waits;
 }
 
+/* With a leader one worker waits timed for the one pending task; without,
+ * every idle worker does.  The answer decides which benchmark instances
+ * exist, so it must not depend on the machine's load or on timed waits
+ * the backend makes anyway (a reaper's): a yes needs two more timed waits
+ * without the leader than with it, and the probe polls both pools for up
+ * to a second for them instead of sampling once. */
 bool bh_honours_no_leader(const struct tb_backend *b)
 {
-    return timed_waits_with(b, TB_F_NO_LEADER) > timed_waits_with(b, 0);
+    struct tb_sched *with = idle_pool(b, 0);
+    struct tb_sched *without = idle_pool(b, TB_F_NO_LEADER);
+    int64_t t0 = bh_now();
+    bool yes = false;
+    while (with && without) {
+        bh_sleep_until(bh_now() + 10 * TB_MS);
+        uint64_t l = timed_waits(with), nl = timed_waits(without);
+        if (l >= 1 && nl >= l + 2) {
+            yes = true;
+            break;
+        }
+        if (bh_now() - t0 >= TB_SEC)
+            break;
+    }
+    if (with)
+        tb_destroy(with);
+    if (without)
+        tb_destroy(without);
+    return yes;
 }
 
 /* ---- Names ------------------------------------------------------------- */
@@ -454,6 +485,7 @@ void bh_csv_samples(const char *benchmark, const char *metric, int rep,
         for (size_t i = 0; i < n; i++)
             fprintf(bh.csv, "\"%s\",%s,%d,%zu,%lld,1\n", benchmark, metric,
                     rep, i, (long long)v[i]);
+        fflush(bh.csv);
         return;
     }
     /* Thinned: sorted, one row per `step` samples, the last row carrying
@@ -468,6 +500,10 @@ void bh_csv_samples(const char *benchmark, const char *metric, int rep,
     if (rest)
         fprintf(bh.csv, "\"%s\",%s,%d,%zu,%lld,%zu\n", benchmark, metric,
                 rep, n - 1, (long long)v[n - 1], rest);
+    /* Out now, not at exit: an interrupted run keeps the samples of every
+     * repetition that finished (bench/run.py keeps those of finished
+     * instances). */
+    fflush(bh.csv);
 }
 
 static void **kept;

@@ -3,14 +3,15 @@
  *
  *   timerbench-bench [--profile smoke|quick|standard|full] [--harness LIST]
  *                    [--backends a,b] [--seed N] [--csv FILE] [--progress]
- *                    [--info] [Google Benchmark flags...]
+ *                    [--journal FILE] [--info] [Google Benchmark flags...]
  *
  * It registers the harnesses named by --harness (shim, micro, runtime;
  * default all) for every registered backend (or those named), records the
  * machine, build and workload facts in the JSON "context", and hands the
  * rest of the command line to Google Benchmark: --benchmark_out=FILE
  * --benchmark_out_format=json writes the results, --benchmark_filter=RE
- * selects.  The profile supplies --benchmark_min_time and
+ * selects.  --journal FILE appends each instance's results as it finishes,
+ * one JSON document a line, so that an interrupted run keeps them.  The profile supplies --benchmark_min_time and
  * --benchmark_repetitions unless they are given.  TB_BENCH_PROFILE and
  * TB_BENCH_SEED set the defaults of --profile and --seed.
  */
@@ -29,7 +30,7 @@ static void usage(FILE *f)
             "usage: timerbench-bench [--profile NAME] [--harness LIST] "
             "[--backends LIST]\n"
             "                        [--seed N] [--csv FILE] [--progress] "
-            "[--info]\n"
+            "[--journal FILE] [--info]\n"
             "                        [--benchmark_* flags]\n"
             "  --profile   %s (default standard)\n"
             "  --harness   comma-separated: shim, micro, runtime (default "
@@ -39,6 +40,8 @@ static void usage(FILE *f)
             "  --seed      base seed of every workload (default %llu)\n"
             "  --csv       file for raw latency samples\n"
             "  --progress  one line per benchmark instance on stderr\n"
+            "  --journal   file to append each finished instance to, one "
+            "JSON line each\n"
             "  --info      print build facts as JSON and exit\n",
             bh_profile_names(), (unsigned long long)DEFAULT_SEED);
 }
@@ -157,7 +160,7 @@ static void add_context(const char *harness)
 
 static int run(char **rest, int nrest, const char *profile,
                const char *seed, const char *harness, const char *backends,
-               const char *csv, bool progress);
+               const char *csv, const char *journal, bool progress);
 
 int main(int argc, char **argv)
 {
@@ -166,6 +169,7 @@ int main(int argc, char **argv)
     const char *harness = "shim,micro,runtime";
     const char *backends = NULL;
     const char *csv = NULL;
+    const char *journal = NULL;
     bool progress = false;
     /* our flags out, the rest (Google Benchmark's) kept in order */
     char **rest = calloc((size_t)argc + 4, sizeof *rest);
@@ -185,6 +189,8 @@ int main(int argc, char **argv)
             seed = v;
         else if ((v = flag_value(argc, argv, &i, "--csv")))
             csv = v;
+        else if ((v = flag_value(argc, argv, &i, "--journal")))
+            journal = v;
         else if (strcmp(argv[i], "--progress") == 0)
             progress = true;
         else if (strcmp(argv[i], "--info") == 0) {
@@ -200,7 +206,7 @@ int main(int argc, char **argv)
             rest[nrest++] = argv[i];
     }
     int status = run(rest, nrest, profile, seed, harness, backends, csv,
-                     progress);
+                     journal, progress);
     free(rest);
     return status;
 }
@@ -209,7 +215,7 @@ int main(int argc, char **argv)
  * arguments, Google Benchmark's in rest[0..nrest). */
 static int run(char **rest, int nrest, const char *profile,
                const char *seed, const char *harness, const char *backends,
-               const char *csv, bool progress)
+               const char *csv, const char *journal, bool progress)
 {
     bh.profile = bh_profile_find(profile ? profile : "standard");
     if (!bh.profile) {
@@ -261,6 +267,10 @@ static int run(char **rest, int nrest, const char *profile,
     rest[nrest] = NULL;
     if (tbb_init(&nrest, rest) != 0) {
         usage(stderr);
+        return 2;
+    }
+    if (journal && tbb_journal(journal) != 0) {
+        perror(journal);
         return 2;
     }
     tbb_progress(progress);

@@ -5,6 +5,8 @@ directory (Python standard library only).
     bench/run.py [--profile quick|standard|full] [--backends a,b]
                  [--filter REGEX] [--harness shim,micro,runtime]
                  [--out DIR] [--seed N] [--build DIR] [--no-build]
+    bench/run.py --resume DIR [--force] [--build DIR] [--no-build]
+    bench/run.py --recover DIR
 
 It builds timerbench-bench in release mode (meson + ninja, in --build,
 default build/release), then runs each harness and writes into
@@ -20,8 +22,21 @@ Progress (which benchmark of how many, elapsed time) goes to stderr.  The
 exit status is non-zero only if a harness did not finish; benchmarks that
 report an error (e.g. a structure that cannot hold N) are results, listed
 in machine.json and on stderr.  bench/README.md describes the files.
+
+Every finished benchmark instance is kept the moment it finishes (the
+harness's journal, see tb_runstate.py), and the JSON files are rewritten
+whole after each harness, so they are valid at any moment.  SIGINT,
+SIGTERM and SIGHUP stop the run cleanly: the instance under way is
+abandoned, machine.json says where the run stopped and what is missing, and
+the exit status is 128 + the signal.  --resume DIR runs only the missing
+instances, with the run's own profile, seed, backends and filter, and
+refuses a different commit or machine unless --force.  --recover DIR only
+rebuilds the files of a run that was killed before it could (SIGKILL).
+Bad arguments (unknown backend, an --out in use or not empty, a filter that
+selects nothing) are refused before anything is built or run, exit 2.
 """
 import argparse
+import copy
 import datetime
 import json
 import os
@@ -30,6 +45,8 @@ import re
 import subprocess
 import sys
 import time
+
+import tb_runstate as RS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESSES = ("shim", "micro", "runtime")
@@ -124,42 +141,50 @@ def base_args(opts, harness):
     return args
 
 
-def count_instances(binary, opts, harness):
-    out = subprocess.run([binary] + base_args(opts, harness) +
-                         ["--benchmark_list_tests=true"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True)
-    return len([l for l in out.stdout.splitlines() if l.strip()])
-
-
 PROGRESS = re.compile(r"^tbb: \[(\d+)\] (.*), elapsed ([\d.]+) s$")
 
 
-def run_harness(binary, opts, harness, outdir, total, t_start):
-    """Runs one harness; returns (exit status, seconds)."""
+def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
+                stop=None, lock=None):
+    """Runs one harness; returns (exit status, seconds, the last instance
+    it started as (index, name) or None).  Its results go to its journal
+    (tb_runstate) as each instance finishes."""
     args = base_args(opts, harness) + [
         "--progress",
-        "--benchmark_out=" + os.path.join(outdir, harness + ".json"),
-        "--benchmark_out_format=json"]
+        "--journal=" + RS.journal_path(outdir, harness, session)]
     if harness == "runtime":
-        args.append("--csv=" + os.path.join(outdir, "samples.csv"))
+        args.append("--csv=" + RS.journal_path(outdir, "samples", session))
+    RS.trim_torn_line(RS.journal_path(outdir, harness, session))
     t0 = time.monotonic()
-    with open(os.path.join(outdir, harness + ".log"), "w") as log:
+    started = None
+    with open(os.path.join(outdir, harness + ".log"),
+              "w" if session == 1 else "a") as log:
+        if session > 1:
+            log.write("\n=== session %d (resumed %s) ===\n" % (session,
+                                                              RS.now_utc()))
+            log.flush()
         proc = subprocess.Popen([binary] + args, stdout=log,
                                 stderr=subprocess.PIPE,
-                                universal_newlines=True, bufsize=1)
+                                universal_newlines=True, bufsize=1,
+                                pass_fds=(lock.fileno(),) if lock else ())
+        if stop is not None:
+            stop.child = proc
+            if stop.signum is not None:
+                stop.handle(stop.signum, None)
         for line in proc.stderr:
             m = PROGRESS.match(line.rstrip("\n"))
             if m:
+                started = (int(m.group(1)), m.group(2))
                 elapsed = time.monotonic() - t_start
-                sys.stderr.write("[%s %s/%d] %6.0f s  %s\n" %
-                                 (harness, m.group(1), total, elapsed,
-                                  m.group(2)))
+                RS.say("[%s %s/%d] %6.0f s  %s" %
+                       (harness, m.group(1), total, elapsed, m.group(2)))
             else:
                 log.write(line)
-                sys.stderr.write(line)
+                RS.say(line.rstrip("\n"))
         status = proc.wait()
-    return status, time.monotonic() - t0
+        if stop is not None:
+            stop.child = None
+    return status, time.monotonic() - t0, started
 
 
 def summarize(path):
@@ -176,7 +201,7 @@ def summarize(path):
     return len(runs), errors
 
 
-def main():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(
         description="Run a timerbench benchmark profile into a results "
                     "directory.")
@@ -198,31 +223,96 @@ def main():
     ap.add_argument("--no-build", action="store_true",
                     help="use the binary already in --build-dir")
     ap.add_argument("--jobs", type=int, help="ninja -j")
-    opts = ap.parse_args()
+    ap.add_argument("--resume", metavar="DIR",
+                    help="continue an interrupted run: run only its missing "
+                    "instances, with its profile, seed, backends and filter")
+    ap.add_argument("--recover", metavar="DIR",
+                    help="only rebuild the files of a run killed before it "
+                    "could (from its journals)")
+    ap.add_argument("--force", action="store_true",
+                    help="resume even if the commit or the machine differs")
+    ap.add_argument("--resume-command", default="bench/run.py --resume",
+                    help="the command the messages tell the user to continue "
+                    "with (the results directory is appended)")
+    opts = ap.parse_args(argv)
     if isinstance(opts.seed, str):
         opts.seed = int(opts.seed, 0)
-    harnesses = [h for h in opts.harness.split(",") if h]
-    for h in harnesses:
+    opts.harnesses = [h for h in opts.harness.split(",") if h]
+    for h in opts.harnesses:
         if h not in HARNESSES:
-            ap.error("unknown harness %r" % h)
+            ap.error("unknown harness %r (shim, micro, runtime)" % h)
+    if opts.resume and opts.recover:
+        ap.error("--resume and --recover exclude each other")
+    return opts
 
+
+def binary_path(opts):
+    return os.path.join(opts.build_dir, "bench", "timerbench-bench")
+
+
+def check_backends(opts):
+    """Every --backends name is in meson.build's registry (no build needed)."""
+    if not opts.backends:
+        return
+    registered = RS.registered_backends(ROOT) or []
+    names = opts.backends.split(",")
+    bad = [b for b in names if b not in registered]
+    if bad:
+        raise RS.RunError("no backend %s; the registered backends are: %s" % (
+            ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
+
+
+def plan(binary, opts):
+    """{harness: [instance names]} the run would measure; refuses a
+    selection that is empty."""
+    expected = {h: RS.list_instances(binary, base_args(opts, h))
+                for h in opts.harnesses}
+    if not any(expected.values()):
+        raise RS.RunError(
+            "the filter %r selects no benchmark of %s in the %s profile%s; "
+            "bench/run.py --filter takes a Google Benchmark regex over names "
+            "like fill/heapqueue/uniform/series=h2h/N:100" % (
+                opts.filter, ", ".join(opts.harnesses), opts.profile,
+                " with backends " + opts.backends if opts.backends else ""))
+    return expected
+
+
+def binary_info(binary):
+    return json.loads(subprocess.check_output([binary, "--info"],
+                                              universal_newlines=True))
+
+
+def start_fresh(opts, stop):
+    """Checks the request, builds, and writes the new directory's
+    machine.json; returns (binary, outdir, lock, facts)."""
+    check_backends(opts)
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = opts.out or os.path.join(
         ROOT, "results", started.strftime("%Y%m%d-%H%M%S"))
-    os.makedirs(outdir, exist_ok=True)
-
-    if opts.no_build:
-        binary = os.path.join(opts.build_dir, "bench", "timerbench-bench")
-    else:
+    RS.check_new_out(outdir)
+    binary = binary_path(opts)
+    if os.path.exists(binary):
+        plan(binary, opts)       # a bad filter is refused before the build
+    elif opts.no_build:
+        raise RS.RunError("--no-build: there is no %s" % binary)
+    if not opts.no_build:
         binary = build(opts.build_dir, opts.jobs)
-    info = json.loads(subprocess.check_output([binary, "--info"],
-                                              universal_newlines=True))
-
+    if stop.signum:
+        raise RS.RunError("interrupted by %s during the build; nothing was "
+                          "run or written" % stop.name)
+    expected = plan(binary, opts)
+    info = binary_info(binary)
+    os.makedirs(outdir, exist_ok=True)
+    lock = RS.acquire_lock(outdir)
+    RS.check_new_out(outdir, held=True)  # nobody filled it meanwhile
+    src = RS.source_state(ROOT)
     facts = {
+        "format_version": RS.FORMAT_VERSION,
         "machine": machine_facts(),
         "build": info,
         "git": {"commit": git("rev-parse", "HEAD"),
-                "dirty": bool(git("status", "--porcelain"))},
+                "dirty": bool(git("status", "--porcelain")),
+                "diff_sha1": src["diff_sha1"]},
         "run": {
             "profile": opts.profile,
             "seed": opts.seed,
@@ -230,50 +320,266 @@ def main():
                          "context records the seed used",
             "backends": opts.backends.split(",") if opts.backends
             else info["backends"],
+            "backends_arg": opts.backends,
             "filter": opts.filter,
-            "harnesses": harnesses,
+            "harnesses": opts.harnesses,
             "timer_slack_ns": info.get("timer_slack_ns"),
             "started_utc": started.isoformat(),
             "command": sys.argv,
+            "status": "running",
+            "sessions": [],
         },
+        "instances": {"expected": expected,
+                      "missing": {h: v for h, v in expected.items() if v}},
     }
+    return binary, outdir, lock, facts
 
-    totals = {h: count_instances(binary, opts, h) for h in harnesses}
-    sys.stderr.write("timerbench: profile %s, %s instances, into %s\n" %
-                     (opts.profile, " + ".join("%d %s" % (totals[h], h)
-                                               for h in harnesses), outdir))
-    t_start = time.monotonic()
-    status, seconds, errors = {}, {}, []
-    for h in harnesses:
-        status[h], seconds[h] = run_harness(binary, opts, h, outdir,
-                                            totals[h], t_start)
+
+def start_resume(opts, stop):
+    """Checks that DIR can be continued here, restores the run's options
+    into opts and builds; returns (binary, outdir, lock, facts), or None
+    when nothing is missing."""
+    outdir = opts.resume
+    facts = RS.load_machine(outdir)
+    holder = RS.lock_holder(outdir)
+    if holder is not None:
+        raise RS.RunError("%s is in use by another run (pid %s on %s)" % (
+            outdir, holder.get("pid", "?"), holder.get("host", "?")))
+    run = facts["run"]
+    if run.get("status") == "complete":
+        return None
+    opts.profile = run.get("profile", opts.profile)
+    opts.seed = run.get("seed")
+    opts.backends = run.get("backends_arg")
+    opts.filter = run.get("filter")
+    opts.harnesses = run.get("harnesses") or list(HARNESSES)
+    src = RS.source_state(ROOT)
+    diffs = ["machine " + d for d in RS.machine_differences(
+        facts.get("machine", {}), machine_facts())]
+    if src["commit"] != facts.get("git", {}).get("commit"):
+        diffs.append("commit: %s, now %s" % (facts.get("git", {}).get("commit"),
+                                             src["commit"]))
+    elif src["diff_sha1"] != facts.get("git", {}).get("diff_sha1"):
+        diffs.append("uncommitted changes differ from the run's")
+    if diffs and not opts.force:
+        raise RS.RunError("%s was measured on another build or machine; "
+                          "results from both would be mixed:\n  %s\n"
+                          "add --force to continue it anyway" % (
+                              outdir, "\n  ".join(diffs)))
+    lock = RS.acquire_lock(outdir)
+    RS.commit(outdir, facts)     # what a killed run.py could not commit
+    binary = binary_path(opts)
+    if not opts.no_build:
+        binary = build(opts.build_dir, opts.jobs)
+    if stop.signum:
+        raise RS.RunError("interrupted by %s during the build; %s is as it "
+                          "was" % (stop.name, outdir))
+    info = binary_info(binary)
+    if info.get("git_commit") != facts.get("build", {}).get("git_commit") \
+            and not opts.force:
+        raise RS.RunError("%s was measured by a binary of commit %s; %s is of "
+                          "%s (add --force to continue anyway)" % (
+                              outdir, facts.get("build", {}).get("git_commit"),
+                              binary, info.get("git_commit")))
+    now = plan(binary, opts)
+    if now != facts["instances"]["expected"] and not opts.force:
+        raise RS.RunError("this binary lists other benchmark instances than "
+                          "the run in %s did (add --force to run the missing "
+                          "ones that it has)" % outdir)
+    if diffs:
+        RS.say("timerbench: continuing despite: " + "; ".join(diffs))
+    return binary, outdir, lock, facts
+
+
+def where(stopped):
+    h, started, total = stopped
+    if not started:
+        return "before %s's first instance" % h
+    return "in %s, instance %d of %d (%s)" % (h, started[0], total, started[1])
+
+
+def run_sessions(binary, opts, outdir, lock, facts, stop):
+    """Runs every missing instance, commits after each harness and when
+    stopped, and writes machine.json; returns the exit status."""
+    run = facts["run"]
+    session = len(run["sessions"]) + 1
+    t_session = time.monotonic()
+    entry = {"session": session, "started_utc": RS.now_utc(),
+             "pid": os.getpid(), "command": sys.argv, "ran": {}}
+    run["sessions"].append(entry)
+    run["status"] = "running"
+    os.makedirs(os.path.join(outdir, RS.JOURNAL_DIR), exist_ok=True)
+    RS.write_json(os.path.join(outdir, "machine.json"), facts)
+    missing = facts["instances"].get("missing", {})
+    expected = facts["instances"]["expected"]
+    todo = {h: missing.get(h, []) for h in run["harnesses"] if missing.get(h)}
+    n_all = sum(len(v) for v in expected.values())
+    RS.say("timerbench: profile %s, %s instances%s, into %s" % (
+        opts.profile, " + ".join("%d %s" % (len(v), h) for h, v in todo.items()),
+        " (the missing ones of %d; session %d)" % (n_all, session)
+        if session > 1 else "", outdir))
+    seconds = run.setdefault("seconds", {})
+    status = run.setdefault("exit_status", {})
+    stopped = None
+    for h, names in todo.items():
+        if stop.signum:
+            break
+        # A first session selects with the run's own filter; a resumed one
+        # names exactly the instances it still needs.
+        filters = [None] if session == 1 else RS.exact_filters(names)
+        for flt in filters:
+            o = opts
+            if flt is not None:
+                o = copy.copy(opts)
+                o.filter = flt
+            st, secs, started = run_harness(binary, o, h, outdir, len(names),
+                                            t_session, session, stop, lock)
+            seconds[h] = seconds.get(h, 0.0) + secs
+            status[h] = st
+            if stop.signum or st != 0:
+                stopped = (h, started, len(names))
+                break
+        left = RS.commit(outdir, facts)
+        entry["ran"][h] = len(names) - len(left.get(h, []))
         n, errs = summarize(os.path.join(outdir, h + ".json"))
-        errors += errs
-        sys.stderr.write("timerbench: %s done in %.0f s: %d results, "
-                         "%d errors, exit %d\n" %
-                         (h, seconds[h], n, len(errs), status[h]))
+        RS.say("timerbench: %s: %d of %d instances done, %d results, %d "
+               "errors, exit %d" % (h, len(expected[h]) - len(left[h]),
+                                    len(expected[h]), n, len(errs), status[h]))
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
+        if stopped:
+            break
+    RS.commit(outdir, facts)
+    return finish(opts, outdir, lock, facts, stop, stopped, entry, t_session)
 
-    facts["run"]["finished_utc"] = datetime.datetime.now(
-        datetime.timezone.utc).isoformat()
-    facts["run"]["seconds"] = seconds
-    facts["run"]["total_seconds"] = time.monotonic() - t_start
-    facts["run"]["exit_status"] = status
-    facts["run"]["errors"] = errors
+
+def finish(opts, outdir, lock, facts, stop, stopped, entry, t_session):
+    run = facts["run"]
+    inst = facts["instances"]
+    left = sum(len(v) for v in inst.get("missing", {}).values())
+    total = sum(len(v) for v in inst["expected"].values())
+    errors = []
+    for h in run["harnesses"]:
+        if os.path.exists(os.path.join(outdir, h + ".json")):
+            errors += summarize(os.path.join(outdir, h + ".json"))[1]
+    entry["finished_utc"] = RS.now_utc()
+    entry["seconds"] = time.monotonic() - t_session
+    run["finished_utc"] = entry["finished_utc"]
+    run["total_seconds"] = sum(s.get("seconds", 0) for s in run["sessions"])
+    run["errors"] = errors
+    run["resumed_utc"] = [s["started_utc"] for s in run["sessions"][1:]]
     facts["machine"]["load_average_at_end"] = os.getloadavg()
-    with open(os.path.join(outdir, "machine.json"), "w") as f:
-        json.dump(facts, f, indent=2)
-        f.write("\n")
+    if stop.signum:
+        run["status"] = entry["status"] = "interrupted"
+        run["interrupted"] = entry["interrupted"] = {
+            "signal": stop.name, "at_utc": stop.at,
+            "after_seconds": entry["seconds"],
+            "where": where(stopped) if stopped else "between harnesses",
+            "missing_instances": left}
+    elif left:
+        run["status"] = entry["status"] = "incomplete"
+    else:
+        run["status"] = entry["status"] = "complete"
+        run.pop("interrupted", None)
+    RS.write_json(os.path.join(outdir, "machine.json"), facts)
+    if run["status"] == "complete":
+        RS.finish_journals(outdir)
+    RS.release_lock(lock, outdir)
     for e in errors:
-        sys.stderr.write("error: %s\n" % e)
-    sys.stderr.write("timerbench: %s in %.0f s -> %s\n" %
-                     ("FAILED" if any(status.values()) else
-                      "done, %d benchmark errors" % len(errors) if errors
-                      else "ok", facts["run"]["total_seconds"], outdir))
-    print(outdir)  # the one line on stdout: callers capture it
+        RS.say("error: %s" % e)
+    cont = "%s %s" % (opts.resume_command, outdir)
+    if stop.signum:
+        RS.say("timerbench: stopped by %s after %.0f s, %s: that instance "
+               "was abandoned" % (stop.name, entry["seconds"],
+                                  where(stopped) if stopped else "between harnesses"))
+        RS.say("timerbench: %d of %d instances are done, %d missing; the "
+               "partial results (valid files) are in %s" % (total - left, total, left, outdir))
+        RS.say("timerbench: to continue: %s" % cont)
+        code = 128 + stop.signum
+    elif left:
+        RS.say("timerbench: FAILED: %s exited %s; %d of %d instances missing "
+               "in %s" % (stopped[0] if stopped else "a harness",
+                          run["exit_status"].get(stopped[0]) if stopped else "?",
+                          left, total, outdir))
+        RS.say("timerbench: to run the missing ones: %s" % cont)
+        code = 1
+    else:
+        RS.say("timerbench: %s in %.0f s -> %s" % (
+            "done, %d benchmark errors" % len(errors) if errors else "ok",
+            entry["seconds"], outdir))
+        code = 0
+    try:
+        print(outdir)  # the one line on stdout: callers capture it
+        sys.stdout.flush()
+    except OSError:
+        pass
     # A benchmark that reports an error is a result (a structure that
     # cannot hold N, say) and the report explains it; only a harness that
-    # did not finish fails the run.
-    return 1 if any(status.values()) else 0
+    # did not finish, or a signal, fails the run.
+    return code
+
+
+def recover(opts):
+    """--recover DIR: commits the journals of a run that was killed."""
+    outdir = opts.recover
+    facts = RS.load_machine(outdir)
+    holder = RS.lock_holder(outdir)
+    if holder is not None:
+        raise RS.RunError("%s is in use by a running run (pid %s); nothing "
+                          "to recover" % (outdir, holder.get("pid", "?")))
+    lock = RS.acquire_lock(outdir)
+    run = facts["run"]
+    if run.get("status") == "running":
+        RS.commit(outdir, facts)
+        left = sum(len(v) for v in facts["instances"].get("missing", {}).values())
+        run["status"] = "interrupted" if left else "complete"
+        last = run["sessions"][-1] if run.get("sessions") else {}
+        last["status"] = run["status"]
+        if left:
+            run["interrupted"] = last["interrupted"] = {
+                "signal": None, "at_utc": None, "missing_instances": left,
+                "where": "unknown: the run stopped without recording why "
+                         "(killed, or the machine went down)"}
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
+        RS.say("timerbench: %s: recovered the journals of a run that stopped "
+               "without finishing: %d instances missing" % (outdir, left))
+    RS.release_lock(lock, outdir)
+    print(outdir)
+    return 0
+
+
+def main(argv=None):
+    opts = parse_args(argv)
+    stop = RS.Stop()
+    stop.install()
+    try:
+        if opts.recover:
+            return recover(opts)
+        if opts.resume:
+            started = start_resume(opts, stop)
+            if started is None:
+                RS.say("timerbench: %s is complete: nothing to resume" % opts.resume)
+                print(opts.resume)
+                return 0
+            binary, outdir, lock, facts = started
+            prev = facts["run"].get("interrupted") or {}
+            RS.say("timerbench: resuming %s (stopped %s%s): profile %s, seed %s" % (
+                outdir, prev.get("at_utc") or "at an unknown time",
+                " by " + prev["signal"] if prev.get("signal") else "",
+                opts.profile, "default" if opts.seed is None else opts.seed))
+        else:
+            binary, outdir, lock, facts = start_fresh(opts, stop)
+        return run_sessions(binary, opts, outdir, lock, facts, stop)
+    except RS.RunError as e:
+        RS.say("timerbench: %s" % e)
+        return 128 + stop.signum if stop.signum else 2
+    except subprocess.CalledProcessError as e:
+        if stop.signum:
+            RS.say("timerbench: interrupted by %s before any benchmark ran"
+                   % stop.name)
+            return 128 + stop.signum
+        RS.say("timerbench: %s failed (exit %s)" % (
+            " ".join(str(a) for a in e.cmd), e.returncode))
+        return 1
 
 
 if __name__ == "__main__":

@@ -14,12 +14,15 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <cerrno>
 #include <deque>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 struct tbb_bench {
@@ -310,9 +313,92 @@ template <class Base> class Refitting : public Base {
     RefitBigO refit_;
 };
 
+// ---- the journal --------------------------------------------------------
+//
+// Google Benchmark writes --benchmark_out as one JSON document that is
+// complete only when the process exits: a run killed in its 13th minute
+// leaves a truncated file.  The journal tees the display reporter into a
+// file that holds, one line each, the context and then every instance the
+// moment it is reported, each line a whole Google Benchmark JSON document
+// ({"context": ..., "benchmarks": []}, then {"benchmarks": [...]}).  Each
+// line goes out in one write(), so a kill at any moment leaves every
+// finished instance readable and at most a torn last line.
+
+int journal_fd = -1;
+
+void journal_append(std::string text)
+{
+    // JSON escapes newlines inside strings, so every raw newline in the
+    // reporter's text is whitespace between tokens and may go.
+    std::string line;
+    line.reserve(text.size() + 1);
+    for (char c : text)
+        if (c != '\n')
+            line += c;
+    line += '\n';
+    const char *p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+        ssize_t n = ::write(journal_fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            std::perror("timerbench: journal");
+            return;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+}
+
+class Journal : public benchmark::BenchmarkReporter {
+  public:
+    explicit Journal(benchmark::BenchmarkReporter *display) : display_(display)
+    {
+        json_.SetOutputStream(&buf_);
+        json_.SetErrorStream(&buf_);
+    }
+
+    bool ReportContext(const Context &context) override
+    {
+        bool ok = display_->ReportContext(context);
+        json_.ReportContext(context);
+        // JSONReporter leaves its "benchmarks" list open for the runs.
+        journal_append(take() + "]}");
+        return ok;
+    }
+
+    void ReportRuns(const std::vector<Run> &runs) override
+    {
+        display_->ReportRuns(runs);
+        json_.ReportRuns(runs);
+        std::string text = take();
+        // JSONReporter separates this call's runs from the last call's.
+        size_t start = text.find_first_not_of(", \n");
+        if (start == std::string::npos)
+            return;
+        journal_append("{\"benchmarks\": [" + text.substr(start) + "]}");
+    }
+
+    void Finalize() override { display_->Finalize(); }
+
+  private:
+    std::string take()
+    {
+        std::string s = buf_.str();
+        buf_.str("");
+        buf_.clear();
+        return s;
+    }
+
+    benchmark::BenchmarkReporter *display_;
+    Refitting<benchmark::JSONReporter> json_;
+    std::ostringstream buf_;
+};
+
 bool json_out = false;      // --benchmark_out given, in JSON
 bool json_display = false;  // --benchmark_format=json
-bool csv_display = false;   // --benchmark_format=csv: left to the library
+bool csv_display = false;   // --benchmark_format=csv
 
 benchmark::TimeUnit unit_of(enum tbb_unit u)
 {
@@ -477,6 +563,17 @@ int tbb_init(int *argc, char **argv)
     return benchmark::ReportUnrecognizedArguments(*argc, argv) ? -1 : 0;
 }
 
+int tbb_journal(const char *path)
+{
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (journal_fd >= 0)
+        ::close(journal_fd);
+    journal_fd = fd;
+    return 0;
+}
+
 void tbb_progress(int enabled)
 {
     progress_enabled = enabled != 0;
@@ -490,14 +587,24 @@ size_t tbb_run(void)
     Refitting<Console> console(isatty(STDOUT_FILENO) ? Console::OO_Color
                                                      : Console::OO_None);
     Refitting<benchmark::JSONReporter> json, json_console;
+    // CSV display: the library's own reporter for --benchmark_format.
+    std::unique_ptr<benchmark::BenchmarkReporter> csv;
     benchmark::BenchmarkReporter *display = &console;
     if (json_display)
         display = &json_console;
     else if (csv_display)
-        display = nullptr;
+        display = (csv.reset(benchmark::CreateDefaultDisplayReporter()),
+                   csv.get());
+    Journal journal(display);
+    if (journal_fd >= 0)
+        display = &journal;
     size_t n = benchmark::RunSpecifiedBenchmarks(display,
                                                  json_out ? &json : nullptr);
     drop_current();
+    if (journal_fd >= 0) {
+        ::close(journal_fd);
+        journal_fd = -1;
+    }
     return n;
 }
 

@@ -154,6 +154,14 @@ void tbb_context(const char *key, const char *value);
  *  that nobody understood (it has been reported on stderr). */
 int tbb_init(int *argc, char **argv);
 
+/** Appends every instance's results to the file at `path` the moment
+ *  Google Benchmark reports them, one line each, every line a whole Google
+ *  Benchmark JSON document (the first holds only the context), so that a
+ *  run killed at any moment leaves each finished instance readable.  Call
+ *  before tbb_run().  Returns 0, or -1 with errno set if the file cannot be
+ *  opened. */
+int tbb_journal(const char *path);
+
 /** Progress lines on stderr ("tbb: [k] name, elapsed s") as each instance
  *  starts, for runners that show progress on long runs. */
 void tbb_progress(int enabled);
