@@ -231,6 +231,10 @@ def parse_args(argv=None):
                     "could (from its journals)")
     ap.add_argument("--force", action="store_true",
                     help="resume even if the commit or the machine differs")
+    ap.add_argument("--check", action="store_true",
+                    help="only check the arguments (and --resume's "
+                    "directory) as a run would, before building; exit 2 "
+                    "with the reason if one is bad")
     ap.add_argument("--resume-command", default="bench/run.py --resume",
                     help="the command the messages tell the user to continue "
                     "with (the results directory is appended)")
@@ -262,7 +266,7 @@ def check_backends(opts):
             ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
 
 
-def plan(binary, opts):
+def plan(binary, opts, built=True):
     """{harness: [instance names]} the run would measure; refuses a
     selection that is empty."""
     expected = {h: RS.list_instances(binary, base_args(opts, h))
@@ -270,10 +274,11 @@ def plan(binary, opts):
     if not any(expected.values()):
         raise RS.RunError(
             "the filter %r selects no benchmark of %s in the %s profile%s; "
-            "bench/run.py --filter takes a Google Benchmark regex over names "
-            "like fill/heapqueue/uniform/series=h2h/N:100" % (
+            "--filter takes a Google Benchmark regex over names "
+            "like fill/heapqueue/uniform/series=h2h/N:100%s" % (
                 opts.filter, ", ".join(opts.harnesses), opts.profile,
-                " with backends " + opts.backends if opts.backends else ""))
+                " with backends " + opts.backends if opts.backends else "",
+                " (checked with the existing build)" if not built else ""))
     return expected
 
 
@@ -291,9 +296,9 @@ def start_fresh(opts, stop):
         ROOT, "results", started.strftime("%Y%m%d-%H%M%S"))
     RS.check_new_out(outdir)
     binary = binary_path(opts)
-    if os.path.exists(binary):
-        plan(binary, opts)       # a bad filter is refused before the build
-    elif opts.no_build:
+    if os.path.exists(binary) and (opts.filter or opts.backends):
+        plan(binary, opts, False)  # a bad filter is refused before the build
+    elif opts.no_build and not os.path.exists(binary):
         raise RS.RunError("--no-build: there is no %s" % binary)
     if not opts.no_build:
         binary = build(opts.build_dir, opts.jobs)
@@ -335,6 +340,25 @@ def start_fresh(opts, stop):
     return binary, outdir, lock, facts
 
 
+def identity_differences(outdir, facts, force):
+    """What differs between the run's source, build and machine and this
+    one's; raises RunError unless `force`."""
+    src = RS.source_state(ROOT)
+    diffs = ["machine " + d for d in RS.machine_differences(
+        facts.get("machine", {}), machine_facts())]
+    if src["commit"] != facts.get("git", {}).get("commit"):
+        diffs.append("commit: %s, now %s" % (facts.get("git", {}).get("commit"),
+                                             src["commit"]))
+    elif src["diff_sha1"] != facts.get("git", {}).get("diff_sha1"):
+        diffs.append("uncommitted changes differ from the run's")
+    if diffs and not force:
+        raise RS.RunError("%s was measured on another build or machine; "
+                          "results from both would be mixed:\n  %s\n"
+                          "add --force to continue it anyway" % (
+                              outdir, "\n  ".join(diffs)))
+    return diffs
+
+
 def start_resume(opts, stop):
     """Checks that DIR can be continued here, restores the run's options
     into opts and builds; returns (binary, outdir, lock, facts), or None
@@ -353,19 +377,7 @@ def start_resume(opts, stop):
     opts.backends = run.get("backends_arg")
     opts.filter = run.get("filter")
     opts.harnesses = run.get("harnesses") or list(HARNESSES)
-    src = RS.source_state(ROOT)
-    diffs = ["machine " + d for d in RS.machine_differences(
-        facts.get("machine", {}), machine_facts())]
-    if src["commit"] != facts.get("git", {}).get("commit"):
-        diffs.append("commit: %s, now %s" % (facts.get("git", {}).get("commit"),
-                                             src["commit"]))
-    elif src["diff_sha1"] != facts.get("git", {}).get("diff_sha1"):
-        diffs.append("uncommitted changes differ from the run's")
-    if diffs and not opts.force:
-        raise RS.RunError("%s was measured on another build or machine; "
-                          "results from both would be mixed:\n  %s\n"
-                          "add --force to continue it anyway" % (
-                              outdir, "\n  ".join(diffs)))
+    diffs = identity_differences(outdir, facts, opts.force)
     lock = RS.acquire_lock(outdir)
     RS.commit(outdir, facts)     # what a killed run.py could not commit
     binary = binary_path(opts)
@@ -389,6 +401,27 @@ def start_resume(opts, stop):
     if diffs:
         RS.say("timerbench: continuing despite: " + "; ".join(diffs))
     return binary, outdir, lock, facts
+
+
+def check_only(opts):
+    """--check: what start_fresh / start_resume refuse before a build, with
+    nothing built, run or written."""
+    if opts.resume or opts.recover:
+        d = opts.resume or opts.recover
+        facts = RS.load_machine(d)
+        holder = RS.lock_holder(d)
+        if holder is not None:
+            raise RS.RunError("%s is in use by another run (pid %s on %s)" % (
+                d, holder.get("pid", "?"), holder.get("host", "?")))
+        if opts.resume and facts["run"].get("status") != "complete":
+            identity_differences(d, facts, opts.force)
+        return 0
+    check_backends(opts)
+    if opts.out:
+        RS.check_new_out(opts.out)
+    if os.path.exists(binary_path(opts)) and (opts.filter or opts.backends):
+        plan(binary_path(opts), opts, False)
+    return 0
 
 
 def where(stopped):
@@ -552,6 +585,8 @@ def main(argv=None):
     stop = RS.Stop()
     stop.install()
     try:
+        if opts.check:
+            return check_only(opts)
         if opts.recover:
             return recover(opts)
         if opts.resume:

@@ -395,15 +395,16 @@ def commit(outdir, facts):
             done_by[canonical(name)] = k
             records += recs
             fam = family_of(name)
-            fit = fits.get(fam)
-            if last_done[fam] != name or not fit:
+            if last_done[fam] != name:
                 continue
             # A fit is kept when one process measured the whole family (as
             # Google Benchmark places it: after the family's last instance);
-            # one a resumed session computed over part of it is not.
-            if all(done.get(n, (None,))[0] == fit[0] for n in by_family[fam]):
+            # one a resumed session computed over part of it is not, and a
+            # family measured in two sessions has none.
+            fit = fits.get(fam)
+            if fit and all(done.get(n, (None,))[0] == fit[0] for n in by_family[fam]):
                 records += fit[1]
-            else:
+            elif len({done[n][0] for n in by_family[fam] if n in done}) > 1:
                 split.append(fam)
         # Instances the harness ran under names it did not list (a probe
         # that decides which exist came out otherwise): kept, and named.
@@ -419,7 +420,7 @@ def commit(outdir, facts):
     _commit_samples(outdir, sessions, done_by)
     facts["instances"]["missing"] = {h: v for h, v in missing.items() if v}
     facts["instances"]["done"] = {h: len(expected[h]) - len(missing[h]) for h in expected}
-    facts["instances"]["fits_left_out"] = sorted(set(split))
+    facts["instances"]["families_split"] = sorted(set(split))
     facts["instances"]["unexpected"] = unexpected
     return missing
 
