@@ -60,8 +60,18 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("report: %s: cannot be read (%s)\n" % (root, e.strerror or e))
         return 2
+    if res.machine is not None and (res.format_version is None or
+                                    res.format_version > tb_results.FORMAT_VERSION):
+        sys.stderr.write("report: %s was written by %s in results format %s; "
+                         "this checkout reads formats up to %d: render it with "
+                         "a newer checkout\n" % (root, res.written_by(),
+                                                 res.machine.get("format_version"),
+                                                 tb_results.FORMAT_VERSION))
+        return 2
     if not res.measurements:
-        sys.stderr.write("report: %s: no usable benchmark results\n" % root)
+        sys.stderr.write("report: %s: no usable benchmark results%s\n" % (
+            root, "" if res.machine is not None else
+            ", and no machine.json: this is not a results directory"))
         for p in res.problems:
             sys.stderr.write("  %s\n" % p)
         return 2

@@ -59,9 +59,42 @@ def _lazy(ctx, backend):
 
 
 def evaluate(ctx):
-    return [heap_vs_wheel_growth(ctx), slow_task(ctx), failing_task(ctx),
-            netty_ticks(ctx), kafka_no_empty_advances(ctx), hierarchy(ctx),
-            leader_follower(ctx), crossover(ctx)]
+    claims = [heap_vs_wheel_growth(ctx), slow_task(ctx), failing_task(ctx),
+              netty_ticks(ctx), kafka_no_empty_advances(ctx), hierarchy(ctx),
+              leader_follower(ctx), crossover(ctx)]
+    for c, needs in zip(claims, NEEDS):
+        _untested_if_partial(ctx, c, needs)
+    return claims
+
+
+# What each claim (in evaluate's order) reads: operations, and the series
+# when only one counts.  A run that stopped before all their instances ran
+# leaves the claim "not tested": a verdict on part of the data could be the
+# opposite of the whole's.
+NEEDS = [(("insert", "cancel"), "h2h"), (("interference",), None),
+         (("failure",), None), (("idle", "lateness"), None), (("idle",), None),
+         (("insert", "expire"), "h2h"), (("workers",), None),
+         (("timeouts",), "h2h")]
+
+
+def missing_text(keys):
+    """"3 instances of insert (heapqueue/uniform N 10^5, ...)": short."""
+    by_op = {}
+    for k in keys:
+        by_op.setdefault(k[0], []).append(k)
+    parts = []
+    for op, ks in sorted(by_op.items()):
+        parts.append("%d of %s" % (len(ks), op))
+    return "%d instance%s (%s)" % (len(keys), "" if len(keys) == 1 else "s", ", ".join(parts))
+
+
+def _untested_if_partial(ctx, c, needs):
+    ops, series = needs
+    gone = ctx.res.missing_for(ops, series)
+    if not gone:
+        return
+    _set(c, UNTESTED, UNTESTED + ": the run stopped before %s ran (see Limitations)"
+         % missing_text(gone), c["measured"] if c["verdict_kind"] != UNTESTED else "no data")
 
 
 # ---- 1. heaps grow as log n, wheels stay flat --------------------------------
@@ -464,6 +497,16 @@ def _rank_row(workload, cands, evidence_fmt, measure):
     return [workload, (Code(best[1]),), measure, tuple(_join(ev, ", "))]
 
 
+def _partial(ctx, what, ops, series=None, workload=None):
+    """True (and noted for Limitations) when instances of a row's evidence
+    are missing: that row is not given rather than decided on part of it."""
+    gone = ctx.res.missing_for(ops, series, workload)
+    if gone:
+        ctx.missing.append(("Which one to use", "no recommendation for \"%s\": %s "
+                            "of its evidence were not measured" % (what, missing_text(gone))))
+    return bool(gone)
+
+
 def recommend(ctx):
     rows = []
     ops = [o for o in ("insert", "cancel", "expire", "timeouts") if _main_workload(ctx, o)]
@@ -481,7 +524,7 @@ def recommend(ctx):
             cands = [(A.geomean(v), b) for b, v in per.items() if len(v) == len(ops)]
             r = _rank_row("%s (N = %s)" % (what, A.fmt_n(n)), cands, A.fmt_ns,
                           "geometric mean of the medians of %s (series h2h)" % ", ".join(ops))
-            if r:
+            if r and not _partial(ctx, what, ops, "h2h"):
                 rows.append(r)
     for op, what in (("timeouts", "Server timeouts, most cancelled before they fire"),
                      ("periodic", "Many periodic tasks")):
@@ -494,7 +537,7 @@ def recommend(ctx):
         per = _best_per_backend(ctx, op, "h2h", wl, ns[-1])
         r = _rank_row("%s (N = %s)" % (what, A.fmt_n(ns[-1])), [(t, l) for t, l in per.values()],
                       A.fmt_ns, "median time per operation of %s (series h2h)" % op)
-        if r:
+        if r and not _partial(ctx, what, (op,), "h2h", wl):
             rows.append(r)
     wl = "wide"
     if ("expire", "h2h", wl) in ctx.series:
@@ -504,7 +547,7 @@ def recommend(ctx):
             r = _rank_row("Delays from milliseconds to a day (expire, N = %s)" % A.fmt_n(ns[-1]),
                           [(t, l) for t, l in per.values()], A.fmt_ns,
                           "median expire time per task, wide workload (series h2h)")
-            if r:
+            if r and not _partial(ctx, "Delays from milliseconds to a day", ("expire",), "h2h", wl):
                 rows.append(r)
     rt = getattr(ctx, "rt", {}) or {}
     lat = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend not in ctx.floor
@@ -514,14 +557,14 @@ def recommend(ctx):
         r = _rank_row("Punctual firing (lowest p99 lateness, light load)",
                       [(m.counter("p99"), labels[id(m)]) for m in lat], A.fmt_ns,
                       "p99 lateness, experiment lateness")
-        if r:
+        if r and not _partial(ctx, "Punctual firing", ("lateness",)):
             rows.append(r)
     inter = [m for m in rt.get("interference", {}).get("ms", []) if m.backend not in ctx.floor]
     if inter:
         labels = rt["interference"]["labels"]
         r = _rank_row("Slow tasks among fast ones (lowest max lateness of the others)",
                       [(m.counter("max"), labels[id(m)]) for m in inter], A.fmt_ns, "max lateness of the fast tasks, experiment interference")
-        if r:
+        if r and not _partial(ctx, "Slow tasks among fast ones", ("interference",)):
             rows.append(r)
     idle = [m for m in rt.get("idle", []) if m.backend not in ctx.floor]
     if idle:
@@ -529,13 +572,13 @@ def recommend(ctx):
         r = _rank_row("A mostly idle process (fewest wake-ups)",
                       [(m.counter("wakeups_per_s"), labels.get(id(m), m.backend)) for m in idle],
                       A.fmt_num, "wake-ups per second, experiment idle")
-        if r:
+        if r and not _partial(ctx, "A mostly idle process", ("idle",)):
             rows.append(r)
     if getattr(ctx, "memory_main", None):
         n, wl, cands = ctx.memory_main
         r = _rank_row("Least memory per pending task (N = %s)" % A.fmt_n(n),
                       cands, lambda v: "%.1f B" % v,
                       "bytes per pending task, workload %s" % wl)
-        if r:
+        if r and not _partial(ctx, "Least memory per pending task", ("fill", "timeouts"), None, wl):
             rows.append(r)
     return rows

@@ -263,7 +263,16 @@ def runtime_sections(ctx, doc):
         if not ms:
             _missing(ctx, doc, op)
             continue
+        gone = ctx.res.missing_for((op,))
+        if gone:
+            doc.p(Bold("Partial:"), " %d instance%s of this experiment were not measured "
+                  "(the run stopped first; see Limitations): the tables show what was, "
+                  "and no finding from it goes to the summary." % (
+                      len(gone), "" if len(gone) == 1 else "s"))
+        kept = len(ctx.findings)
         fn(ctx, doc, ms)
+        if gone:
+            del ctx.findings[kept:]
         errs = [m for m in ms if m.error]
         if errs:
             doc.p("Runs that reported an error: ",

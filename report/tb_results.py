@@ -11,7 +11,9 @@ A results directory holds:
   - samples.csv: raw samples (lateness, period error), header
     benchmark,metric,rep,seq,value_ns,weight, one (possibly thinned) sample
     a line;
-  - machine.json: facts about the machine and the build.
+  - machine.json: facts about the machine and the build, and (results
+    format 2 on) the run's status: complete, or interrupted / incomplete
+    with the instances still missing, and its sessions when it was resumed.
 
 Nothing here raises on bad input: a file that cannot be read becomes a
 `Problem` naming the file and saying what is wrong, and the caller decides
@@ -32,7 +34,12 @@ _TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 _AGGREGATES = ("mean", "median", "stddev", "cv")
 # Files this package writes into a results directory; never read back.
 _OWN_OUTPUTS = ("report.md", "report.html")
-_OWN_DIRS = ("figures",)
+# figures: ours; journal: bench/run.py's raw stream of a run under way,
+# already folded into the JSON files.
+_OWN_DIRS = ("figures", "journal")
+# The newest results format this reader knows (machine.json's
+# format_version; bench/tb_runstate.py writes it); format 1 had none.
+FORMAT_VERSION = 2
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 # Operations in which bench/ measures itself (shim overhead, self-tests):
@@ -160,6 +167,34 @@ class Results:
         self.contexts = []       # (file, Google Benchmark context)
         self.problems = []       # Problem
         self.files = []          # files read successfully
+        self.format_version = None  # machine.json's, 1 when it has none
+        self.missing = []        # keys of instances the run did not measure
+
+    @property
+    def run(self):
+        """machine.json's run facts ({} when there are none)."""
+        r = (self.machine or {}).get("run")
+        return r if isinstance(r, dict) else {}
+
+    @property
+    def status(self):
+        """complete, interrupted, incomplete, running; None before format 2."""
+        s = self.run.get("status")
+        return s if isinstance(s, str) else None
+
+    def written_by(self):
+        """"timerbench <version> (commit <hash>)" from machine.json."""
+        b = (self.machine or {}).get("build")
+        b = b if isinstance(b, dict) else {}
+        return "timerbench %s (commit %s)" % (b.get("timerbench_version", "?"),
+                                              b.get("git_commit", "?"))
+
+    def missing_for(self, ops, series=None, workload=None):
+        """Keys of the missing instances of these operations (and series,
+        workload): what a finding or claim over them would lack."""
+        return [k for k in self.missing if k[0] in ops
+                and (series is None or parse_config(k[3]).get("series", k[3]) == series)
+                and (workload is None or k[2] == workload)]
 
     def select(self, op=None, backend=None, workload=None, config=None):
         """Measurements matching every given field, in a stable order."""
@@ -516,6 +551,19 @@ def _float(text):
         return None
 
 
+def _read_run_state(res, machine):
+    v = machine.get("format_version", 1)
+    res.format_version = v if isinstance(v, int) and not isinstance(v, bool) else None
+    inst = machine.get("instances")
+    missing = inst.get("missing") if isinstance(inst, dict) else None
+    if isinstance(missing, dict):
+        for names in missing.values():
+            for n in names if isinstance(names, list) else ():
+                key = parse_name(n) if isinstance(n, str) else None
+                if key is not None:
+                    res.missing.append(key)
+
+
 def load(root):
     """Reads every file of a results directory.  Never raises for bad
     content; raises OSError only when `root` itself cannot be listed."""
@@ -536,6 +584,7 @@ def load(root):
             if isinstance(data, dict):
                 res.machine = data
                 res.files.append(path)
+                _read_run_state(res, data)
             elif data is not None:
                 res.problems.append(Problem(path, "is not a JSON object"))
         elif base.endswith(".json"):

@@ -226,8 +226,39 @@ def build(res, figs):
 
 # ---- summary, reading guide, machine, method -----------------------------
 
+def run_state_text(res):
+    """What happened to the run, for the summary: None for a run that went
+    through in one go (or a results format that does not say)."""
+    run, status = res.run, res.status
+    sessions = [s for s in run.get("sessions", []) if isinstance(s, dict)]
+    out = []
+    if status in ("interrupted", "incomplete", "running"):
+        intr = run.get("interrupted") if isinstance(run.get("interrupted"), dict) else {}
+        why = ("was stopped by %s at %s after %s s, %s" % (
+            intr.get("signal"), intr.get("at_utc"), A.fmt_num(intr.get("after_seconds")),
+            intr.get("where")) if intr.get("signal") else
+               "did not finish" + (" (%s)" % intr["where"] if intr.get("where") else ""))
+        out.append("Partial results: the run %s; %s were not measured, and every "
+                   "finding and claim that needs them says so instead of deciding "
+                   "on the rest (Limitations lists them). `./timerbench report "
+                   "--resume DIR` measures the missing ones." % (
+                       why, tb_claims.missing_text(res.missing) if res.missing
+                       else "some instances"))
+    resumed = [s for s in sessions[1:] if s.get("started_utc")]
+    if resumed:
+        def one(s):
+            intr = s.get("interrupted") if isinstance(s.get("interrupted"), dict) else {}
+            return "session %s started %s, %s%s" % (
+                s.get("session"), s.get("started_utc"), s.get("status", "status unknown"),
+                " by %s at %s" % (intr["signal"], intr.get("at_utc")) if intr.get("signal") else "")
+        out.append("The run was resumed: %s." % "; ".join(one(s) for s in sessions))
+    return out
+
+
 def summary_section(ctx, doc, claims):
     doc.h(2, "Summary", "summary")
+    for text in run_state_text(ctx.res):
+        doc.p(Bold(text.split(":", 1)[0] + ":"), text.split(":", 1)[1])
     picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
     if not picked:
         doc.p("This results directory holds no measurement from which a finding "
@@ -310,7 +341,8 @@ def machine_section(ctx, doc):
     rows = []
     if res.machine is not None:
         flat = []
-        _flatten("", res.machine, flat)
+        # the instance lists are Limitations' business, not a fact table's
+        _flatten("", {k: v for k, v in res.machine.items() if k != "instances"}, flat)
         rows += [(Code(k), v[:300]) for k, v in flat]
     seen = set()
     for path, c in res.contexts:
@@ -599,6 +631,13 @@ def micro_findings(ctx, op, config, wl, series):
         if fit and fit.get("big_o"):
             items.append(("Google Benchmark's complexity fit for ", Code(label), ": O(%s)%s." % (
                 fit["big_o"], ", RMS %s" % A.fmt_pct(fit["rms"]) if fit.get("rms") is not None else "")))
+    # A ranking or crossover over a series with instances missing could
+    # name the wrong winner: none is given.
+    gone = ctx.res.missing_for((op,), config, wl)
+    if gone:
+        items.append("No ranking or crossover: %s of this series were not measured "
+                     "(see Limitations)." % tb_claims.missing_text(gone))
+        return items
     # Ranking at the largest N every series reached.
     common = None
     for label in order:
@@ -694,7 +733,11 @@ def memory_section(ctx, doc):
     wl = workloads_of(main)[0]
     at = sorted((bytes_per_task(m), m.backend) for m in main if m.workload == wl)
     ctx.memory_main = (n, wl, at)
-    if len(at) > 1:
+    gone = res.missing_for(("fill", "timeouts"), None, wl)
+    if gone and len(at) > 1:
+        doc.p("No smallest or largest footprint is named: %s of this workload "
+              "were not measured (see Limitations)." % tb_claims.missing_text(gone))
+    elif len(at) > 1:
         lo, hi = at[0], at[-1]
         doc.ul([("At N = %s (workload " % A.fmt_n(n), Code(wl), ") the smallest footprint is ",
                  Code(lo[1]), " at %.1f B per task; the largest is " % lo[0], Code(hi[1]),
@@ -821,6 +864,7 @@ def limitations_section(ctx, doc):
         if bad:
             items.append(("These harnesses exited with a failure status: ",
                           *_join([Code(str(b)) for b in bad]), "."))
+    items += run_state_limitations(res)
     for p in res.problems:
         items.append((Code(os.path.relpath(p.path, res.root)), " " + p.what + "; what it held is missing from this report."))
     for sec, what in ctx.missing:
@@ -831,3 +875,34 @@ def limitations_section(ctx, doc):
                  "the runtime experiments include them, and their numbers depend on "
                  "the kernel's scheduler and timer slack of this machine.")
     doc.ul(items)
+
+
+def run_state_limitations(res):
+    """Limitations items for an interrupted, resumed or old-format run."""
+    items = []
+    if res.format_version == 1:
+        items.append("This directory was written by %s in results format 1, which "
+                     "records no run status: an interrupted run cannot be told from a "
+                     "complete one here." % res.written_by())
+    if res.missing:
+        groups = {}
+        for k in res.missing:
+            n = dict(k[4]).get("N")
+            groups.setdefault(k[:4], []).append(n)
+        items.append(("The run did not measure %s (status %s): " % (
+            tb_claims.missing_text(res.missing), res.status or "unknown"),
+                      *_join([(Code("/".join(g)), " N = %s" % ", ".join(
+                          A.fmt_n(int(n)) if n and n.isdigit() else str(n) for n in ns))
+                              for g, ns in sorted(groups.items())], "; "), "."))
+    inst = (res.machine or {}).get("instances")
+    split = inst.get("families_split") if isinstance(inst, dict) else None
+    if isinstance(split, list) and split:
+        items.append(("Measured in two sessions of a resumed run, so without Google "
+                      "Benchmark's complexity fit (it needs one process): ",
+                      *_join([Code(str(f)) for f in split]), "."))
+    extra = inst.get("unexpected") if isinstance(inst, dict) else None
+    if isinstance(extra, dict) and any(extra.values()):
+        items.append(("Instances the harness ran that it had not listed when the run "
+                      "started (a probe that decides which exist came out otherwise): ",
+                      *_join([Code(str(n)) for v in extra.values() for n in v]), "."))
+    return items
