@@ -42,6 +42,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -476,10 +477,14 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
         entry["ran"][h] = len(names) - len(left.get(h, []))
         n, errs = summarize(os.path.join(outdir, h + ".json"))
         RS.say("timerbench: %s: %d of %d instances done, %d results, %d "
-               "errors, exit %d" % (h, len(expected[h]) - len(left[h]),
-                                    len(expected[h]), n, len(errs), status[h]))
+               "errors, %s" % (h, len(expected[h]) - len(left[h]),
+                               len(expected[h]), n, len(errs),
+                               "exit %d" % status[h] if status[h] >= 0 else
+                               "stopped by " + signal.Signals(-status[h]).name))
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
-        if stopped:
+        # A harness that failed leaves its missing instances to a resume;
+        # the others still run.  A signal stops everything.
+        if stop.signum:
             break
     RS.commit(outdir, facts)
     return finish(opts, outdir, lock, facts, stop, stopped, entry, t_session)
@@ -529,10 +534,12 @@ def finish(opts, outdir, lock, facts, stop, stopped, entry, t_session):
         RS.say("timerbench: to continue: %s" % cont)
         code = 128 + stop.signum
     elif left:
-        RS.say("timerbench: FAILED: %s exited %s; %d of %d instances missing "
-               "in %s" % (stopped[0] if stopped else "a harness",
-                          run["exit_status"].get(stopped[0]) if stopped else "?",
-                          left, total, outdir))
+        st = run["exit_status"].get(stopped[0]) if stopped else None
+        how = ("was killed by %s (out of memory?)" % signal.Signals(-st).name
+               if isinstance(st, int) and st < 0 else "exited %s" % st)
+        RS.say("timerbench: FAILED: %s %s, %s; %d of %d instances missing "
+               "in %s" % (stopped[0] if stopped else "a harness", how,
+                          where(stopped) if stopped else "", left, total, outdir))
         RS.say("timerbench: to run the missing ones: %s" % cont)
         code = 1
     else:
