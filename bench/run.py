@@ -612,8 +612,12 @@ def main(argv=None):
             binary, outdir, lock, facts = start_fresh(opts, stop)
         return run_sessions(binary, opts, outdir, lock, facts, stop)
     except RS.RunError as e:
+        if stop.signum:
+            RS.say("timerbench: interrupted by %s before any benchmark ran"
+                   % stop.name)
+            return 128 + stop.signum
         RS.say("timerbench: %s" % e)
-        return 128 + stop.signum if stop.signum else 2
+        return 2
     except subprocess.CalledProcessError as e:
         if stop.signum:
             RS.say("timerbench: interrupted by %s before any benchmark ran"
