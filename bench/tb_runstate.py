@@ -24,7 +24,8 @@ journals, and `--resume` (or `--recover`) commits them first.
 machine.json carries `format_version` (FORMAT_VERSION), the run's `status`
 (running, interrupted, incomplete, complete), every instance the run was
 to measure (`instances.expected`), those still missing
-(`instances.missing`) and one entry per session (`run.sessions`).
+(`instances.missing`), the harnesses whose JSON is final
+(`instances.sealed`) and one entry per session (`run.sessions`).
 """
 
 import datetime
@@ -378,6 +379,7 @@ def commit(outdir, facts):
     sessions = [s["session"] for s in facts["run"].get("sessions", [])]
     expected = facts["instances"]["expected"]
     missing, split, done_by, unexpected = {}, [], {}, {}
+    sealed = facts["instances"].setdefault("sealed", [])
     for h, names in expected.items():
         done, fits, context = collect(outdir, h, sessions)
         if context is None and not done:
@@ -415,8 +417,15 @@ def commit(outdir, facts):
         if extra:
             unexpected[h] = extra
         missing[h] = [n for n in names if n not in done]
+        # A harness whose every instance is in its JSON is sealed: later
+        # commits leave that file alone, so that what is done to it after
+        # the harness (more repetitions merged in, say) is kept.
+        if h in sealed:
+            continue
         doc = {"context": dict(context or {}), "benchmarks": records}
         write_json(os.path.join(outdir, h + ".json"), doc)
+        if not missing[h]:
+            sealed.append(h)
     _commit_samples(outdir, sessions, done_by)
     facts["instances"]["missing"] = {h: v for h, v in missing.items() if v}
     facts["instances"]["done"] = {h: len(expected[h]) - len(missing[h]) for h in expected}

@@ -486,6 +486,32 @@ class Pieces(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_a_complete_harness_is_sealed(self):
+        d = tempfile.mkdtemp(prefix="tb-journal-")
+        try:
+            os.makedirs(os.path.join(d, RS.JOURNAL_DIR))
+            a = "a/x/w/series=h2h/N:1/manual_time"
+            run = {"name": a, "run_name": a, "run_type": "iteration",
+                   "repetitions": 1, "repetition_index": 0, "real_time": 1.0}
+            with open(RS.journal_path(d, "micro", 1), "w") as f:
+                f.write(json.dumps({"context": {}, "benchmarks": []}) + "\n")
+                f.write(json.dumps({"benchmarks": [run]}) + "\n")
+            facts = {"run": {"sessions": [{"session": 1}]},
+                     "instances": {"expected": {"micro": [a]}}}
+            self.assertEqual(RS.commit(d, facts), {"micro": []})
+            self.assertEqual(facts["instances"]["sealed"], ["micro"])
+            # what is done to a finished harness's file afterwards stays
+            path = os.path.join(d, "micro.json")
+            with open(path) as f:
+                doc = json.load(f)
+            doc["benchmarks"].append(dict(run, repetition_index=1))
+            RS.write_json(path, doc)
+            RS.commit(d, facts)
+            with open(path) as f:
+                self.assertEqual(len(json.load(f)["benchmarks"]), 2)
+        finally:
+            shutil.rmtree(d)
+
     def test_family_and_canonical_names(self):
         n = "lateness/floor/light/slack=default/N:0/iterations:1/repeats:1/manual_time"
         self.assertEqual(RS.canonical(n), "lateness/floor/light/slack=default/N:0")
