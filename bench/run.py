@@ -47,7 +47,10 @@ import subprocess
 import sys
 import time
 
-import tb_runstate as RS
+# tb_runstate sits beside this file, also when run.py is loaded as a module
+# from elsewhere (tests).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tb_runstate as RS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESSES = ("shim", "micro", "runtime")
