@@ -227,8 +227,9 @@ def build(res, figs):
 # ---- summary, reading guide, machine, method -----------------------------
 
 def run_state_text(res):
-    """What happened to the run, for the summary: None for a run that went
-    through in one go (or a results format that does not say)."""
+    """What happened to the run, for the summary, as paragraphs of spans:
+    none for a run that went through in one go (or a results format that
+    does not say)."""
     run, status = res.run, res.status
     sessions = [s for s in run.get("sessions", []) if isinstance(s, dict)]
     out = []
@@ -238,12 +239,14 @@ def run_state_text(res):
             intr.get("signal"), intr.get("at_utc"), A.fmt_num(intr.get("after_seconds")),
             intr.get("where")) if intr.get("signal") else
                "did not finish" + (" (%s)" % intr["where"] if intr.get("where") else ""))
-        out.append("Partial results: the run %s; %s were not measured, and every "
-                   "finding and claim that needs them says so instead of deciding "
-                   "on the rest (Limitations lists them). `./timerbench report "
-                   "--resume DIR` measures the missing ones." % (
-                       why, tb_claims.missing_text(res.missing) if res.missing
-                       else "some instances"))
+        out.append((Bold("Partial results:"),
+                    " the run %s; %s were not measured, and every finding and claim "
+                    "that needs them says so instead of deciding on the rest "
+                    "(Limitations lists them). " % (
+                        why, tb_claims.missing_text(res.missing) if res.missing
+                        else "some instances"),
+                    Code("./timerbench report --resume " + res.root),
+                    " measures the missing ones."))
     resumed = [s for s in sessions[1:] if s.get("started_utc")]
     if resumed:
         def one(s):
@@ -251,14 +254,15 @@ def run_state_text(res):
             return "session %s started %s, %s%s" % (
                 s.get("session"), s.get("started_utc"), s.get("status", "status unknown"),
                 " by %s at %s" % (intr["signal"], intr.get("at_utc")) if intr.get("signal") else "")
-        out.append("The run was resumed: %s." % "; ".join(one(s) for s in sessions))
+        out.append((Bold("The run was resumed:"),
+                    " %s." % "; ".join(one(s) for s in sessions)))
     return out
 
 
 def summary_section(ctx, doc, claims):
     doc.h(2, "Summary", "summary")
-    for text in run_state_text(ctx.res):
-        doc.p(Bold(text.split(":", 1)[0] + ":"), text.split(":", 1)[1])
+    for spans in run_state_text(ctx.res):
+        doc.p(*spans)
     picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
     if not picked:
         doc.p("This results directory holds no measurement from which a finding "
