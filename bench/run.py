@@ -251,6 +251,13 @@ def parse_args(argv=None):
             ap.error("unknown harness %r (shim, micro, runtime)" % h)
     if opts.resume and opts.recover:
         ap.error("--resume and --recover exclude each other")
+    if opts.resume or opts.recover:
+        given = [a.split("=")[0] for a in (sys.argv[1:] if argv is None else argv)
+                 if a.split("=")[0] in ("--profile", "--backends", "--filter",
+                                        "--harness", "--out", "--seed")]
+        if given:
+            ap.error("%s: a resumed run keeps its own profile, seed, backends, "
+                     "filter, harnesses and directory" % ", ".join(given))
     return opts
 
 

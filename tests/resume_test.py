@@ -367,6 +367,11 @@ class BadArguments(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
         self.assertEqual(os.listdir(self.empty_build), [])
 
+    def test_resume_keeps_the_runs_own_options(self):
+        err = self.refused("--resume", self.tmp, "--profile", "quick")
+        self.assertIn("--profile", err)
+        self.assertIn("a resumed run keeps its own profile", err)
+
     def test_stale_lock_is_taken_over(self):
         out = os.path.join(self.tmp, "stale")
         os.makedirs(out)
