@@ -23,6 +23,33 @@ NOISE_K = 2.0
 CLEAR_FACTOR = 2.0
 
 
+# The structure's work per operation, as bench/micro.c exports it (issue
+# 14, DECISIONS D2): counted by the backend in tb_stats across the timed
+# parts, divided by the operations.  `rounds` is part of `visits`, so the
+# total leaves it out.
+WORK_COUNTERS = ("sift_levels_per_op", "visits_per_op", "rounds_per_op",
+                 "cascades_per_op", "bucket_offers_per_op", "ticks_per_op",
+                 "transfers_per_op")
+WORK_IN_TOTAL = tuple(c for c in WORK_COUNTERS if c != "rounds_per_op")
+
+
+def work_of(m):
+    """{counter: median per op} of the work counters m carries, or None
+    when it carries none (a run from before they were exported)."""
+    got = {c: m.counter(c) for c in WORK_COUNTERS}
+    got = {c: v for c, v in got.items() if v is not None}
+    return got or None
+
+
+def work_total(m):
+    """The structure's work per operation (sum of the counters, rounds
+    counted once, inside visits), or None without counters."""
+    w = work_of(m)
+    if w is None:
+        return None
+    return sum(v for c, v in w.items() if c in WORK_IN_TOTAL)
+
+
 def fit_loglog(points):
     """Least-squares slope and intercept of ln(t) against ln(N).
     points: [(N, t)] with N, t > 0.  None with fewer than two points."""

@@ -30,7 +30,8 @@ HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 sys.path.insert(0, os.path.join(ROOT, "report"))
 import tb_figures  # noqa: E402
 
-VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+)$")
+VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+|"
+                     r"undecided at this noise.*|undecided( .+)?: too few repetitions to test.*)$")
 
 
 def run(results_dir, *extra):
@@ -228,11 +229,36 @@ class FixtureReport(unittest.TestCase):
                             unmd(r["series"]).split(" ")[0] == backend:
                         row = r
                 self.assertIsNotNone(row, b["run_name"])
-                for col, key in (("p50 (us)", "p50"), ("p99 (us)", "p99"), ("max (us)", "max")):
+                for col, key, need in (("p50 (us)", "p50", 20), ("p99 (us)", "p99", 1000),
+                                       ("p99.9 (us)", "p999", 10000), ("max (us)", "max", 1)):
                     us = b[key] / 1000.0
-                    self.assertEqual(row[col], "%.1f" % us if us < 1000 else "{:,.0f}".format(us))
+                    if b["count"] >= need:
+                        self.assertEqual(row[col], "%.1f" % us if us < 1000 else "{:,.0f}".format(us))
+                    else:
+                        # the sample-count rule: the cell says why it is empty
+                        self.assertEqual(unmd(row[col]), "— (n = %s < %s)" % (
+                            "{:,.0f}".format(b["count"]) if b["count"] >= 100 else "%g" % b["count"],
+                            "{:,.0f}".format(need) if need >= 100 else str(need)), (col, row))
                 n += 1
         self.assertGreater(n, 3)
+
+    def test_complexity_fits_only_when_they_explain_the_data(self):
+        data = fixture_json()
+        rms = [b["rms"] for b in data["benchmarks"] if b.get("aggregate_name") == "RMS"]
+        micro = md_section(self.md, "Micro-benchmarks: cost per operation against N")
+        shown = re.findall(r"complexity fit for `[^`]+`: O\([^)]*\), RMS ([\d.]+) %", micro)
+        refused = re.findall(r"no fit \(its best curve, O\([^)]*\), misses the points by "
+                             r"RMS ([\d.]+) %, above 20\.0 %\)", micro)
+        self.assertGreater(len(shown) + len(refused), 5)
+        self.assertGreater(len(refused), 0)
+        for v in shown:
+            self.assertLessEqual(float(v), 20.0)
+        for v in refused:
+            self.assertGreater(float(v), 20.0)
+        # every RMS the report prints is one of the JSON's
+        json_rms = {float("%.1f" % (100 * r)) for r in rms}
+        for v in shown + refused:
+            self.assertIn(float(v), json_rms)
 
     def test_which_one_to_use(self):
         s = md_section(self.md, "Which one to use")
@@ -248,6 +274,33 @@ class FixtureReport(unittest.TestCase):
         self.assertIn("Harness overhead", s)
 
 
+def with_repetitions(d, name, k=5):
+    """Rewrites d/name so that each repetition of every instance appears k
+    times, scaled by 1 + j/1000 (j = 0..k-1), and its aggregates are
+    dropped: a run with enough repetitions for the Mann-Whitney U test
+    (the fixture's runtime experiments ran once) and the same medians
+    within 0.2 %."""
+    path = os.path.join(d, name)
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    out = []
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        for j in range(k):
+            c = dict(b)
+            c["repetition_index"] = b.get("repetition_index", 0) * k + j
+            for key, v in b.items():
+                if key not in ("repetition_index", "threads", "iterations", "family_index",
+                               "per_family_instance_index", "repetitions") and \
+                        isinstance(v, (int, float)) and not isinstance(v, bool):
+                    c[key] = v * (1 + j / 1000.0)
+            out.append(c)
+    data["benchmarks"] = out
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+
+
 class VerdictsAreComputed(unittest.TestCase):
     """Changing the measurements changes the verdict."""
 
@@ -259,9 +312,16 @@ class VerdictsAreComputed(unittest.TestCase):
         rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
         return {unmd(r[0]): unmd(r[4]) for r in rows}
 
+    def test_one_repetition_is_too_few_to_decide(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            v = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
+            self.assertEqual(v, "undecided: too few repetitions to test (1 and 1)")
+
     def test_leader_follower_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
             before = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
             self.assertEqual(before, "holds")
             path = os.path.join(d, "runtime.json")
@@ -282,6 +342,9 @@ class VerdictsAreComputed(unittest.TestCase):
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
+            before = [v for k, v in self._claims(d).items() if k.startswith("A slow task")][0]
+            self.assertEqual(before, "holds")
             path = os.path.join(d, "runtime.json")
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
