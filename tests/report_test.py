@@ -378,6 +378,113 @@ class VerdictsAreComputed(unittest.TestCase):
             self.assertEqual(after, "does not hold")
 
 
+class WorkAndCounts(unittest.TestCase):
+    """The structure's work counters (micro JSON) and Valgrind's counts
+    (counts.json) in the report, and the growth claim judged on both."""
+
+    def _report(self, d):
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("Traceback", err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            return f.read(), err
+
+    def _growth_verdict(self, md):
+        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        return [unmd(r[4]) for r in rows if unmd(r[0]).startswith("Heap insert and removal")][0]
+
+    def _set_work(self, d, heap_work):
+        """Gives every insert and cancel result work counters: heaps
+        heap_work(N) sift levels per op, wheels one transfer per op."""
+        path = os.path.join(d, "micro.json")
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        for b in data["benchmarks"]:
+            parts = b["run_name"].split("/")
+            if parts[0] not in ("insert", "cancel") or len(parts) < 5 or not parts[4].startswith("N:"):
+                continue
+            n = int(parts[4][2:])
+            heap = parts[1] in ("heapqueue", "timerthread")
+            b["sift_levels_per_op"] = heap_work(n) if heap else 0.0
+            b["transfers_per_op"] = 0.0 if heap else 1.0
+            b["rounds_per_op"] = 0.0
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+
+    def test_growth_claim_is_judged_on_work_and_on_time(self):
+        import math
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            md, _ = self._report(d)
+            self.assertIn("no work counters in these results", self._growth_verdict(md))
+            with_repetitions(d, "micro.json")
+            self._set_work(d, lambda n: math.log2(n))
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertTrue("on the structure's work it holds" in v or
+                            v.startswith("holds (on work and on time"), v)
+            micro = unmd(md_section(md, "Micro-benchmarks: cost per operation against N"))
+            self.assertIn("sift_levels 13.3", micro)      # log2(10^4) at N = 10^4
+            self.assertIn("the structure's work per operation", micro)
+            self._set_work(d, lambda n: 1.6)
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertTrue("on the structure's work it does not hold" in v or
+                            v == "does not hold: on work and on time", v)
+
+    def test_counts_table_equals_counts_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            md, _ = self._report(d)
+            sec = md_section(md, "Instructions and cache misses per operation (Valgrind)")
+            self.assertIn("This run has no `counts.json`", sec)
+            results = [
+                {"name": "insert/heapqueue/uniform/series=h2h/N:1000", "op": "insert",
+                 "backend": "heapqueue", "workload": "uniform", "config": "series=h2h", "n": 1000,
+                 "ops": 125, "instructions_per_op": 250.25, "d1_misses_per_op": 1.7,
+                 "ll_misses_per_op": 0.264, "work_per_op": {"sift_levels": 1.5, "visits": 0}},
+                {"name": "insert/heapqueue/uniform/series=h2h/N:100000", "op": "insert",
+                 "backend": "heapqueue", "workload": "uniform", "config": "series=h2h", "n": 100000,
+                 "ops": 1024, "instructions_per_op": 500.5, "d1_misses_per_op": 6.25,
+                 "ll_misses_per_op": 2.5, "work_per_op": {"sift_levels": 1.75}},
+                {"name": "expire/timerwheel N=1000", "error": "exit 1: boom"},
+                {"op": "cancel"},
+            ]
+            with open(os.path.join(d, "counts.json"), "w", encoding="utf-8") as f:
+                json.dump({"valgrind": "valgrind-3.19.0",
+                           "caches": {"D1": {"size": 32768, "assoc": 8, "line": 64}},
+                           "results": results}, f)
+            md, err = self._report(d)
+            self.assertIn("1 results were not in the expected form", err)
+            sec = md_section(md, "Instructions and cache misses per operation (Valgrind)")
+            rows = md_table_rows(sec)
+            self.assertEqual(rows[0][:6], ["backend", "workload", "N", "instructions / op",
+                                           "D1 misses / op", "LL misses / op"])
+            self.assertEqual([r[2:6] for r in rows[1:]],
+                             [["10^3", "250.2", "1.70", "0.264"], ["10^5", "500.5", "6.25", "2.500"]])
+            self.assertEqual(unmd(rows[1][6]), "sift_levels 1.5")
+            self.assertIn("instructions 2.00×", sec)     # 500.5 / 250.25
+            self.assertIn("D1 32 KiB 8-way", sec)
+            self.assertIn("expire/timerwheel N=1000", sec)
+            self.assertIn("boom", sec)
+
+    def test_counts_alone_make_a_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "counts.json"), "w") as f:
+                json.dump({"results": [{"op": "insert", "backend": "heapqueue", "workload": "uniform",
+                                        "config": "series=h2h", "n": 1000, "ops": 125,
+                                        "instructions_per_op": 250.0, "d1_misses_per_op": 1.0,
+                                        "ll_misses_per_op": 0.0}]}, f)
+            md, _ = self._report(tmp)
+            self.assertIn("250.0", md_section(md, "Instructions and cache misses per operation (Valgrind)"))
+            with open(os.path.join(tmp, "counts.json"), "w") as f:
+                f.write('{"results": [')
+            rc, _, err = run(tmp, "--no-figures")
+            self.assertEqual(rc, 2)
+            self.assertIn("counts.json", err)
+            self.assertNotIn("Traceback", err)
+
+
 @unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")
 class ProbeOutput(unittest.TestCase):
     """report/probe.c's output, run by the `report-probe` Meson test."""
