@@ -9,10 +9,12 @@
  *
  * It reproduces bench/micro.c's set-up through the public interface only:
  * the head-to-head configuration (bh_configs), the same family name and so
- * the same seeded delays (bh_seed_for), the same fill of N base tasks,
- * inbox settling and random cancel order, and tb_reserve() untimed before
- * the inserts.  One batch is measured, of micro.c's size (N/8, at most
- * 1024) for insert and cancel, and all N tasks for expire.
+ * the same seed rule (bh_seed_for of the micro family's name and N, so
+ * the N base tasks get micro.c's delays), the same fill, inbox settling and
+ * random cancel order, tb_reserve() untimed before anything is measured and
+ * an untimed warm-up of two batches.  One batch is measured, of micro.c's
+ * size (N/8, at most 1024) for insert and cancel, and all N tasks for
+ * expire (into an empty scheduler, as micro.c's expire).
  *
  * Its one line of JSON on stdout says what ran and the structure's work per
  * operation (tb_stats deltas across the collected part); run outside
@@ -130,6 +132,11 @@ static void refill(void)
 static void fill_base(void)
 {
     size_t n = (size_t)R.n;
+    /* room for the base, the warm-up's records and the measured batch, so
+     * that nothing grows inside the measured part (as micro.c reserves) */
+    int rc = tb_reserve(R.s, n + 4 * (size_t)R.batch);
+    if (rc)
+        die("tb_reserve", rc);
     R.h = xcalloc(n, sizeof *R.h);
     R.fired = xcalloc(n, sizeof *R.fired);
     R.slot_ids = xcalloc(n, sizeof *R.slot_ids);
@@ -139,6 +146,40 @@ static void fill_base(void)
     }
     settle(0, R.n);
     refill();
+}
+
+/* Untimed, like micro.c's warm-up: two batches of the operation with the
+ * state put back (inserted tasks cancelled; cancelled base tasks
+ * rescheduled), so the measured batch finds warm caches and free lists
+ * rather than the fill's leftovers. */
+static void warm_up(void)
+{
+    int64_t k = R.batch;
+    tb_handle *tmp = xcalloc((size_t)k, sizeof *tmp);
+    for (int round = 0; round < 2; round++) {
+        if (R.op == OP_INSERT) {
+            uint64_t tr0 = R.inbox ? transfers_now() : 0;
+            for (int64_t i = 0; i < k; i++) {
+                int rc = tb_schedule(R.s, bh_draw(R.w, &R.rng), count_run,
+                                     &R.runs, &tmp[i]);
+                if (rc)
+                    die("tb_schedule", rc);
+            }
+            settle(tr0, k);
+            for (int64_t i = 0; i < k; i++)
+                tb_cancel(R.s, tmp[i]);
+        } else {
+            uint64_t tr0 = R.inbox ? transfers_now() : 0;
+            for (int64_t i = 0; i < k; i++) {
+                uint32_t slot = (uint32_t)(bh_rand(&R.rng) % (uint64_t)R.n);
+                if (tb_cancel(R.s, R.h[slot]) == 1)
+                    schedule_base(slot);
+            }
+            settle(tr0, 0);
+        }
+        refill();
+    }
+    free(tmp);
 }
 
 /* The structure's work counters, as the micro JSON names them. */
@@ -363,8 +404,10 @@ int main(int argc, char **argv)
     tb_sched_config(R.s, &r);
     R.tick = (R.b->caps & TB_CAP_TICKED) ? r.tick_ns : 0;
     R.clock = tb_now(R.s);
-    if (R.op != OP_EXPIRE)
+    if (R.op != OP_EXPIRE) {
         fill_base();
+        warm_up();
+    }
 
     struct work w0 = work_now();
     int64_t ops = R.op == OP_INSERT ? measure_insert()

@@ -152,12 +152,13 @@ def heap_vs_wheel_growth(ctx):
                "for each of work and time, holds for an operation when every heap line grows "
                "(largest N against smallest: at least %s) and every wheel line stays flat "
                "(under %s); holds only in part when every heap grows more than every wheel "
-               "but a wheel is not flat. Time is judged by the 95 %% confidence interval of "
+               "but a wheel is not flat. Time is judged by the %d %% confidence interval of "
                "the ratio over the repetitions (Mann-Whitney): a line whose interval straddles "
                "the threshold leaves the time part %s. Work is the sum of the work counters "
                "per operation (counted, not timed). Removal is a cancel that takes the task "
                "out of the heap (remove-on-cancel on), since a lazy cancel only marks it"
-               % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO), UNDECIDED))
+               % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO),
+                  round(100 * (1 - S.ALPHA)), UNDECIDED))
     parts, tested = [], []
     time_v, work_v = [], []
     few_only = True

@@ -267,19 +267,22 @@ def how_to_read_section(ctx, doc):
           A.fmt_num(A.NOISE_K), " × the larger coefficient of variation. A "
           "behavioural claim needs a factor of at least ",
           A.fmt_ratio(A.CLEAR_FACTOR), " between the compared numbers to hold.")
+    # the most repetitions per side that still cannot reach significance
+    few = max(k for k in range(1, 10) if not S.testable(k, k))
     doc.p(Bold("Significance."), " Where a verdict compares two measured sets, it "
           "decides \"different\" with a two-sided Mann-Whitney U test over their "
           "repetitions at p < %s and prints the p-value; a claim whose decisive "
           "comparison is not significant is " % A.fmt_num(S.ALPHA),
           Bold("undecided at this noise"), " rather than given a side. With fewer "
-          "repetitions than any ordering needs to reach p < %s (3 against 3 gives "
+          "repetitions than any ordering needs to reach p < %s (%d against %d gives "
           "at best p = %s) the comparison is too few repetitions to test. Growth is "
-          "judged by the 95 %% confidence interval of the ratio of the times at the "
+          "judged by the %d %% confidence interval of the ratio of the times at the "
           "largest and smallest N (the interval that inverts the same test): it grows "
           "when the whole interval is at or above %s, is flat when the whole interval "
           "is under %s, and is undecided otherwise; the structure's work counters "
           "(levels sifted, entries visited, ...) are counted, not timed, and are judged "
-          "on their medians." % (A.fmt_num(S.ALPHA), A.fmt_num(S.min_p(3, 3)),
+          "on their medians." % (A.fmt_num(S.ALPHA), few, few, A.fmt_num(S.min_p(few, few)),
+                                 round(100 * (1 - S.ALPHA)),
                                  A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO)))
     doc.p(Bold("Percentiles and fits."), " A percentile q is printed only where at "
           "least %s / (1 − q) samples back it (p50: %s, p90: %s, p99: %s, p99.9: %s "
