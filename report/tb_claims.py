@@ -38,7 +38,7 @@ def _reps(m, counter=None):
 
 def _undecided(c, d, measured, what=""):
     """Sets the verdict for a decisive comparison d that picked no side."""
-    if d.kind == "too few":
+    if d.kind in ("too few", "no scipy"):
         return _set(c, UNDECIDED, "undecided%s: %s" % (what, d.text()), measured)
     return _set(c, UNDECIDED, "%s%s (not significant, %s)" % (UNDECIDED, what, d.text()),
                 measured)

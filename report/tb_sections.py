@@ -668,6 +668,17 @@ def micro_findings(ctx, op, config, wl, series):
             A.fmt_ratio(g.ratio), "%.2f" % g.slope if g.slope is not None else "n/a",
             ("%+.2f ns" % g.per_doubling) if g.per_doubling is not None else "n/a", g.shape())))
         m0 = series[label][0]
+        w_lo, w_hi = A.work_total(series[label][0]), A.work_total(series[label][-1])
+        if w_lo is not None and w_hi is not None:
+            w_ratio = w_hi / w_lo if w_lo > 0 else (1.0 if w_hi == 0 else float("inf"))
+            if g.grows() and w_ratio < A.FLAT_RATIO:
+                why = "the time grows, the structure's work does not: the growth is the memory hierarchy's"
+            elif g.grows():
+                why = "the structure's work grows too (%s)" % A.fmt_ratio(w_ratio)
+            else:
+                why = "the time stays flat" if g.flat() else "the time grows less than the threshold"
+            items.append((Code(label), ": work per operation %s at N = %s, %s at N = %s; %s." % (
+                A.fmt_num(w_lo), A.fmt_n(g.n_lo), A.fmt_num(w_hi), A.fmt_n(g.n_hi), why)))
         fit = ctx.res.bigo.get((op, m0.backend, wl, m0.config))
         if fit and fit.get("big_o"):
             items.append(fit_text(label, fit))

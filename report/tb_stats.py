@@ -97,6 +97,8 @@ class Decision:
 
     def text(self):
         """"p = 0.008" or "too few repetitions to test (1 and 1)"."""
+        if self.kind == "no scipy":
+            return "no test: scipy (Debian package python3-scipy) is not installed"
         if self.kind == "too few":
             return "too few repetitions to test (%d and %d)" % (self.na, self.nb)
         return "p = %s" % fmt_p(self.p)
@@ -112,7 +114,8 @@ def decide(a, b, factor=1.0, shift=0.0):
     ratio = ma / mb if ma is not None and mb else None
     p = mann_whitney(a, b)
     if p is None:
-        return Decision("too few", None, ratio, len(a), len(b))
+        kind = "no scipy" if _mwu is None and testable(len(a), len(b)) else "too few"
+        return Decision(kind, None, ratio, len(a), len(b))
     if p >= ALPHA or ratio is None or ratio == 1:
         return Decision("undecided", p, ratio, len(a), len(b))
     return Decision("greater" if ratio > 1 else "less", p, ratio, len(a), len(b))
@@ -184,7 +187,7 @@ def compare_rule(a, b):
     p, ratio of medians B/A).  Flagged only when the test says different
     (p < ALPHA) and the medians differ by at least MIN_EFFECT."""
     d = decide(b, a)
-    if d.kind == "too few":
+    if d.kind in ("too few", "no scipy"):
         return "too few", None, d.ratio
     if not d.significant or d.ratio is None or abs(math.log(d.ratio)) < math.log1p(MIN_EFFECT):
         return "~", d.p, d.ratio

@@ -29,6 +29,10 @@ HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 
 sys.path.insert(0, os.path.join(ROOT, "report"))
 import tb_figures  # noqa: E402
+import tb_stats  # noqa: E402
+
+# The verdicts' tests need the Mann-Whitney U test (Debian python3-scipy).
+NEED_SCIPY = unittest.skipUnless(tb_stats.have_scipy(), "scipy (python3-scipy) is not installed")
 
 VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+|"
                      r"undecided at this noise.*|undecided( .+)?: too few repetitions to test.*)$")
@@ -301,6 +305,7 @@ def with_repetitions(d, name, k=5):
         json.dump(data, f)
 
 
+@NEED_SCIPY
 class VerdictsAreComputed(unittest.TestCase):
     """Changing the measurements changes the verdict."""
 
@@ -378,6 +383,7 @@ class VerdictsAreComputed(unittest.TestCase):
             self.assertEqual(after, "does not hold")
 
 
+@NEED_SCIPY
 class WorkAndCounts(unittest.TestCase):
     """The structure's work counters (micro JSON) and Valgrind's counts
     (counts.json) in the report, and the growth claim judged on both."""
