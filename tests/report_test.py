@@ -491,6 +491,25 @@ class WorkAndCounts(unittest.TestCase):
             self.assertNotIn("Traceback", err)
 
 
+class GrowthRule(unittest.TestCase):
+    """tb_claims' rule for one operation on one part (work or time)."""
+
+    def test_rule(self):
+        import tb_claims as C
+        v = C._part_verdict
+        grows, flat = ("grows", 4.0, 6.0), ("flat", 0.9, 1.1)
+        self.assertEqual(v([grows, grows], [flat, flat]), C.HOLDS)
+        self.assertEqual(v([grows], [("grows", 2.0, 2.2)]), C.PARTLY)
+        self.assertEqual(v([grows], [("grows", 2.0, 4.5)]), C.FAILS)     # overlaps a heap
+        # heaps that do not grow never make it "in part", however wheels fare
+        self.assertEqual(v([("flat", 0.83, 1.23)], [("flat", 0.6, 0.75)]), C.FAILS)
+        self.assertEqual(v([("undecided", 1.2, 7.3)], [flat]), C.UNDECIDED)
+        self.assertEqual(v([("too few", 5, 5)], [flat]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.HOLDS, C.PARTLY]), C.PARTLY)
+        self.assertEqual(C._combine([C.FAILS, C.UNDECIDED]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.FAILS, C.FAILS]), C.FAILS)
+
+
 @unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")
 class ProbeOutput(unittest.TestCase):
     """report/probe.c's output, run by the `report-probe` Meson test."""
