@@ -4,7 +4,10 @@ the run's measurements, and the "which one to use" table.
 A claim is fixed text (what the write-ups say, and where); its verdict is
 computed here from the numbers the sections gathered, by the rule printed
 beside it.  A claim whose experiment is not in the results gets the verdict
-"not tested", with what is missing.
+"not tested", with what is missing.  Every comparison of two measured sets
+is decided by the Mann-Whitney U test over their repetitions (tb_stats);
+when the decisive one is not significant, or has too few repetitions to be
+tested, the verdict is "undecided" and says which, with the p-value.
 """
 
 import math
