@@ -9,7 +9,8 @@ refused.
     python3 tests/counts_test.py BUILD/bench/timerbench-counts
 
 Exit 77 (Meson's SKIP) when valgrind is not installed (the test command
-installs it) or the driver was not built (no valgrind/callgrind.h).
+installs it), the driver was not built (no valgrind/callgrind.h) or was
+built with a sanitizer (whose runtime does not run under valgrind).
 """
 import json
 import os
@@ -108,6 +109,9 @@ class Counts(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--sanitized"]:
+        print("SKIP: a sanitizer build does not run under valgrind")
+        sys.exit(77)
     if len(sys.argv) < 2 or not os.path.isfile(sys.argv[1]):
         print("SKIP: timerbench-counts was not built (valgrind/callgrind.h missing)")
         sys.exit(77)
