@@ -16,7 +16,9 @@ GROW_RATIO = 1.5
 # Log-log slopes: below LOG_SLOPE_MAX a growing series is sub-linear
 # (consistent with log n plus cache effects); at or above it, closer to n.
 LOG_SLOPE_MAX = 0.5
-# Two medians whose ratio is within 1 + max(cv_a, cv_b) * NOISE_K are
+# (No longer used by the report, whose comparisons are Mann-Whitney U tests
+# in tb_stats; kept for callers outside it.)  Two medians whose ratio is
+# within 1 + max(cv_a, cv_b) * NOISE_K are
 # "within the noise" of each other.
 NOISE_K = 2.0
 # "Much" larger / smaller for the behavioural claims.

@@ -262,9 +262,9 @@ def how_to_read_section(ctx, doc):
           " its time at the smallest N, and ", Bold("grows"), " at or above ",
           A.fmt_ratio(A.GROW_RATIO), "; growth whose log-log slope is under ",
           A.fmt_num(A.LOG_SLOPE_MAX), " is called sub-linear (what log n looks "
-          "like on real caches), otherwise near-linear. Two medians are ",
-          Bold("within the noise"), " when their ratio is under 1 + ",
-          A.fmt_num(A.NOISE_K), " × the larger coefficient of variation. A "
+          "like on real caches), otherwise near-linear. Two medians differ only "
+          "where the Mann-Whitney U test below says so; a crossover is reported "
+          "only where the two lines differ significantly at both ends of N. A "
           "behavioural claim needs a factor of at least ",
           A.fmt_ratio(A.CLEAR_FACTOR), " between the compared numbers to hold.")
     # the most repetitions per side that still cannot reach significance
@@ -612,6 +612,12 @@ def micro_op_section(ctx, doc, op):
                 doc.ul(items)
 
 
+def _times(m):
+    """The repetitions' times (the median alone when only aggregates were
+    kept: then too few to test)."""
+    return list(m.times) if m.times else [m.median]
+
+
 def fit_text(label, fit):
     """A complexity fit as a finding when it explains the data (RMS at
     most S.FIT_MAX_RMS), else "no fit" and why."""
@@ -692,22 +698,23 @@ def micro_findings(ctx, op, config, wl, series):
         at = sorted(((series[l][[m.n for m in series[l]].index(n)], l) for l in order),
                     key=lambda x: x[0].median)
         (best, bl), (worst, wl_) = at[0], at[-1]
-        noisy = A.within_noise(best.median, worst.median, best.cv, worst.cv)
+        d = S.decide(_times(worst), _times(best))
+        how = ("; not a significant difference, " if d.kind == "undecided" else "; ") + d.text()
         items.append(("At N = %s " % A.fmt_n(n), Code(bl), " is fastest (%s); " % A.fmt_ns(best.median),
-                      Code(wl_), " takes %s as long (%s)%s." % (
-                          A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median),
-                          ", which is within the noise" if noisy else "")))
+                      Code(wl_), " takes %s as long (%s%s)." % (
+                          A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median), how)))
         if config == "h2h" and wl == workloads_of(ctx.res.select(op=op))[0]:
             ctx.micro_best[op] = (n, wl, bl, best.median, wl_, worst.median)
     # Crossovers between every pair of series, when at both ends of the
-    # N range the two differ by more than the noise.
+    # N range the two differ significantly (Mann-Whitney over the
+    # repetitions).
     for i, a in enumerate(order):
         for b in order[i + 1:]:
             da = {m.n: m for m in series[a]}
             db = {m.n: m for m in series[b]}
             ns = sorted(set(da) & set(db))
-            if len(ns) < 2 or any(A.within_noise(da[n].median, db[n].median, da[n].cv, db[n].cv)
-                                  for n in (ns[0], ns[-1])):
+            if len(ns) < 2 or not all(S.decide(_times(da[n]), _times(db[n])).significant
+                                      for n in (ns[0], ns[-1])):
                 continue
             c = A.crossover([(n, da[n].median) for n in ns], [(n, db[n].median) for n in ns])
             if c and c[0] == "cross":
