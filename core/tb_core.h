@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "timerbench/scheduler.h"
 
@@ -125,12 +126,17 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
         tb_task_gen(atomic_load_explicit(&t->gs, memory_order_relaxed));
     t->index = 0;
     /* zero the backend's fields (whole words: record sizes are multiples of
-     * 8); an inline loop, since a memset call costs more than the 2-4 words
-     * a backend adds */
+     * 8); stores, since a memset call costs more than the 1-4 words a
+     * backend adds */
     uint64_t *f = (uint64_t *)(void *)(t + 1);
-    for (size_t i = 0, n = (p->record_size - sizeof *t) / 8; i < n; i++) {
-        f[i] = 0;
-        __asm__("" : "+r"(i)); /* keeps the compiler from calling memset */
+    switch ((p->record_size - sizeof *t) / 8) {
+    case 4: f[3] = 0; __attribute__((fallthrough));
+    case 3: f[2] = 0; __attribute__((fallthrough));
+    case 2: f[1] = 0; __attribute__((fallthrough));
+    case 1: f[0] = 0; __attribute__((fallthrough));
+    case 0: break;
+    default:
+        memset(f, 0, p->record_size - sizeof *t);
     }
     atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_WAITING),
                           memory_order_release);
@@ -185,13 +191,12 @@ static inline void tb_pool_put(struct tb_pool *p, struct tb_task *t)
         tb_pool_give(p, t);
 }
 
-/** The record a handle names if its generation still matches (any state but
- *  FREE), else NULL.  Safe from any thread. */
-static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
-                                             tb_handle handle)
+/** tb_pool_lookup for an unlocked pool (virtual clock), where no other
+ *  thread can grow it: no lock and no call, so a backend's virtual path can
+ *  be a leaf function. */
+static inline struct tb_task *tb_pool_find(const struct tb_pool *p,
+                                           tb_handle handle)
 {
-    if (p->locked)
-        return tb_pool_lookup_locked(p, handle);
     uint32_t slot = (uint32_t)handle;
     uint32_t gen = (uint32_t)(handle >> 32);
     if (gen == 0 || (size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
@@ -201,6 +206,16 @@ static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
     if (tb_task_gen(gs) != gen || tb_task_state(gs) == TB_TASK_FREE)
         return NULL;
     return t;
+}
+
+/** The record a handle names if its generation still matches (any state but
+ *  FREE), else NULL.  Safe from any thread. */
+static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
+                                             tb_handle handle)
+{
+    if (p->locked)
+        return tb_pool_lookup_locked(p, handle);
+    return tb_pool_find(p, handle);
 }
 
 /** The handle of a live record. */

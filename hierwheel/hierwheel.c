@@ -137,6 +137,7 @@ struct hw_level {
     uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
     uint64_t tick;        /* in level-0 ticks: wheel_size^level */
     struct tb_udiv tick_div;
+    uint64_t current_q;   /* current / tick */
     uint32_t current_idx; /* (current / tick) % wheel_size */
     struct hw_bucket *buckets;
 };
@@ -299,8 +300,19 @@ static struct hw_bucket *dq_poll(struct hw *w)
 static void level_set_clock(struct hw *w, struct hw_level *lv, int64_t time)
 {
     uint64_t q = tb_udiv(&lv->tick_div, (uint64_t)time);
+    /* the clock only moves forward: within one revolution the index just
+     * moves on by the ticks passed, no second division */
+    if (q >= lv->current_q && q - lv->current_q < w->wheel_size) {
+        uint64_t idx = lv->current_idx + (q - lv->current_q);
+        lv->current_idx = (uint32_t)(idx >= w->wheel_size
+                                         ? idx - w->wheel_size
+                                         : idx);
+    } else {
+        lv->current_idx =
+            (uint32_t)(q - tb_udiv(&w->wheel_div, q) * w->wheel_size);
+    }
+    lv->current_q = q;
     lv->current = (int64_t)(q * lv->tick);
-    lv->current_idx = (uint32_t)(q - tb_udiv(&w->wheel_div, q) * w->wheel_size);
 }
 
 /* TimingWheel's constructor, for level `n`: buckets all unset, the clock
@@ -401,7 +413,8 @@ static void hand_off(struct hw *w, struct hw_task *t)
 /* The bucket half of TimingWheel.add: files the task expiring at tick e in
  * level l (from find_level) and offers the bucket if its expiration
  * changed (TimerTaskList.setExpiration). */
-static inline __attribute__((always_inline)) void bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
+static inline __attribute__((always_inline)) void
+bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
     struct hw_level *lv = &w->levels[l];
     /* (e / tick) % size, from the clock's bucket: the clock is a multiple
@@ -425,7 +438,8 @@ static inline __attribute__((always_inline)) void bucket_add(struct hw *w, struc
 
 /* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
  * re-arms and flushes alike: into level l's bucket, or to the executor. */
-static void insert(struct hw *w, struct hw_task *t, int64_t e, int l)
+static inline __attribute__((always_inline)) void
+insert(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
     if (l == HW_DUE)
         hand_off(w, t);
@@ -563,12 +577,11 @@ static inline int schedule_locked(struct hw *w, int64_t deadline,
     return rc;
 }
 
-/* Virtual mode takes no lock and needs no saved registers for one. */
-static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static __attribute__((noinline)) int
+schedule_slow(struct hw *w, int64_t deadline, int64_t period, tb_fn fn,
+              void *arg, tb_handle *handle)
 {
-    struct hw *w = hw_of(s);
-    if (!s->threaded)
+    if (!w->base.threaded)
         return schedule_locked(w, deadline, period, fn, arg, handle);
     pthread_mutex_lock(&w->lock);
     int rc = schedule_locked(w, deadline, period, fn, arg, handle);
@@ -576,20 +589,57 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     return rc;
 }
 
-/* TimerTask.cancel: unlinks the entry from its bucket at once.  Lock held
- * (or virtual). */
-static inline int cancel_locked(struct hw *w, tb_handle h)
+/* The common case of a virtual-clock schedule, as a leaf function: a free
+ * record at hand and an existing level that holds the task.  Anything else
+ * (threads, shutdown, max_pending, due now, a new level, pool growth) takes
+ * schedule_slow, which is the same insert with every check. */
+static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct hw *w = hw_of(s);
+    int64_t e = ticks_up(w, deadline);
+    if (s->threaded || w->shutdown || s->cfg.max_pending ||
+        s->pool.free_head == TB_POOL_NIL || e <= w->levels[0].current)
+        return schedule_slow(w, deadline, period, fn, arg, handle);
+    uint64_t ahead = (uint64_t)(e - w->levels[0].current);
+    int l = w->first_level[63 - __builtin_clzll(ahead)];
+    if (l >= w->nlevels)
+        return schedule_slow(w, deadline, period, fn, arg, handle);
+    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval)
+        if (++l == w->nlevels)
+            return schedule_slow(w, deadline, period, fn, arg, handle);
+    struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
+                                                               handle);
+    t->base.deadline = deadline;
+    t->base.period = period;
+    t->base.fn = fn;
+    t->base.arg = arg;
+    w->st.submitted++;
+    bucket_add(w, t, e, l);
+    return TB_OK;
+}
+
+/* TimerTask.cancel: unlinks the entry from its bucket at once.  Lock held,
+ * or `virt` (a constant: the virtual path then makes no call at all). */
+static inline __attribute__((always_inline)) int
+cancel_locked(struct hw *w, tb_handle h, bool virt)
 {
     struct tb_sched *s = &w->base;
     int rc = 0;
-    struct hw_task *t = (struct hw_task *)(void *)tb_pool_lookup(&s->pool, h);
+    struct hw_task *t = (struct hw_task *)(void *)(
+        virt ? tb_pool_find(&s->pool, h) : tb_pool_lookup(&s->pool, h));
     if (t) {
         uint32_t state = tb_task_get_state(&t->base);
         if (state == TB_TASK_WAITING) {
             list_unlink(&t->link);
             w->size--;
             w->st.cancelled++;
-            retire(w, t);
+            /* no other thread can see the record (lock or virtual), so it
+             * goes straight back to the pool without passing DONE */
+            if (virt)
+                tb_pool_give(&s->pool, &t->base);
+            else
+                tb_pool_put(&s->pool, &t->base);
             rc = 1;
         } else if (state == TB_TASK_RUNNING && t->base.period) {
             w->st.cancelled++;
@@ -607,15 +657,21 @@ static inline int cancel_locked(struct hw *w, tb_handle h)
     return rc;
 }
 
+static __attribute__((noinline)) int cancel_threaded(struct hw *w,
+                                                     tb_handle h)
+{
+    pthread_mutex_lock(&w->lock);
+    int rc = cancel_locked(w, h, false);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
 static int hw_cancel(struct tb_sched *s, tb_handle h)
 {
     struct hw *w = hw_of(s);
-    if (!s->threaded)
-        return cancel_locked(w, h);
-    pthread_mutex_lock(&w->lock);
-    int rc = cancel_locked(w, h);
-    pthread_mutex_unlock(&w->lock);
-    return rc;
+    if (s->threaded)
+        return cancel_threaded(w, h);
+    return cancel_locked(w, h, true);
 }
 
 static size_t hw_pending(struct tb_sched *s)
