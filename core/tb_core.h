@@ -229,52 +229,36 @@ void tb_pool_fini(struct tb_pool *p);
 /* A wheel divides by its tick on every insert and clock move; a 64-bit DIV
  * costs tens of cycles, a multiply-high and a shift a few.  The divisor is
  * fixed at creation, so its reciprocal is computed once (Granlund and
- * Montgomery, "Division by invariant integers using multiplication", in the
- * form libdivide uses for unsigned 64-bit). */
+ * Montgomery, "Division by invariant integers using multiplication").  The
+ * wheels only divide non-negative int64 values, and with numerators below
+ * 2^63 a 64-bit magic always suffices: no branch, no 65-bit fix-up. */
 
 __extension__ typedef unsigned __int128 tb_u128;
 
-/** A divisor d >= 1 and its reciprocal. */
+/** A divisor d >= 1 as its reciprocal: n / d = mulhi(magic, 2n) >> shift
+ *  for every n < 2^63. */
 struct tb_udiv {
-    uint64_t magic; /* 0: d is a power of two, divide by shifting */
-    uint64_t d;
-    uint8_t shift;
-    bool add;       /* the 65-bit magic case: one extra add and shift */
+    uint64_t magic; /* ceil(2^(63 + shift) / d) */
+    unsigned shift; /* ceil(log2 d) */
 };
 
 /** Prepares division by d (d >= 1). */
 static inline struct tb_udiv tb_udiv_make(uint64_t d)
 {
-    struct tb_udiv u = {0, d, 0, false};
-    unsigned l = 63u - (unsigned)__builtin_clzll(d);
-    u.shift = (uint8_t)l;
-    if ((d & (d - 1)) == 0)
-        return u;
-    tb_u128 num = (tb_u128)1 << (64 + l);
-    uint64_t m = (uint64_t)(num / d);
-    uint64_t rem = (uint64_t)(num - (tb_u128)m * d);
-    if (d - rem >= ((uint64_t)1 << l)) {
-        /* 2^(64+l)/d + 1 does not give an exact quotient for every
-         * numerator: use 2^(65+l)/d + 1, one bit wider */
-        uint64_t twice = rem + rem;
-        m += m;
-        if (twice >= d || twice < rem)
-            m++;
-        u.add = true;
-    }
-    u.magic = m + 1;
+    struct tb_udiv u = {0, 0};
+    if (d > (uint64_t)1 << 63)
+        return u; /* every quotient is 0: magic 0 */
+    unsigned l = d == 1 ? 0 : 64u - (unsigned)__builtin_clzll(d - 1);
+    tb_u128 num = (tb_u128)1 << (63 + l);
+    u.magic = (uint64_t)((num + d - 1) / d);
+    u.shift = l;
     return u;
 }
 
-/** n / d, exact for every 64-bit n. */
+/** n / d for 0 <= n < 2^63 (any non-negative int64). */
 static inline uint64_t tb_udiv(const struct tb_udiv *u, uint64_t n)
 {
-    if (!u->magic)
-        return n >> u->shift;
-    uint64_t q = (uint64_t)(((tb_u128)u->magic * n) >> 64);
-    if (u->add)
-        return (((n - q) >> 1) + q) >> u->shift;
-    return q >> u->shift;
+    return (uint64_t)(((tb_u128)u->magic * (n << 1)) >> 64) >> u->shift;
 }
 
 /* ---- Backend ops ------------------------------------------------------- */

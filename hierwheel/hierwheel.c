@@ -46,8 +46,9 @@
  * idle spell they lag the real clock and a short timer added then may land
  * a level higher than its delay suggests and cascade down at once.
  *
- * Complexity.  Insert O(m) for m levels: a compare per level and one
- * division to find the bucket (m <= 10 for any delay at the defaults).
+ * Complexity.  Insert O(m) for m levels: a compare per level (starting at
+ * the lowest level the distance's top bit allows) and one division, by a
+ * reciprocal, to find the bucket (m <= 10 for any delay at the defaults).
  * Cancel O(1), an unlink.  Each delay-queue offer and poll is O(log b) over
  * the b <= m * wheel_size buckets queued, independent of the number of
  * tasks.  A task cascades at most once per level on its way down.
@@ -275,8 +276,7 @@ static void dq_sift_down(struct hw *w, size_t k, struct hw_dq_entry x)
 /* DelayQueue.offer.  Capacity never runs out: it grows with the levels to
  * one slot per bucket, and a bucket is queued at most once.  A new head
  * means the reaper is sleeping for the wrong time, so it is woken. */
-static __attribute__((noinline)) void dq_offer(struct hw *w,
-                                               struct hw_bucket *b)
+static void dq_offer(struct hw *w, struct hw_bucket *b)
 {
     struct hw_dq_entry x = {b->expiration, b};
     size_t k = dq_sift_up(w, w->dq_size++, x);
