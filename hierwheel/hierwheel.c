@@ -90,6 +90,7 @@
  *     bucket; once handed to the executor it counts as running.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tb_core.h"
@@ -1047,19 +1048,12 @@ static int check_levels(struct hw *w)
  * level's span; bucket links are whole; expirations match. */
 static int check_buckets(struct hw *w)
 {
-    size_t tasks = 0;
+    size_t tasks = 0, set = 0;
     for (int l = 0; l < w->nlevels; l++) {
         const struct hw_level *lv = &w->levels[l];
         for (uint32_t i = 0; i < w->wheel_size; i++) {
             struct hw_bucket *b = &lv->buckets[i];
-            size_t slots = 0;
-            for (size_t k = 0; k < w->dq_size; k++)
-                slots += w->dq[k].bucket == b;
-            CHECK(slots <= 1, "level %d bucket %u: %zu delay-queue slots", l,
-                  i, slots);
-            CHECK((slots == 1) == (b->expiration != HW_UNSET),
-                  "level %d bucket %u: expiration %lld but %squeued", l, i,
-                  (long long)b->expiration, slots ? "" : "not ");
+            set += b->expiration != HW_UNSET;
             for (struct hw_link *k = b->root.next; k != &b->root;
                  k = k->next) {
                 CHECK(k->next && k->prev && k->next->prev == k &&
@@ -1092,13 +1086,38 @@ static int check_buckets(struct hw *w)
     }
     CHECK(tasks == w->size, "%zu tasks in buckets, size says %zu", tasks,
           w->size);
+    /* with check_queues (distinct queued buckets, each with its expiration
+     * set): the queued buckets are exactly those with an expiration */
+    CHECK(set == w->dq_size, "%zu buckets have an expiration, %zu queued", set,
+          w->dq_size);
     return TB_OK;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int check_queues(struct hw *w)
 {
     CHECK(w->dq_size <= w->dq_cap, "delay queue overflows");
+    /* no bucket queued twice: sorted addresses (a debug check, so plain
+     * malloc, which bytes_held does not see) */
+    uintptr_t *seen = malloc((w->dq_size + 1) * sizeof *seen);
+    if (seen) {
+        for (size_t i = 0; i < w->dq_size; i++)
+            seen[i] = (uintptr_t)(void *)w->dq[i].bucket;
+        qsort(seen, w->dq_size, sizeof *seen, cmp_addr);
+        size_t dup = 0;
+        for (size_t i = 1; i < w->dq_size; i++)
+            dup += seen[i] == seen[i - 1];
+        free(seen);
+        CHECK(dup == 0, "%zu buckets queued twice", dup);
+    }
     for (size_t i = 0; i < w->dq_size; i++) {
+        CHECK(w->dq[i].expiration != HW_UNSET,
+              "delay-queue slot %zu holds a bucket with no expiration", i);
         CHECK(w->dq[i].expiration == w->dq[i].bucket->expiration,
               "delay-queue slot %zu caches expiration %lld, bucket has %lld",
               i, (long long)w->dq[i].expiration,
