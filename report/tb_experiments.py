@@ -11,6 +11,7 @@ bench/runtime.c writes: percentiles `<prefix>count`, `min`, `p50`, `p90`,
 What each section finds is also stored in ctx.rt for the claims.
 """
 
+import math
 import os
 
 import tb_analysis as A
@@ -249,14 +250,51 @@ def add_figure(ctx, doc, name, caption, alt):
     doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
 
 
+def pooled(ctx, m, metric="lateness"):
+    """(samples, {p50.., max}) over every repetition's samples pooled, from
+    samples.csv (nearest rank on the weighted rows), or None when the run
+    wrote none for m.  A configuration's 10^4 samples may come as 2000 in
+    each of 5 repetitions: only pooled do they back a p99.9."""
+    s = ctx.res.samples_for(m, metric)
+    if not s:
+        return None
+    s = sorted(s)
+    total = sum(w for _, w in s)
+    out = {"max": s[-1][0]}
+    for key, q in PCT_Q.items():
+        rank, acc = max(1.0, math.ceil(q * total - 1e-9)), 0.0
+        for v, w in s:
+            acc += w
+            if acc >= rank:
+                out[key] = v
+                break
+    return total, out
+
+
+def _pooled_cell(n, vals, key):
+    q = PCT_Q.get(key)
+    if q is not None and not S.pct_supported(n, q):
+        return "— (n = %s < %s)" % (A.fmt_num(n), A.fmt_num(S.pct_min_samples(q)))
+    return fmt_us(vals.get(key))
+
+
 def _pct_table(ctx, doc, ms, labels, prefix="", extra=()):
     rows = []
+    any_pooled = False
     for label, m in _order(ctx, [(labels[id(m)], m) for m in ms]):
         row = [Code(label), Code(m.workload), Code(m.config)]
-        if m.error:
+        pool = pooled(ctx, m) if not prefix and not m.error else None
+        per_rep = m.counter(prefix + "count")
+        if pool and m.repetitions > 1 and pool[0] > (per_rep or 0):
+            any_pooled = True
+            row.append(A.fmt_num(pool[0]))
+            row += [_pooled_cell(pool[0], pool[1], k) for k, _ in PCTS]
+            for name, fmt in extra:
+                row.append(fmt(m.counter(name)))
+        elif m.error:
             row += [("error: " + m.error[:80],)] + [""] * (len(PCTS) + len(extra))
         else:
-            row.append(A.fmt_num(m.counter(prefix + "count")))
+            row.append(A.fmt_num(per_rep))
             row += [pct_cell(m, k, prefix) for k, _ in PCTS]
             for name, fmt in extra:
                 row.append(fmt(m.counter(name)))
@@ -264,6 +302,10 @@ def _pct_table(ctx, doc, ms, labels, prefix="", extra=()):
     doc.table(["series", "workload", "configuration", "samples"] +
               ["%s (us)" % t for _, t in PCTS] + [n for n, _ in extra], rows,
               numeric=set(range(3, 4 + len(PCTS) + len(extra))))
+    doc.p("Percentiles: " + ("over every repetition's samples pooled (samples.csv) where "
+                             "there were several repetitions, else " if any_pooled else "")
+          + "the median over the repetitions of each repetition's own; shown only where "
+          "at least %s / (1 − q) samples back them." % A.fmt_num(S.PCT_TAIL_SAMPLES))
 
 
 def _missing(ctx, doc, op):

@@ -491,6 +491,57 @@ class WorkAndCounts(unittest.TestCase):
             self.assertNotIn("Traceback", err)
 
 
+class PooledPercentiles(unittest.TestCase):
+    """A configuration's samples over all its repetitions back a p99.9 that
+    no single repetition's could (10^4 over 5 repetitions)."""
+
+    def test_pooled_samples_back_the_tail(self):
+        import csv
+        import math
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
+            path = os.path.join(d, "samples.csv")
+            with open(path, encoding="utf-8") as f:
+                rows = list(csv.reader(f))
+            raw = {}
+            for r in rows[1:]:
+                r[5] = str(int(r[5]) * 50)      # each row now stands for 50x its samples
+                if r[1] == "lateness":
+                    raw.setdefault(r[0], []).append((float(r[4]), int(r[5])))
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                csv.writer(f).writerows(rows)
+            rc, _, err = run(d, "--no-figures")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = f.read()
+            late = [p for p in re.split(r"^### ", md_section(
+                md, "Runtime behaviour (monotonic clock, real threads)"), flags=re.M)
+                if p.startswith("lateness")][0]
+            table = md_table_rows(late)
+            got = [dict(zip(table[0], r)) for r in table[1:]]
+            checked = 0
+            for name, vals in raw.items():
+                _, backend, wl, config = name.split("/")[:4]
+                row = [r for r in got if unmd(r["series"]).split(" ")[0] == backend
+                       and unmd(r["workload"]) == wl and unmd(r["configuration"]) == config]
+                if not row:
+                    continue
+                row = row[0]
+                # every sample, expanded from its row's weight: nearest rank
+                flat = sorted(v for v, w in vals for _ in range(w))
+                n = len(flat)
+                self.assertEqual(row["samples"], "{:,.0f}".format(n))
+                for col, q in (("p50 (us)", 0.5), ("p99.9 (us)", 0.999)):
+                    want = flat[max(1, math.ceil(q * n)) - 1] / 1000.0
+                    if n >= 10 / (1 - q) - 1e-9:
+                        self.assertEqual(row[col], "%.1f" % want if want < 1000
+                                         else "{:,.0f}".format(want), (name, col))
+                checked += 1
+            self.assertGreater(checked, 3)
+            self.assertIn("pooled", late)
+
+
 class GrowthRule(unittest.TestCase):
     """tb_claims' rule for one operation on one part (work or time)."""
 
