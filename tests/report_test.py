@@ -437,6 +437,11 @@ class WorkAndCounts(unittest.TestCase):
             v = self._growth_verdict(md)
             self.assertTrue("on the structure's work it does not hold" in v or
                             v == "does not hold: on work and on time", v)
+            # heaps whose counters never move do not count them: time alone
+            self._set_work(d, lambda n: 0.0)
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertIn("heapqueue, timerthread count no sift levels in these results", v)
 
     def test_counts_table_equals_counts_json(self):
         with tempfile.TemporaryDirectory() as tmp:
