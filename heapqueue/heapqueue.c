@@ -136,33 +136,48 @@ static void sift_up(struct hq *q, size_t k, struct hq_slot x)
     q->st.sift_levels += levels;
 }
 
+/* Depth of slot i in the 0-based heap (the root is 0). */
+static inline uint64_t depth(size_t i)
+{
+    return (uint64_t)(63 - __builtin_clzll((unsigned long long)i + 1));
+}
+
 /* The hole moves down from k to the earlier child (the right one only if
- * strictly earlier, as in the JDK) while that child is earlier than x.  The loop runs
- * while both children exist, so choosing one is an add, not a branch on the
- * array bound; a last lone child is looked at once after it. */
+ * strictly earlier, as in the JDK) while that child is earlier than x.  The
+ * loop runs while both children exist, so choosing one is an add, not a
+ * branch on the array bound; a last lone child is looked at once after it.
+ * Levels are counted from the depths where the hole started and stopped,
+ * not per level: a sift-down usually crosses most of the heap. */
 static void sift_down(struct hq *q, size_t k, struct hq_slot x)
 {
-    struct hq_slot *h = q->heap;
-    size_t n = q->size, child;
-    uint64_t levels = 0;
+    struct hq_slot *h = q->heap, *hole = h + k;
+    size_t n = q->size, from = k, child;
     while ((child = (k << 1) + 1) + 1 < n) {
-        child += before(h[child + 1], h[child]);
-        struct hq_slot c = h[child];
-        if (!before(c, x))
+        struct hq_slot *c = h + child;
+        int64_t l = c[0].at, r = c[1].at;
+        /* equal deadlines are rare: only then are the records read */
+        size_t right = __builtin_expect(l != r, 1)
+                           ? (size_t)(r < l)
+                           : (size_t)(c[1].t->seq < c[0].t->seq);
+        c += right;
+        int64_t at = c->at;
+        if (__builtin_expect(at != x.at, 1) ? at > x.at
+                                            : c->t->seq > x.t->seq)
             goto out;
-        h[k] = c;
-        c.t->base.index = (uint32_t)k;
-        k = child;
-        levels++;
+        struct hq_task *t = c->t;
+        hole->at = at;
+        hole->t = t;
+        t->base.index = (uint32_t)k;
+        hole = c;
+        k = child + right;
     }
     if (child < n && before(h[child], x)) {
         place(q, k, h[child]);
         k = child;
-        levels++;
     }
 out:
     place(q, k, x);
-    q->st.sift_levels += levels;
+    q->st.sift_levels += depth(k) - depth(from);
 }
 
 /* The array is allocated one cache line larger than its slots and placed so

@@ -131,33 +131,41 @@ static void fix_up(struct tt *q, size_t k)
     q->st.sift_levels += levels;
 }
 
+/* Depth of slot k in the 1-based heap (the root is 0). */
+static inline uint64_t depth(size_t k)
+{
+    return (uint64_t)(63 - __builtin_clzll((unsigned long long)k));
+}
+
 /* The element at k may be later than its children: move it down.  On equal
  * children the left one wins, as in the JDK, which is part of why equal
  * deadlines come out in no particular order.  The loop runs while both
  * children exist, so the choice is an add rather than a branch on the
- * bound; a last lone child is looked at once after it. */
+ * bound; a last lone child is looked at once after it.  Levels are counted
+ * from the depths where the element started and stopped. */
 static void fix_down(struct tt *q, size_t k)
 {
-    struct tt_slot *h = q->heap;
-    struct tt_slot e = h[k];
-    size_t n = q->size, j;
-    uint64_t levels = 0;
+    struct tt_slot *h = q->heap, *hole = h + k;
+    struct tt_slot e = *hole;
+    size_t n = q->size, from = k, j;
     while ((j = k << 1) < n) {
-        j += h[j].at > h[j + 1].at;
-        if (e.at <= h[j].at)
+        struct tt_slot *c = h + j;
+        size_t right = c[0].at > c[1].at;
+        c += right;
+        if (e.at <= c->at)
             goto out;
-        h[k] = h[j];
-        k = j;
-        levels++;
+        *hole = *c;
+        hole = c;
+        k = j + right;
     }
     if (j == n && h[j].at < e.at) {
-        h[k] = h[j];
+        *hole = h[j];
+        hole = h + j;
         k = j;
-        levels++;
     }
 out:
-    h[k] = e;
-    q->st.sift_levels += levels;
+    *hole = e;
+    q->st.sift_levels += depth(k) - depth(from);
 }
 
 /* The array is allocated one cache line larger than its slots and placed on
