@@ -136,24 +136,22 @@ static void sift_up(struct hq *q, size_t k, struct hq_slot x)
     q->st.sift_levels += levels;
 }
 
-/* Depth of slot i in the 0-based heap (the root is 0). */
-static inline uint64_t depth(size_t i)
-{
-    return (uint64_t)(63 - __builtin_clzll((unsigned long long)i + 1));
-}
-
 /* The hole moves down from k to the earlier child (the right one only if
  * strictly earlier, as in the JDK) while that child is earlier than x.  The
  * loop runs while both children exist, so choosing one is an add, not a
- * branch on the array bound; a last lone child is looked at once after it.
- * Levels are counted from the depths where the hole started and stopped,
- * not per level: a sift-down usually crosses most of the heap. */
+ * branch on the array bound; a last lone child is looked at once after it. */
 static void sift_down(struct hq *q, size_t k, struct hq_slot x)
 {
     struct hq_slot *h = q->heap, *hole = h + k;
-    size_t n = q->size, from = k, child;
+    size_t n = q->size, child;
+    uint64_t levels = 0;
     while ((child = (k << 1) + 1) + 1 < n) {
         struct hq_slot *c = h + child;
+        /* the next level's pair is in this line, whichever child wins: at
+         * 10^6 tasks the loads of successive levels otherwise wait on each
+         * other (a hint only: past the array it does nothing) */
+        __builtin_prefetch(
+            (const void *)((uintptr_t)h + ((k << 2) + 3) * sizeof *h));
         int64_t l = c[0].at, r = c[1].at;
         /* equal deadlines are rare: only then are the records read */
         size_t right = __builtin_expect(l != r, 1)
@@ -170,21 +168,26 @@ static void sift_down(struct hq *q, size_t k, struct hq_slot x)
         t->base.index = (uint32_t)k;
         hole = c;
         k = child + right;
+        levels++;
     }
     if (child < n && before(h[child], x)) {
         place(q, k, h[child]);
         k = child;
+        levels++;
     }
 out:
     place(q, k, x);
-    q->st.sift_levels += depth(k) - depth(from);
+    q->st.sift_levels += levels;
 }
 
 /* The array is allocated one cache line larger than its slots and placed so
- * that slot 1 starts a line: the two children of any slot (2k + 1, 2k + 2)
- * then share one line, so a level of sift-down reads one line of the array,
- * where a malloc'd array puts half the pairs across two. */
+ * that slot 3 starts a line: the two children of any slot (2k + 1, 2k + 2)
+ * then share one line, so a level of sift-down reads one line of the array
+ * where a malloc'd array may put half the pairs across two, and the four
+ * grandchildren (4k + 3 .. 4k + 6) fill exactly one line, which sift-down
+ * prefetches a level ahead. */
 #define HQ_LINE 64
+#define HQ_LINE_SLOT 3
 
 static struct hq_slot *heap_alloc(struct hq *q, size_t cap, void **mem)
 {
@@ -192,11 +195,11 @@ static struct hq_slot *heap_alloc(struct hq *q, size_t cap, void **mem)
                                                   HQ_LINE);
     if (!m)
         return NULL;
-    uintptr_t one = ((uintptr_t)m + sizeof(struct hq_slot) + HQ_LINE - 1) &
-                    ~(uintptr_t)(HQ_LINE - 1);
+    const size_t lead = HQ_LINE_SLOT * sizeof(struct hq_slot);
+    uintptr_t line = ((uintptr_t)m + lead + HQ_LINE - 1) &
+                     ~(uintptr_t)(HQ_LINE - 1);
     *mem = m;
-    return (struct hq_slot *)(void *)(m + (one - sizeof(struct hq_slot) -
-                                           (uintptr_t)m));
+    return (struct hq_slot *)(void *)(m + (line - lead - (uintptr_t)m));
 }
 
 static void heap_free(struct hq *q)
