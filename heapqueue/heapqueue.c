@@ -160,7 +160,7 @@ static void sift_down(struct hq *q, size_t k, struct hq_slot x)
         c += right;
         int64_t at = c->at;
         if (__builtin_expect(at != x.at, 1) ? at > x.at
-                                            : c->t->seq > x.t->seq)
+                                            : c->t->seq >= x.t->seq)
             goto out;
         struct hq_task *t = c->t;
         hole->at = at;
