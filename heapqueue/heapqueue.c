@@ -413,6 +413,9 @@ static struct hq_task *take(struct hq *q)
         int64_t deadline = q->heap[0].at;
         if (deadline <= tb_monotonic_ns()) {
             struct hq_task *t = take_head(q);
+            /* take()'s finally: the only place a leaving thread hands the
+             * timed wait on (a zombie is returned and run by the JDK, so it
+             * leaves take() too) */
             if (leader_mode && !q->has_leader && q->size)
                 pthread_cond_signal(&q->available);
             if (t)
@@ -429,9 +432,10 @@ static struct hq_task *take(struct hq *q)
             timed_wait(q, deadline);
             if (q->has_leader && pthread_equal(q->leader, self))
                 q->has_leader = false;
-            /* the successor, if any, takes over the timed wait */
-            if (!q->has_leader && q->size)
-                pthread_cond_signal(&q->available);
+            /* no signal here: this thread loops and either takes the head
+             * (and signals a successor on its way out, as take()'s finally
+             * does) or leads again; a signal now would wake a follower only
+             * to find this thread leading (a third wake-up per task) */
         }
     }
 }
