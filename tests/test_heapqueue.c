@@ -265,6 +265,118 @@ static void test_periodic_with_slow_runs(void **state)
     rec_free(&rec);
 }
 
+/* A periodic task whose run schedules one task (records the answer). */
+struct sched_inside {
+    struct tb_sched *s;
+    int64_t delay;
+    int runs;
+    int rc; /* what the schedule from inside the first run answered */
+    tb_handle inner;
+};
+
+static int sched_inside_task(void *arg)
+{
+    struct sched_inside *x = arg;
+    if (++x->runs == 1)
+        x->rc = tb_schedule(x->s, x->delay, noop_task, NULL, &x->inner);
+    return 0;
+}
+
+static struct tb_stats stats_of(struct tb_sched *s)
+{
+    struct tb_stats st;
+    assert_int_equal(tb_stats(s, &st), TB_OK);
+    return st;
+}
+
+/* Issue 12, defect 1: the slot a periodic task frees when it is taken can be
+ * used during its run; if the array then cannot grow, the re-queue must not
+ * write past it.  The re-arm is refused like a schedule: the task retires as
+ * finished and the refusal counts in `rejected` (README).  Under ASan the old
+ * code was a heap-buffer-overflow in sift_up <- heap_push <- run_task. */
+static void test_requeue_when_growth_fails(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(hq(), &c);
+    for (int i = 0; i < 15; i++)
+        assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, NULL), TB_OK);
+    struct sched_inside x = {.s = s, .delay = TB_SEC, .rc = -100};
+    tb_handle h;
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
+                                            sched_inside_task, &x, &h), TB_OK);
+    assert_int_equal(tb_pending(s), 16); /* the array's 16 slots are full */
+    uint64_t held = stats_of(s).bytes_held;
+    fa.budget = 0;
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(x.rc, TB_OK); /* took the slot the periodic task left */
+    assert_int_equal(tb_pending(s), 16);
+    assert_int_equal(tb_check(s), TB_OK);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.bytes_held, held);
+    assert_int_equal(st.fired, 1);
+    assert_int_equal(st.finished, 1);
+    assert_int_equal(st.rejected, 1);
+    assert_int_equal(st.peak_pending, 16);
+    assert_balanced(s);
+    assert_int_equal(tb_cancel(s, h), 0); /* retired: not pending */
+    fa.budget = -1;
+    assert_int_equal(tb_advance(s, 2 * TB_SEC), 16);
+    assert_int_equal(x.runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* DECISIONS.md D1: pending never exceeds max_pending, re-arms included.  A
+ * heapqueue task is off the queue while it runs (STPE), so the schedule from
+ * inside its run is accepted and the re-arm, which would make two, is
+ * refused: the task retires as finished, counted once in `rejected`. */
+static void test_max_pending_refuses_rearm(void **state)
+{
+    (void)state;
+    struct tb_config c = {.max_pending = 1};
+    struct tb_sched *s = make_sched(hq(), &c);
+    struct sched_inside x = {.s = s, .delay = 500 * TB_US, .rc = -100};
+    tb_handle h;
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
+                                            &x, &h), TB_OK);
+    assert_int_equal(tb_schedule(s, 0, noop_task, NULL, NULL), TB_EFULL);
+    for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS) {
+        assert_true(tb_advance(s, t) >= 0);
+        assert_true(tb_pending(s) <= 1);
+    }
+    assert_int_equal(x.rc, TB_OK);
+    assert_int_equal(x.runs, 1); /* stopped: its re-arm was refused */
+    assert_int_equal(tb_cancel(s, h), 0);
+    struct tb_stats st = stats_of(s);
+    assert_true(st.peak_pending <= 1);
+    assert_int_equal(st.rejected, 2); /* the EFULL above, and the re-arm */
+    assert_int_equal(st.finished, 2); /* the periodic task, the one-shot */
+    assert_int_equal(st.fired, 2);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    /* with room for both, nothing is refused and the task goes on */
+    c.max_pending = 2;
+    s = make_sched(hq(), &c);
+    x = (struct sched_inside){.s = s, .delay = 500 * TB_US, .rc = -100};
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
+                                            &x, NULL), TB_OK);
+    for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS)
+        assert_true(tb_advance(s, t) >= 0);
+    assert_int_equal(x.rc, TB_OK);
+    assert_int_equal(x.runs, 5);
+    struct tb_stats st2 = stats_of(s);
+    assert_int_equal(st2.rejected, 0);
+    assert_int_equal(st2.peak_pending, 2);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 static void test_heap_checker_random(void **state)
 {
     (void)state;
@@ -310,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_shutdown_policies),
         cmocka_unit_test(test_failing_periodic_stops),
         cmocka_unit_test(test_periodic_with_slow_runs),
+        cmocka_unit_test(test_requeue_when_growth_fails),
+        cmocka_unit_test(test_max_pending_refuses_rearm),
         cmocka_unit_test(test_heap_checker_random),
     };
     return cmocka_run_group_tests_name("heapqueue", tests, NULL, NULL);
