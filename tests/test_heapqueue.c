@@ -1,8 +1,12 @@
 /*
  * test_heapqueue.c — fidelity cases for the ScheduledThreadPoolExecutor
- * model: leader-follower wake-up, remove-on-cancel both ways, both shutdown
- * policies both ways, a failing periodic task, fixed-delay from end of run,
- * and the heap checker after a long random sequence.
+ * model: leader-follower wake-up and its wake-ups per task, remove-on-cancel
+ * both ways, both shutdown policies both ways and the zombies shutdown
+ * removes, a failing periodic task, fixed-delay from end of run and
+ * fixed-rate catch-up, FIFO ties kept across re-queues, the array's initial
+ * capacity and growth, allocation failure (also while a periodic task is
+ * re-queued), max_pending against periodic re-arms (DECISIONS.md D1), and
+ * the heap checker after a long random sequence.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -230,6 +234,25 @@ static void test_failing_periodic_stops(void **state)
     tb_destroy(s);
 }
 
+/* A fixed-rate task whose first runs are slow, then instant. */
+struct slow_then_fast {
+    struct tb_sched *s;
+    int slow_runs;
+    int64_t spend;
+    int n;
+    int64_t at[32];
+};
+
+static int slow_then_fast_task(void *arg)
+{
+    struct slow_then_fast *x = arg;
+    if (x->n < 32)
+        x->at[x->n] = tb_now(x->s);
+    if (++x->n <= x->slow_runs)
+        assert_int_equal(tb_spend(x->s, x->spend), TB_OK);
+    return 0;
+}
+
 /* Fixed delay counts from the end of the run (STPE), fixed rate from the
  * previous scheduled time, overlapping never. */
 static void test_periodic_with_slow_runs(void **state)
@@ -252,17 +275,34 @@ static void test_periodic_with_slow_runs(void **state)
     rec_free(&rec);
 
     s = make_sched(hq(), NULL);
-    rec_init(&rec, s);
-    struct probe fr = {.rec = &rec, .id = 2, .spend = 25 * TB_MS};
+    struct slow_then_fast fr = {.s = s, .slow_runs = 4, .spend = 25 * TB_MS};
     assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &fr, NULL), TB_OK);
-    assert_true(tb_advance(s, 10 * TB_MS) >= 1);
-    /* each run takes 25 ms of a 10 ms period: the next starts when the
-     * previous ends, never on top of it */
-    for (size_t i = 1; i < rec.n; i++)
-        assert_true(rec.runs[i].at >= rec.runs[i - 1].at + 25 * TB_MS);
+                                            slow_then_fast_task, &fr, NULL),
+                     TB_OK);
+    /* the first four runs take 25 ms of a 10 ms period: scheduled at 10,
+     * 20, 30, 40, each starts the moment the previous one ends (10, 35, 60,
+     * 85), back to back and never on top of it.  Then the runs are instant
+     * and the missed times 50 ... 110 are caught up at 110, not skipped; from
+     * 120 on the task is back on its grid.  tb_advance moves the clock to its
+     * target first and runs what is due by that target. */
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);  /* 10 */
+    assert_int_equal(tb_now(s), 35 * TB_MS);
+    assert_int_equal(tb_advance(s, tb_now(s)), 2);   /* 20, 30 */
+    assert_int_equal(tb_now(s), 85 * TB_MS);
+    assert_int_equal(tb_advance(s, tb_now(s)), 5);   /* 40, then 50 ... 80 */
+    assert_int_equal(tb_now(s), 110 * TB_MS);
+    assert_int_equal(tb_advance(s, tb_now(s)), 3);   /* 90, 100, 110 */
+    assert_int_equal(tb_advance(s, 119 * TB_MS), 0);
+    assert_int_equal(tb_advance(s, 120 * TB_MS), 1);
+    assert_int_equal(tb_advance(s, 130 * TB_MS), 1);
+    const int64_t starts[] = {10, 35, 60, 85, 110, 110, 110, 110, 110, 110,
+                            110, 120, 130};
+    assert_int_equal(fr.n, 13);
+    for (int i = 0; i < fr.n; i++)
+        assert_int_equal(fr.at[i], starts[i] * TB_MS);
+    assert_int_equal(tb_pending(s), 1);
+    assert_balanced(s);
     tb_destroy(s);
-    rec_free(&rec);
 }
 
 /* A periodic task whose run schedules one task (records the answer). */
@@ -377,6 +417,148 @@ static void test_max_pending_refuses_rearm(void **state)
     tb_destroy(s);
 }
 
+/* DelayedWorkQueue starts at 16 slots and grows by half when full: 16, 24,
+ * 36, 54, 81.  Seen through bytes_held (the pool's first chunk holds far
+ * more than these tasks): the array grows exactly when the 17th, 25th, 37th
+ * and 55th tasks arrive, by 8, 12, 18 and 27 slots. */
+static void test_heap_starts_at_16_grows_by_half(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(hq(), NULL);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL), TB_OK);
+    uint64_t prev = stats_of(s).bytes_held; /* the pool's chunk is there */
+    int grew_at[8];
+    uint64_t by[8];
+    int k = 0;
+    for (int i = 2; i <= 81; i++) {
+        assert_int_equal(tb_schedule(s, i, noop_task, NULL, NULL), TB_OK);
+        uint64_t held = stats_of(s).bytes_held;
+        if (held != prev) {
+            assert_true(k < 8);
+            grew_at[k] = i;
+            by[k++] = held - prev;
+            prev = held;
+        }
+    }
+    assert_int_equal(k, 4);
+    const int at[] = {17, 25, 37, 55};
+    const uint64_t slots[] = {8, 12, 18, 27};
+    uint64_t slot = by[0] / 8;
+    assert_true(slot >= sizeof(void *)); /* at least the task pointer */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(grew_at[i], at[i]);
+        assert_int_equal(by[i], slots[i] * slot);
+    }
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, 100), 81);
+    tb_destroy(s);
+}
+
+/* A schedule that cannot allocate, the array or the task record, is refused
+ * with TB_ENOMEM and leaves the queue as it was. */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(hq(), &c);
+    /* no record yet: the pool's first chunk cannot be allocated */
+    fa.budget = 0;
+    tb_handle h = 1;
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h), TB_ENOMEM);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    assert_int_equal(tb_pending(s), 0);
+    fa.budget = -1;
+    for (int i = 1; i <= 16; i++)
+        assert_int_equal(tb_schedule(s, i, noop_task, NULL, NULL), TB_OK);
+    /* the 17th needs the array to grow */
+    uint64_t held = stats_of(s).bytes_held;
+    fa.budget = 0;
+    h = 1;
+    assert_int_equal(tb_schedule(s, 17, noop_task, NULL, &h), TB_ENOMEM);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    assert_int_equal(tb_schedule_fixed_rate(s, 17, 5, noop_task, NULL, NULL),
+                     TB_ENOMEM);
+    assert_int_equal(tb_pending(s), 16);
+    assert_int_equal(tb_check(s), TB_OK);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.rejected, 3);
+    assert_int_equal(st.submitted, 16);
+    assert_int_equal(st.bytes_held, held);
+    assert_balanced(s);
+    fa.budget = -1;
+    assert_int_equal(tb_schedule(s, 17, noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, 17), 17);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* A re-queued periodic task keeps the sequence number it got when it was
+ * submitted (ScheduledFutureTask.sequenceNumber is final): at a tie with a
+ * task submitted after it, it still runs first. */
+static void test_requeue_keeps_sequence(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(hq(), NULL);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe per = {.rec = &rec, .id = 1};
+    struct probe a = {.rec = &rec, .id = 2}, b = {.rec = &rec, .id = 3};
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
+                                            probe_task, &per, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &a, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1); /* re-queued for 20 */
+    /* submitted after the re-queue, and still after it at the tie */
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &b, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 20 * TB_MS), 3);
+    assert_int_equal(rec.n, 4);
+    const int order[] = {1, 1, 2, 3};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rec.runs[i].id, order[i]);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* STPE.onShutdown also removes the tasks already cancelled: the zombies leave
+ * the queue (and pending) at shutdown instead of waiting for their time,
+ * under every policy, and they are not counted again. */
+static void test_shutdown_removes_zombies(void **state)
+{
+    (void)state;
+    for (unsigned mode = 0; mode < 2; mode++) {
+        struct tb_config c = {
+            .flags = mode ? TB_F_KEEP_PERIODIC_ON_SHUTDOWN : 0};
+        struct tb_sched *s = make_sched(hq(), &c);
+        tb_handle h[6];
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(tb_schedule(s, (i + 1) * TB_SEC, noop_task, NULL,
+                                         &h[i]), TB_OK);
+        for (int i = 4; i < 6; i++)
+            assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC,
+                                                    noop_task, NULL, &h[i]),
+                             TB_OK);
+        assert_int_equal(tb_cancel(s, h[0]), 1);
+        assert_int_equal(tb_cancel(s, h[2]), 1);
+        assert_int_equal(tb_cancel(s, h[4]), 1);
+        assert_int_equal(stats_of(s).zombies, 3);
+        assert_int_equal(tb_pending(s), 6);
+        assert_int_equal(tb_shutdown(s), 0);
+        struct tb_stats st = stats_of(s);
+        assert_int_equal(st.zombies, 0);
+        /* two one-shots stay; the live periodic one only if kept */
+        assert_int_equal(tb_pending(s), mode ? 3 : 2);
+        assert_int_equal(st.cancelled, mode ? 3 : 4);
+        assert_int_equal(st.dropped, 0);
+        assert_int_equal(tb_check(s), TB_OK);
+        assert_balanced(s);
+        assert_int_equal(tb_shutdown_now(s, NULL, NULL), mode ? 3 : 2);
+        assert_balanced(s);
+        tb_destroy(s);
+    }
+}
+
 static void test_heap_checker_random(void **state)
 {
     (void)state;
@@ -424,6 +606,10 @@ int main(void)
         cmocka_unit_test(test_periodic_with_slow_runs),
         cmocka_unit_test(test_requeue_when_growth_fails),
         cmocka_unit_test(test_max_pending_refuses_rearm),
+        cmocka_unit_test(test_heap_starts_at_16_grows_by_half),
+        cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_requeue_keeps_sequence),
+        cmocka_unit_test(test_shutdown_removes_zombies),
         cmocka_unit_test(test_heap_checker_random),
     };
     return cmocka_run_group_tests_name("heapqueue", tests, NULL, NULL);
