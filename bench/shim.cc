@@ -36,6 +36,7 @@ struct tbb_state {
     benchmark::State *st;
     tbb_bench *def;
     int64_t batch;
+    bool discard;  // tbb_discard(): run the batch again
 };
 
 namespace {
@@ -144,7 +145,7 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
 
 void run(benchmark::State &st, tbb_bench *def)
 {
-    tbb_state w{&st, def, 1};
+    tbb_state w{&st, def, 1, false};
     if (!acquire(def, st, w)) {
         while (st.KeepRunningBatch(1)) {
         }
@@ -155,7 +156,13 @@ void run(benchmark::State &st, tbb_bench *def)
     double (*const fn)(void *, tbb_state *, int64_t) = def->ops.batch;
     if (def->flags & TBB_MANUAL_TIME) {
         while (st.KeepRunningBatch(batch)) {
-            double seconds = fn(inst, &w, batch);
+            double seconds;
+            int tries = 0;
+            do {
+                w.discard = false;
+                seconds = fn(inst, &w, batch);
+            } while (w.discard && seconds >= 0 && !st.error_occurred() &&
+                     ++tries < 16);
             if (seconds < 0 || st.error_occurred()) {
                 if (!st.error_occurred())
                     st.SkipWithError("batch failed");
@@ -447,6 +454,11 @@ void tbb_skip(tbb_state *st, const char *message)
 {
     if (!st->st->error_occurred())
         st->st->SkipWithError(message);
+}
+
+void tbb_discard(tbb_state *st)
+{
+    st->discard = true;
 }
 
 int tbb_failed(const tbb_state *st)

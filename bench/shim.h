@@ -142,6 +142,12 @@ void tbb_label(tbb_state *st, const char *label);
  *  "error_occurred" and the message instead of timings. */
 void tbb_skip(tbb_state *st, const char *message);
 
+/** Called from batch(): the time this batch returns does not stand for its
+ *  operations (its thread was switched out while timed, say), so the shim
+ *  runs batch() again, up to 16 times, and keeps the last time.  The
+ *  iteration count is unchanged: the discarded operations are not counted. */
+void tbb_discard(tbb_state *st);
+
 /** True if the run was marked failed. */
 int tbb_failed(const tbb_state *st);
 

@@ -23,6 +23,13 @@ import sys
 import tempfile
 
 MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
+# The structure's work per operation (tb_stats deltas across the timed
+# parts), on every micro result; bench/README.md defines them.
+WORK_COUNTERS = ["sift_levels_per_op", "visits_per_op", "rounds_per_op",
+                 "cascades_per_op", "bucket_offers_per_op", "ticks_per_op",
+                 "transfers_per_op", "page_faults_per_kop",
+                 "ctx_switches_per_kop", "grown_bytes_per_op",
+                 "timed_growth_bytes"]
 RUNTIME_OPS = ["lateness", "jitter", "burst", "idle", "producers",
                "interference", "workers"]
 # Google Benchmark's own name segments, dropped to get the canonical name.
@@ -84,6 +91,7 @@ def iteration_runs(doc):
 def check_context(doc, harness):
     ctx = doc["context"]
     for key in ("profile", "seed", "timer_slack_ns", "backends", "build_type",
+                "pinned_cpu", "cpu_clock_overhead_ns",
                 "c_compiler", "google_benchmark", "git_commit",
                 "clock_overhead_ns", "workload.uniform"):
         check(key in ctx, "%s: context lacks %s" % (harness, key))
@@ -172,6 +180,26 @@ def check_micro(doc, backends):
         if not p or b.get("error_occurred"):
             continue
         check(b["real_time"] > 0, "micro: %s took no time" % b["name"])
+        for c in WORK_COUNTERS:
+            if check(c in b, "micro: %s lacks the counter %s" %
+                     (b["name"], c)):
+                check(math.isfinite(b[c]) and
+                      (b[c] >= 0 or c == "grown_bytes_per_op"),
+                      "micro: %s: %s = %r" % (b["name"], c, b[c]))
+        # Growth is fill's subject and no one else's: the pool and a heap's
+        # array are reserved and warmed up before anything is timed.
+        if p["op"] in ("insert", "cancel"):
+            check(b.get("timed_growth_bytes") == 0,
+                  "micro: %s grew by %s bytes inside its timed parts" %
+                  (b["name"], b.get("timed_growth_bytes")))
+        if p["op"] == "fill":
+            check(b.get("timed_growth_bytes", 0) > 0 and
+                  b.get("grown_bytes_per_op", 0) > 0,
+                  "micro: %s grew nothing while filling" % b["name"])
+        if p["op"] == "expire":
+            check(b.get("completed", 0) > 0 and b.get("time_cuts") == 0,
+                  "micro: %s completed %s, cut by time %s times" %
+                  (b["name"], b.get("completed"), b.get("time_cuts")))
         if p["op"] == "fill":
             check(b["bytes_per_task"] > 0, "micro: %s holds no bytes" %
                   b["name"])
