@@ -113,7 +113,20 @@ static void print_info(void)
            TB_GBENCH_VERSION);
     for (size_t i = 0; i < tb_backend_count(); i++)
         printf("%s\"%s\"", i ? ", " : "", tb_backend_at(i)->name);
-    printf("],\n  \"timer_slack_ns\": %ld\n}\n", bh_timer_slack());
+    printf("],\n  \"timer_slack_ns\": %ld,\n  \"profiles\": {",
+           bh_timer_slack());
+    /* what each profile measures, so tests and tools can check its sample
+     * counts without running it */
+    static const char *const names[] = {"smoke", "quick", "standard", "full"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const struct bh_profile *p = bh_profile_find(names[i]);
+        printf("%s\n    \"%s\": {\"repetitions\": %d, \"min_time\": %g, "
+               "\"runtime_repetitions\": %d, \"light_samples\": %d, "
+               "\"work_budget\": %g}",
+               i ? "," : "", p->name, p->repetitions, p->min_time,
+               p->runtime_repetitions, p->light_samples, p->work_budget);
+    }
+    printf("\n  }\n}\n");
 }
 
 static void add_context(const char *harness)

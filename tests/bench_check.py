@@ -30,6 +30,8 @@ WORK_COUNTERS = ["sift_levels_per_op", "visits_per_op", "rounds_per_op",
                  "transfers_per_op", "page_faults_per_kop",
                  "ctx_switches_per_kop", "grown_bytes_per_op",
                  "timed_growth_bytes"]
+# The lateness floors, one per wait primitive (bench/runtime.c).
+FLOORS = ("floor", "nanosleep")
 RUNTIME_OPS = ["lateness", "jitter", "burst", "idle", "producers",
                "interference", "workers"]
 # Google Benchmark's own name segments, dropped to get the canonical name.
@@ -155,7 +157,7 @@ def by_backend(doc, harness):
         if not check(p is not None, "%s: name breaks the grammar: %s" %
                      (harness, b["run_name"])):
             continue
-        if p["backend"] != "floor":
+        if p["backend"] not in FLOORS:
             check("series" in p["cfg"], "%s: no series in %s" %
                   (harness, b["run_name"]))
         b["_p"] = p
@@ -232,7 +234,18 @@ def check_runtime(doc, backends, samples_csv):
     for op in RUNTIME_OPS:
         for be in backends:
             check((op, be) in seen, "runtime: %s has no %s results" % (be, op))
-    check(("lateness", "floor") in seen, "runtime: no clock_nanosleep floor")
+    # one floor per wait primitive: "floor" waits as every backend here
+    # does (pthread_cond_timedwait), "nanosleep" in clock_nanosleep; each
+    # at both slacks, and each backend names the floor it is held to
+    for floor in FLOORS:
+        slacks = {b["_p"]["cfg"].get("slack")
+                  for b in seen.get(("lateness", floor), [])}
+        check(slacks == {"default", "1ns"}, "runtime: the %s floor ran at "
+              "slacks %s" % (floor, sorted(s for s in slacks if s)))
+    for be in backends:
+        check(doc["context"].get("floor_of." + be, "").split(" ")[0] in
+              FLOORS,
+              "runtime: no floor named for %s" % be)
     slack1 = [b for b in iteration_runs(doc)
               if b.get("_p") and b["_p"]["cfg"].get("slack") == "1ns"]
     check(slack1 and all(b["slack_ns"] == 1 for b in slack1),
@@ -280,6 +293,21 @@ def check_runtime(doc, backends, samples_csv):
                   (weights.get((name, "lateness", rep)), name, count))
 
 
+def check_profiles(info):
+    """The sample-count rule: a lateness configuration of the standard and
+    full profiles holds at least 10^4 samples (its repetitions together),
+    enough to back a p99.9."""
+    profiles = info.get("profiles", {})
+    for name in ("standard", "full"):
+        p = profiles.get(name)
+        if check(p is not None, "--info lacks the %s profile" % name):
+            total = p["light_samples"] * p["runtime_repetitions"]
+            check(total >= 10000, "profile %s: %d lateness samples per "
+                  "configuration (%d x %d), fewer than 10^4" %
+                  (name, total, p["runtime_repetitions"],
+                   p["light_samples"]))
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -291,6 +319,7 @@ def main():
                                               universal_newlines=True))
     backends = info["backends"]
     check(backends, "the registry is empty")
+    check_profiles(info)
     if keep:
         os.makedirs(keep, exist_ok=True)
         return check_all(binary, backends, keep)
