@@ -14,7 +14,14 @@ on stdout (./timerbench report captures it):
     shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
     samples.csv                           raw lateness / period-error samples
     shim.log, micro.log, runtime.log      console output and stderr
+    cyclictest.txt, cyclictest.json       rt-tests' cyclictest, when installed:
+                                          an outside reference for lateness
     machine.json                          machine, build and run facts
+
+Method (bench/README.md, "Method"): the single-threaded harnesses (shim,
+micro) run pinned to one core; repetitions are interleaved; a micro
+instance whose median has not settled after the profile's repetitions gets
+more, up to a time budget (SETTLE below), and its JSON entries are merged.
 
 Progress (which benchmark of how many, elapsed time) goes to stderr.  The
 exit status is non-zero only if a harness did not finish; benchmarks that
@@ -24,15 +31,38 @@ in machine.json and on stderr.  bench/README.md describes the files.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESSES = ("shim", "micro", "runtime")
+# Harnesses whose timed work runs in one thread: pinned to one core.
+PINNED = ("shim", "micro")
+
+# The stopping rule of the micro repetitions.  A median has settled when
+# its estimated relative standard error, 1.2533 * 1.4826 * MAD / median /
+# sqrt(n) (the normal-theory standard error of a median, sigma estimated
+# from the median absolute deviation), is at most SETTLE_SE.  Unsettled
+# instances get `reps` more repetitions, interleaved among themselves, in
+# up to `rounds` rounds and within `seconds` of extra run time (the worst
+# first, as many as the time of a repetition measured in the main pass
+# lets fit).
+SETTLE_SE = 0.025
+SETTLE = {"smoke": {"rounds": 0, "reps": 0, "seconds": 0},
+          "quick": {"rounds": 1, "reps": 3, "seconds": 45},
+          "standard": {"rounds": 2, "reps": 5, "seconds": 150},
+          "full": {"rounds": 3, "reps": 10, "seconds": 1800}}
+# cyclictest loops of 1 ms per profile (one thread, pinned, SCHED_OTHER).
+CYCLICTEST_LOOPS = {"smoke": 200, "quick": 2000, "standard": 10000,
+                    "full": 100000}
+CYCLICTEST_HIST_US = 10000
 
 
 def read(path, default=None):
@@ -73,6 +103,15 @@ def git(*args):
         return None
 
 
+def pin_cpu():
+    """The core the single-threaded harnesses run on: the last one this
+    process may use (the first tends to take the machine's interrupts)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[-1] if cpus else None
+
+
 def machine_facts():
     governor = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     clock = read("/sys/devices/system/clocksource/clocksource0/"
@@ -89,6 +128,10 @@ def machine_facts():
         "arch": platform.machine(),
         "governor": governor,
         "clocksource": clock,
+        "transparent_hugepage": read(
+            "/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepage_defrag": read(
+            "/sys/kernel/mm/transparent_hugepage/defrag"),
         "load_average_at_start": os.getloadavg(),
         "hostname": platform.node(),
         "python": platform.python_version(),
@@ -135,16 +178,20 @@ def count_instances(binary, opts, harness):
 PROGRESS = re.compile(r"^tbb: \[(\d+)\] (.*), elapsed ([\d.]+) s$")
 
 
-def run_harness(binary, opts, harness, outdir, total, t_start):
+def run_harness(binary, opts, harness, outdir, total, t_start, out=None,
+                extra=()):
     """Runs one harness; returns (exit status, seconds)."""
+    out = out or harness + ".json"
     args = base_args(opts, harness) + [
         "--progress",
-        "--benchmark_out=" + os.path.join(outdir, harness + ".json"),
-        "--benchmark_out_format=json"]
+        "--benchmark_out=" + os.path.join(outdir, out),
+        "--benchmark_out_format=json"] + list(extra)
+    if harness in PINNED and opts.cpu is not None:
+        args.append("--cpu=%d" % opts.cpu)
     if harness == "runtime":
         args.append("--csv=" + os.path.join(outdir, "samples.csv"))
     t0 = time.monotonic()
-    with open(os.path.join(outdir, harness + ".log"), "w") as log:
+    with open(os.path.join(outdir, harness + ".log"), "a") as log:
         proc = subprocess.Popen([binary] + args, stdout=log,
                                 stderr=subprocess.PIPE,
                                 universal_newlines=True, bufsize=1)
@@ -160,6 +207,220 @@ def run_harness(binary, opts, harness, outdir, total, t_start):
                 sys.stderr.write(line)
         status = proc.wait()
     return status, time.monotonic() - t0
+
+
+# ---- the stopping rule ---------------------------------------------------
+
+# Fields of a Google Benchmark entry that are not counters.
+NOT_COUNTERS = {"name", "family_index", "per_family_instance_index",
+                "run_name", "run_type", "repetitions", "repetition_index",
+                "threads", "iterations", "real_time", "cpu_time",
+                "time_unit", "aggregate_name", "aggregate_unit",
+                "error_occurred", "error_message", "label", "big_o",
+                "real_coefficient", "cpu_coefficient", "rms"}
+AGGREGATES = ("mean", "median", "stddev", "cv")
+
+
+def median_se(times):
+    """Estimated relative standard error of the median of `times`."""
+    if len(times) < 2:
+        return math.inf
+    med = statistics.median(times)
+    if med <= 0:
+        return math.inf
+    mad = statistics.median(abs(t - med) for t in times)
+    return 1.2533 * 1.4826 * mad / med / math.sqrt(len(times))
+
+
+def instances(doc):
+    """{run_name: [iteration entries]} of the instances that ran cleanly."""
+    out = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type") == "iteration":
+            out.setdefault(b["run_name"], []).append(b)
+    return {k: v for k, v in out.items()
+            if not any(b.get("error_occurred") for b in v)}
+
+
+def aggregate(values, how):
+    vals = [v for v in values if isinstance(v, (int, float))
+            and math.isfinite(v)]
+    if not vals:
+        return float("nan")
+    if how == "mean":
+        return statistics.fmean(vals)
+    if how == "median":
+        return statistics.median(vals)
+    sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
+    if how == "stddev":
+        return sd
+    mean = statistics.fmean(vals)
+    return sd / mean if mean else float("nan")
+
+
+def merge_repetitions(doc, extra):
+    """Adds the iteration entries of `extra` to the same instances of `doc`
+    as further repetitions, and recomputes those instances' aggregates as
+    Google Benchmark does (stddev over n - 1, cv = stddev / mean)."""
+    more = instances(extra)
+    runs = doc["benchmarks"]
+    for name, new in more.items():
+        old = [b for b in runs if b.get("run_name") == name and
+               b.get("run_type") == "iteration"]
+        if not old:
+            continue
+        last = max(i for i, b in enumerate(runs) if b is old[-1])
+        for k, b in enumerate(new):
+            b["repetition_index"] = len(old) + k
+        runs[last + 1:last + 1] = new
+        every = old + new
+        for b in every:
+            b["repetitions"] = len(every)
+        fields = ["real_time", "cpu_time"] + sorted(
+            {k for b in every for k in b if k not in NOT_COUNTERS})
+        for a in runs:
+            if (a.get("run_name") == name and a.get("run_type") ==
+                    "aggregate" and a.get("aggregate_name") in AGGREGATES):
+                a["repetitions"] = len(every)
+                a["iterations"] = len(every)
+                for f in fields:
+                    a[f] = aggregate([b.get(f) for b in every],
+                                     a["aggregate_name"])
+
+
+def settle(binary, opts, outdir, t_start, main_seconds):
+    """Runs more repetitions of the micro instances whose median has not
+    settled (SETTLE_SE), merging them into micro.json.  Returns the facts
+    for machine.json."""
+    rule = SETTLE[opts.profile]
+    path = os.path.join(outdir, "micro.json")
+    facts = {"rule": "relative standard error of the median, 1.2533 * "
+                     "1.4826 * MAD / median / sqrt(n), at most %g; else %d "
+                     "more repetitions, up to %d rounds within %d s" %
+                     (SETTLE_SE, rule["reps"], rule["rounds"],
+                      rule["seconds"]),
+             "rounds": []}
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return facts
+    inst = instances(doc)
+    reps = sum(len(v) for v in inst.values())
+    per_rep = main_seconds / reps if reps else 0.0
+    spent = 0.0
+    for rnd in range(rule["rounds"]):
+        se = {k: median_se([b["real_time"] for b in v])
+              for k, v in inst.items()}
+        todo = sorted((k for k in se if se[k] > SETTLE_SE),
+                      key=lambda k: -se[k])
+        if not todo:
+            break
+        fit = int((rule["seconds"] - spent) / (per_rep * rule["reps"])) \
+            if per_rep > 0 else len(todo)
+        chosen = todo[:max(0, fit)]
+        if not chosen:
+            break
+        regex = "^(%s)$" % "|".join(re.sub(r"([.\[\](){}*+?|^$\\])",
+                                           r"\\\1", k) for k in chosen)
+        out = "micro.settle%d.json" % (rnd + 1)
+        sys.stderr.write("timerbench: %d of %d micro instances not settled; "
+                         "%d more repetitions of %d of them\n" %
+                         (len(todo), len(inst), rule["reps"], len(chosen)))
+        status, secs = run_harness(
+            binary, opts, "micro", outdir, len(chosen), t_start, out=out,
+            extra=["--benchmark_filter=" + regex,
+                   "--benchmark_repetitions=%d" % rule["reps"],
+                   "--benchmark_enable_random_interleaving=true"])
+        spent += secs
+        try:
+            with open(os.path.join(outdir, out)) as f:
+                extra = json.load(f)
+        except (OSError, ValueError):
+            facts["rounds"].append({"instances": len(chosen),
+                                    "seconds": secs, "exit": status,
+                                    "merged": False})
+            break
+        merge_repetitions(doc, extra)
+        os.remove(os.path.join(outdir, out))
+        inst = instances(doc)
+        facts["rounds"].append({"unsettled": len(todo),
+                                "instances": len(chosen),
+                                "seconds": secs, "exit": status,
+                                "merged": True})
+    se = {k: median_se([b["real_time"] for b in v]) for k, v in inst.items()}
+    facts["unsettled_after"] = sorted(k for k in se if se[k] > SETTLE_SE)
+    facts["instances"] = len(inst)
+    facts["seconds"] = spent
+    if facts["rounds"]:
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+    return facts
+
+
+# ---- cyclictest ---------------------------------------------------------
+
+def cyclictest(opts, outdir):
+    """rt-tests' cyclictest as an outside reference for the lateness floors:
+    one thread, pinned, SCHED_OTHER (as the backends' threads), 1 ms
+    interval, without tuning the machine (--default-system).  Writes
+    cyclictest.txt (its output) and cyclictest.json (percentiles in ns from
+    its histogram); returns the JSON's content or a reason."""
+    exe = shutil.which("cyclictest")
+    if not exe:
+        return {"ran": False, "why": "cyclictest not installed (rt-tests)"}
+    loops = CYCLICTEST_LOOPS[opts.profile]
+    cmd = [exe, "--default-system", "-m", "-q", "-t", "1", "-i", "1000",
+           "-l", str(loops), "-h", str(CYCLICTEST_HIST_US)]
+    if opts.cpu is not None:
+        cmd += ["-a", str(opts.cpu)]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT,
+                              universal_newlines=True,
+                              timeout=loops / 1000.0 * 3 + 30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"ran": False, "why": str(e)}
+    with open(os.path.join(outdir, "cyclictest.txt"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + proc.stdout)
+    hist, summary = [], {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^(\d+)\s+(\d+)$", line)
+        if m:
+            hist.append((int(m.group(1)), int(m.group(2))))
+            continue
+        m = re.match(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|"
+                     r"Histogram Overflows):\s+(\d+)", line)
+        if m:
+            summary[m.group(1)] = int(m.group(2))
+    overflow = summary.get("Histogram Overflows", 0)
+    count = sum(c for _, c in hist) + overflow
+    res = {"ran": proc.returncode == 0, "command": cmd,
+           "exit": proc.returncode, "count": count,
+           "interval_us": 1000, "histogram_limit_us": CYCLICTEST_HIST_US,
+           "overflows": overflow}
+    for key, name in (("Min Latencies", "min"), ("Avg Latencies", "mean"),
+                      ("Max Latencies", "max")):
+        if key in summary:
+            res[name] = summary[key] * 1000
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99),
+                    ("p999", 0.999)):
+        rank = max(1, math.ceil(q * count)) if count else 0
+        seen, val = 0, None
+        for us, c in hist:
+            seen += c
+            if seen >= rank:
+                val = us * 1000
+                break
+        # a rank among the overflows: at least the histogram's limit
+        res[name] = val if val is not None or not count else \
+            res.get("max", CYCLICTEST_HIST_US * 1000)
+    res["enough_for_p999"] = count >= 10000
+    with open(os.path.join(outdir, "cyclictest.json"), "w") as f:
+        json.dump(res, f, indent=2)
+        f.write("\n")
+    return res
 
 
 def summarize(path):
@@ -198,6 +459,13 @@ def main():
     ap.add_argument("--no-build", action="store_true",
                     help="use the binary already in --build-dir")
     ap.add_argument("--jobs", type=int, help="ninja -j")
+    ap.add_argument("--cpu", type=int, default=pin_cpu(),
+                    help="core for the single-threaded harnesses (default "
+                    "the last usable one)")
+    ap.add_argument("--no-pin", dest="cpu", action="store_const", const=None,
+                    help="do not pin")
+    ap.add_argument("--no-settle", action="store_true",
+                    help="no extra repetitions for unsettled medians")
     opts = ap.parse_args()
     if isinstance(opts.seed, str):
         opts.seed = int(opts.seed, 0)
@@ -233,6 +501,9 @@ def main():
             "filter": opts.filter,
             "harnesses": harnesses,
             "timer_slack_ns": info.get("timer_slack_ns"),
+            "pinned_cpu": {h: (opts.cpu if h in PINNED else None)
+                           for h in harnesses},
+            "interleaved": True,
             "started_utc": started.isoformat(),
             "command": sys.argv,
         },
@@ -247,6 +518,14 @@ def main():
     for h in harnesses:
         status[h], seconds[h] = run_harness(binary, opts, h, outdir,
                                             totals[h], t_start)
+        if h == "micro" and not opts.no_settle and status[h] == 0:
+            facts["run"]["settle"] = settle(binary, opts, outdir, t_start,
+                                            seconds[h])
+            seconds["micro_settle"] = facts["run"]["settle"]["seconds"]
+        if h == "runtime":
+            t0 = time.monotonic()
+            facts["run"]["cyclictest"] = cyclictest(opts, outdir)
+            seconds["cyclictest"] = time.monotonic() - t0
         n, errs = summarize(os.path.join(outdir, h + ".json"))
         errors += errs
         sys.stderr.write("timerbench: %s done in %.0f s: %d results, "
