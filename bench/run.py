@@ -384,8 +384,22 @@ def cyclictest(opts, outdir):
         return {"ran": False, "why": str(e)}
     with open(os.path.join(outdir, "cyclictest.txt"), "w") as f:
         f.write(" ".join(cmd) + "\n" + proc.stdout)
+    res = {"ran": proc.returncode == 0, "command": cmd,
+           "exit": proc.returncode, "interval_us": 1000,
+           "histogram_limit_us": CYCLICTEST_HIST_US}
+    res.update(parse_cyclictest(proc.stdout))
+    with open(os.path.join(outdir, "cyclictest.json"), "w") as f:
+        json.dump(res, f, indent=2)
+        f.write("\n")
+    return res
+
+
+def parse_cyclictest(text):
+    """count, overflows, min, mean, max and nearest-rank p50 ... p999 (ns)
+    from cyclictest -q -h output; a rank that falls among the histogram's
+    overflows is given cyclictest's maximum."""
     hist, summary = [], {}
-    for line in proc.stdout.splitlines():
+    for line in text.splitlines():
         m = re.match(r"^(\d+)\s+(\d+)$", line)
         if m:
             hist.append((int(m.group(1)), int(m.group(2))))
@@ -396,10 +410,7 @@ def cyclictest(opts, outdir):
             summary[m.group(1)] = int(m.group(2))
     overflow = summary.get("Histogram Overflows", 0)
     count = sum(c for _, c in hist) + overflow
-    res = {"ran": proc.returncode == 0, "command": cmd,
-           "exit": proc.returncode, "count": count,
-           "interval_us": 1000, "histogram_limit_us": CYCLICTEST_HIST_US,
-           "overflows": overflow}
+    res = {"count": count, "overflows": overflow}
     for key, name in (("Min Latencies", "min"), ("Avg Latencies", "mean"),
                       ("Max Latencies", "max")):
         if key in summary:
@@ -417,9 +428,6 @@ def cyclictest(opts, outdir):
         res[name] = val if val is not None or not count else \
             res.get("max", CYCLICTEST_HIST_US * 1000)
     res["enough_for_p999"] = count >= 10000
-    with open(os.path.join(outdir, "cyclictest.json"), "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
     return res
 
 

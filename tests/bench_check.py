@@ -308,6 +308,78 @@ def check_profiles(info):
                    p["light_samples"]))
 
 
+def load_run_py():
+    """bench/run.py as a module (it runs nothing on import)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "bench", "run.py")
+    spec = importlib.util.spec_from_file_location("tb_run", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_run_py():
+    """run.py's stopping rule, its merge of extra repetitions and its
+    reading of cyclictest, on hand-made inputs."""
+    r = load_run_py()
+    check(r.median_se([100.0] * 5) == 0, "run.py: identical repetitions "
+          "have not settled")
+    # MAD 10 of median 100 over 5: 1.2533 * 1.4826 * 0.1 / sqrt(5) = 8.3 %
+    se = r.median_se([80.0, 90.0, 100.0, 110.0, 120.0])
+    check(abs(se - 0.0831) < 1e-3 and se > r.SETTLE_SE,
+          "run.py: median SE %r, expected 0.0831 (unsettled)" % se)
+    check(r.median_se([100.0]) == math.inf, "run.py: one repetition settled")
+
+    def it(name, i, t, c):
+        return {"name": name, "run_name": name, "run_type": "iteration",
+                "repetitions": 2, "repetition_index": i, "iterations": 1,
+                "real_time": t, "cpu_time": t, "time_unit": "ns",
+                "visits_per_op": c}
+
+    def agg(name, how, t):
+        return {"name": name + "_" + how, "run_name": name,
+                "run_type": "aggregate", "aggregate_name": how,
+                "repetitions": 2, "iterations": 2, "real_time": t,
+                "cpu_time": t, "time_unit": "ns", "visits_per_op": 0}
+    doc = {"benchmarks": [it("a", 0, 10.0, 1.0), it("a", 1, 20.0, 3.0),
+                          agg("a", "mean", 15.0), agg("a", "median", 15.0),
+                          agg("a", "stddev", 7.07), agg("a", "cv", 0.47),
+                          it("b", 0, 5.0, 0.0)]}
+    extra = {"benchmarks": [it("a", 0, 30.0, 5.0)]}
+    r.merge_repetitions(doc, extra)
+    runs = doc["benchmarks"]
+    its = [b for b in runs if b["run_name"] == "a" and
+           b["run_type"] == "iteration"]
+    aggs = {b["aggregate_name"]: b for b in runs
+            if b["run_type"] == "aggregate"}
+    check([b["real_time"] for b in its] == [10.0, 20.0, 30.0] and
+          [b["repetition_index"] for b in its] == [0, 1, 2] and
+          all(b["repetitions"] == 3 for b in its),
+          "run.py: merged repetitions %r" % [(b["real_time"],
+                                             b["repetition_index"])
+                                            for b in its])
+    check(aggs["median"]["real_time"] == 20.0 and
+          aggs["mean"]["real_time"] == 20.0 and
+          abs(aggs["stddev"]["real_time"] - 10.0) < 1e-9 and
+          abs(aggs["cv"]["real_time"] - 0.5) < 1e-9 and
+          aggs["median"]["visits_per_op"] == 3.0 and
+          aggs["median"]["repetitions"] == 3,
+          "run.py: aggregates after the merge %r" % aggs)
+    check(runs[-1]["run_name"] == "b" and len(runs) == 8,
+          "run.py: the merge touched another instance")
+    text = ("# Histogram\n000010 000004\n000020 000005\n000100 000001\n"
+            "# Total: 000000010\n# Min Latencies: 00010\n"
+            "# Avg Latencies: 00040\n# Max Latencies: 12000\n"
+            "# Histogram Overflows: 00001\n")
+    ct = r.parse_cyclictest(text)
+    check(ct["count"] == 11 and ct["overflows"] == 1 and
+          ct["p50"] == 20000 and ct["p90"] == 100000 and
+          ct["p99"] == 12000000 and ct["min"] == 10000 and
+          not ct["enough_for_p999"],
+          "run.py: cyclictest read as %r" % ct)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -320,6 +392,7 @@ def main():
     backends = info["backends"]
     check(backends, "the registry is empty")
     check_profiles(info)
+    check_run_py()
     if keep:
         os.makedirs(keep, exist_ok=True)
         return check_all(binary, backends, keep)
