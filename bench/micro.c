@@ -34,6 +34,16 @@
  * clock to the next tick, which is when a wheel sweeps its cancelled
  * queue; base tasks that fire then are replaced.  So a lazy backend holds
  * between N and 1.25 N records, and the `pending_per_n` counter says so.
+ *
+ * Nothing else in the timed part (bench/README.md, "Method").  Set-up
+ * reserves the most records an instance will hold (tb_reserve) and runs
+ * one untimed cycle of batches up to the first flush, so no pool or array
+ * grows, and no fresh page is touched, inside a timed batch.  A short
+ * timed part (wall clock) whose thread was switched out is run again
+ * (tbb_discard); fill and expire, batches of N, are timed on the thread's
+ * CPU clock.  Every result carries the structure's work counted inside
+ * its timed parts (tb_stats deltas per operation) and the evidence that
+ * nothing else ran there (page faults, context switches, growth).
  */
 #include <malloc.h>
 #include <stdlib.h>

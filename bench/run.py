@@ -517,7 +517,13 @@ def main():
         },
     }
 
-    totals = {h: count_instances(binary, opts, h) for h in harnesses}
+    # Interleaved repetitions set an instance up once per repetition, and
+    # progress counts set-ups: the totals are instances x repetitions.
+    prof = info.get("profiles", {}).get(opts.profile, {})
+    reps = {"runtime": prof.get("runtime_repetitions", 1)}
+    totals = {h: count_instances(binary, opts, h) *
+              max(1, reps.get(h, prof.get("repetitions", 1)))
+              for h in harnesses}
     sys.stderr.write("timerbench: profile %s, %s instances, into %s\n" %
                      (opts.profile, " + ".join("%d %s" % (totals[h], h)
                                                for h in harnesses), outdir))

@@ -25,10 +25,10 @@ RUNTIME_WHAT = {
     "lateness": "one-shot tasks with short delays, at light load and with "
                 "many tasks pending; lateness is the start of the run minus "
                 "its deadline. The floors wait for the same planned times in "
-                "the same run, one per wait primitive: `floor` in "
+                "the same run, one per wait primitive: floor in "
                 "pthread_cond_timedwait, signalled by each new earliest "
                 "probe (what every backend here waits in, so the floor "
-                "they are held to), `nanosleep` in clock_nanosleep",
+                "they are held to), nanosleep in clock_nanosleep",
     "jitter": "one fixed-rate task with a short period (workload rate1ms): "
               "lateness against the planned schedule, period error and total drift",
     "interference": "several fast fixed-rate tasks and one slow task: how late "
