@@ -9,12 +9,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <deque>
+#include <list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -49,9 +51,13 @@ std::deque<std::unique_ptr<tbb_bench>> &families()
     return f;
 }
 
-// The one live instance.  Google Benchmark runs one instance at a time and
-// all runs of an instance back to back, so a single slot is enough to keep
-// an instance across runs (TBB_REUSE) and to notice when a new one starts.
+// Live instances, most recently used first.  Google Benchmark runs one
+// instance at a time; with --benchmark_enable_random_interleaving the
+// repetitions of an instance are scattered among the others', so a
+// TBB_REUSE instance is kept while the process's resident memory stays
+// within a budget (TBB_CACHE_MB, default a quarter of the machine's memory,
+// at most 4 GiB), the least recently used torn down first: an instance
+// holding 10^6 tasks is then not filled again for every repetition.
 struct Instance {
     tbb_bench *def = nullptr;
     std::vector<int64_t> args;
@@ -61,16 +67,64 @@ struct Instance {
     bool live = false;
 };
 
-Instance current;
+std::list<Instance> cache;
+const size_t kMaxCached = 512;
 bool progress_enabled = false;
 size_t instances_started = 0;
 std::chrono::steady_clock::time_point run_start;
 
-void drop_current()
+size_t resident_bytes()
 {
-    if (current.live && current.inst && current.def->ops.teardown)
-        current.def->ops.teardown(current.inst);
-    current = Instance();
+    unsigned long size = 0, resident = 0;
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    if (f) {
+        if (std::fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    return static_cast<size_t>(resident) *
+           static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+size_t cache_budget()
+{
+    static size_t budget = [] {
+        const char *env = std::getenv("TBB_CACHE_MB");
+        if (env && *env)
+            return static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 20;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t quarter = pages > 0 && page > 0
+                             ? static_cast<size_t>(pages) *
+                                   static_cast<size_t>(page) / 4
+                             : size_t(1) << 30;
+        return std::min(quarter, size_t(4) << 30);
+    }();
+    return budget;
+}
+
+void teardown(Instance &in)
+{
+    if (in.live && in.inst && in.def->ops.teardown)
+        in.def->ops.teardown(in.inst);
+    in.inst = nullptr;
+}
+
+void drop_all()
+{
+    for (Instance &in : cache)
+        teardown(in);
+    cache.clear();
+}
+
+// Tears down the least recently used instances, never the front one (the
+// running instance), while over the budget.
+void trim()
+{
+    while (cache.size() > 1 &&
+           (cache.size() > kMaxCached || resident_bytes() > cache_budget())) {
+        teardown(cache.back());
+        cache.pop_back();
+    }
 }
 
 std::vector<int64_t> args_of(const tbb_bench *def, benchmark::State &st)
@@ -104,21 +158,27 @@ void announce(const tbb_bench *def, const std::vector<int64_t> &args)
 bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
 {
     std::vector<int64_t> args = args_of(def, st);
-    bool same = current.live && current.def == def && current.args == args;
+    auto it = cache.begin();
+    while (it != cache.end() && !(it->def == def && it->args == args))
+        ++it;
+    bool same = it != cache.end();
+    if (same)
+        cache.splice(cache.begin(), cache, it);  // most recently used
+    else
+        cache.emplace_front();
+    Instance &current = cache.front();
     if (same && !current.error.empty()) {
         st.SkipWithError(current.error.c_str());
         return false;
     }
-    if (same && (def->flags & TBB_REUSE)) {
+    if (same && (def->flags & TBB_REUSE) && current.inst) {
         w.batch = current.batch;
         return true;
     }
-    if (!same) {
-        drop_current();
+    if (!same)
         announce(def, args);
-    } else if (current.inst && def->ops.teardown) {
-        def->ops.teardown(current.inst);  // a new run without TBB_REUSE
-    }
+    else
+        teardown(current);  // a new run without TBB_REUSE
     current.def = def;
     current.args = args;
     current.live = true;
@@ -140,6 +200,7 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
     }
     current.inst = def->ops.setup ? inst : nullptr;
     current.batch = w.batch;
+    trim();
     return true;
 }
 
@@ -151,6 +212,7 @@ void run(benchmark::State &st, tbb_bench *def)
         }
         return;
     }
+    Instance &current = cache.front();
     void *inst = def->ops.setup ? current.inst : def->ctx;
     const int64_t batch = w.batch;
     double (*const fn)(void *, tbb_state *, int64_t) = def->ops.batch;
@@ -509,7 +571,7 @@ size_t tbb_run(void)
         display = nullptr;
     size_t n = benchmark::RunSpecifiedBenchmarks(display,
                                                  json_out ? &json : nullptr);
-    drop_current();
+    drop_all();
     return n;
 }
 

@@ -17,8 +17,11 @@
  * instance survives from one run to the next (Google Benchmark runs a
  * benchmark several times while it searches for an iteration count, and
  * once per repetition): an expensive setup such as filling a scheduler
- * with 10^6 tasks is then paid once.  The instance is torn down when the
- * next benchmark starts, or at tbb_run()'s end.
+ * with 10^6 tasks is then paid once.  Repetitions interleaved with other
+ * benchmarks' find their instance still alive while the process's resident
+ * memory stays within TBB_CACHE_MB (environment; default a quarter of the
+ * machine's memory, at most 4 GiB): the least recently used instances are
+ * torn down first, and all at tbb_run()'s end.
  *
  * Timing.  Without TBB_MANUAL_TIME Google Benchmark times the whole batch
  * call.  With it, batch() returns the seconds its timed part took and
