@@ -14,8 +14,10 @@ on stdout (./timerbench report captures it):
     shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
     samples.csv                           raw lateness / period-error samples
     shim.log, micro.log, runtime.log      console output and stderr
-    cyclictest.txt, cyclictest.json       rt-tests' cyclictest, when installed:
-                                          an outside reference for lateness
+    cyclictest.txt                        rt-tests' cyclictest output, when
+                                          installed: an outside reference for
+                                          lateness (its percentiles are in
+                                          machine.json run.cyclictest)
     machine.json                          machine, build and run facts
 
 Method (bench/README.md, "Method"): the single-threaded harnesses (shim,
@@ -365,8 +367,9 @@ def cyclictest(opts, outdir):
     """rt-tests' cyclictest as an outside reference for the lateness floors:
     one thread, pinned, SCHED_OTHER (as the backends' threads), 1 ms
     interval, without tuning the machine (--default-system).  Writes
-    cyclictest.txt (its output) and cyclictest.json (percentiles in ns from
-    its histogram); returns the JSON's content or a reason."""
+    cyclictest.txt (its output); returns its percentiles in ns (from its
+    histogram) for machine.json, or a reason.  Not a .json of its own: the
+    report reads every .json of the directory as Google Benchmark output."""
     exe = shutil.which("cyclictest")
     if not exe:
         return {"ran": False, "why": "cyclictest not installed (rt-tests)"}
@@ -388,9 +391,6 @@ def cyclictest(opts, outdir):
            "exit": proc.returncode, "interval_us": 1000,
            "histogram_limit_us": CYCLICTEST_HIST_US}
     res.update(parse_cyclictest(proc.stdout))
-    with open(os.path.join(outdir, "cyclictest.json"), "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
     return res
 
 
