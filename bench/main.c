@@ -19,6 +19,7 @@
  * its caches); the JSON context records it as `pinned_cpu`.  TB_BENCH_PROFILE and
  * TB_BENCH_SEED set the defaults of --profile and --seed.
  */
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,15 @@ static int run(char **rest, int nrest, const char *profile,
         }
         fprintf(bh.csv, "benchmark,metric,rep,seq,value_ns,weight\n");
     }
+    /* Memory freed by one benchmark stays in the process for the next:
+     * no mmap'd blocks (glibc returns those to the kernel at free) and no
+     * trimming.  Otherwise whether a fill's growth touched fresh pages
+     * (page faults inside the timed part) depended on what the interleaved
+     * benchmarks before it had freed: fill at 10^5 took 25-35 ns per task
+     * without faults and 250-450 ns with 19 per 1000 tasks, in the same
+     * run. */
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
     bh.timer_slack_ns = bh_timer_slack();
     bh.clock_overhead_ns = measure_clock_overhead(bh_now);
     bh.cpu_clock_overhead_ns = measure_clock_overhead(bh_cpu_now);
