@@ -134,7 +134,10 @@ struct tw {
     uint64_t *occupied;         /* bit b set iff bucket b is not empty */
     size_t nwords;
     uint32_t mask;
+    unsigned len_shift;         /* log2 of the wheel length */
     int64_t tick_ns;
+    uint64_t tick_inv;          /* (2^64 - 1) / tick_ns: due_tick without a
+                                   division */
     int64_t start_ns;           /* the worker's start: tick 0 */
     int64_t next_tick;          /* the next tick to process */
     long budget;                /* transfers left in the current tick */
@@ -193,6 +196,13 @@ static inline uint64_t ctr_get(_Atomic uint64_t *c)
 static void note_peak(struct tw *q, uint64_t n)
 {
     uint64_t peak = atomic_load_explicit(&q->peak, memory_order_relaxed);
+    if (!q->base.threaded) {
+        /* no other thread: a locked CAS per schedule would cost more than
+         * the rest of the insert */
+        if (n > peak)
+            atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+        return;
+    }
     while (n > peak &&
            !atomic_compare_exchange_weak_explicit(&q->peak, &peak, n,
                                                   memory_order_relaxed,
@@ -210,6 +220,22 @@ static inline bool tw_cas(struct tw_timeout *t, uint32_t gen, uint32_t from,
                           uint32_t to)
 {
     return tb_task_cas(&t->base, gen, from, to);
+}
+
+/* tw_cas for the hot paths (cancel, expiry).  Virtual mode is
+ * single-threaded by contract, so the check and the store need no locked
+ * instruction there. */
+static inline bool tw_claim(const struct tw *q, struct tw_timeout *t,
+                            uint32_t gen, uint32_t from, uint32_t to)
+{
+    if (q->base.threaded)
+        return tw_cas(t, gen, from, to);
+    if (atomic_load_explicit(&t->base.gs, memory_order_relaxed) !=
+        tb_task_gs(gen, from))
+        return false;
+    atomic_store_explicit(&t->base.gs, tb_task_gs(gen, to),
+                          memory_order_relaxed);
+    return true;
 }
 
 static inline bool is_cancelled(const struct tw_timeout *t)
@@ -384,7 +410,17 @@ static void let_go(struct tw *q, struct tw_timeout *t)
 static inline int64_t due_tick(const struct tw *q, int64_t deadline)
 {
     int64_t rel = deadline - q->start_ns;
-    return rel <= 0 ? 0 : (rel - 1) / q->tick_ns + 1;
+    if (rel <= 0)
+        return 0;
+    /* (rel - 1) / tick_ns + 1 by the precomputed reciprocal m: since
+     * 2^64 / d - 1 <= m <= 2^64 / d and x < 2^64, x * m / 2^64 is the
+     * quotient or one less, so one correction makes it exact */
+    uint64_t x = (uint64_t)rel - 1, d = (uint64_t)q->tick_ns;
+    __extension__ typedef unsigned __int128 u128; /* GCC and Clang */
+    uint64_t quo = (uint64_t)((u128)x * q->tick_inv >> 64);
+    if (x - quo * d >= d)
+        quo++;
+    return (int64_t)quo + 1;
 }
 
 /* Worker.transferTimeoutsToBuckets.  Before the walk of `tick` (after_walk
@@ -394,7 +430,6 @@ static inline int64_t due_tick(const struct tw *q, int64_t deadline)
 static void transfer(struct tw *q, int64_t tick, bool after_walk)
 {
     int64_t ref = after_walk ? tick + 1 : tick;
-    int64_t len = (int64_t)q->mask + 1;
     struct tw_timeout *t;
     while (q->budget > 0 && (t = list_pop(&q->backlog))) {
         q->budget--;
@@ -410,7 +445,7 @@ static void transfer(struct tw *q, int64_t tick, bool after_walk)
             list_append(&q->expired, t);
             continue;
         }
-        t->rounds = (due - ref) / len;
+        t->rounds = (due - ref) >> q->len_shift; /* due >= ref here */
         bucket_add(q, (uint32_t)((due > ref ? due : ref) & q->mask), t);
     }
 }
@@ -440,9 +475,10 @@ static void process_cancelled(struct tw *q)
 static void walk(struct tw *q, int64_t tick)
 {
     struct tw_timeout *t = q->wheel[tick & q->mask].head;
+    uint64_t visits = 0, rounds = 0; /* DECISIONS D2 */
     while (t) {
         struct tw_timeout *next = t->next;
-        q->st.visits++;
+        visits++;
         if (t->rounds <= 0) {
             bucket_remove(q, t);
             list_append(&q->expired, t);
@@ -451,9 +487,12 @@ static void walk(struct tw *q, int64_t tick)
             let_go(q, t);
         } else {
             t->rounds--;
+            rounds++;
         }
         t = next;
     }
+    q->st.visits += visits;
+    q->st.rounds += rounds;
 }
 
 /* After a run: retire the task, or re-arm a periodic one through the inbox.
@@ -512,7 +551,7 @@ static long run_expired(struct tw *q)
         /* a running one-shot is DONE, so cancel can answer 0 without
          * reading `period` */
         uint32_t to = t->base.period ? TB_TASK_RUNNING : TB_TASK_DONE;
-        if (!tw_cas(t, gen_of(t), TB_TASK_WAITING, to)) {
+        if (!tw_claim(q, t, gen_of(t), TB_TASK_WAITING, to)) {
             let_go(q, t);
             continue;
         }
@@ -662,10 +701,49 @@ static int tw_start(struct tb_sched *s)
 
 /* ---- Scheduling and cancelling ----------------------------------------- */
 
+/* tw_schedule in virtual mode: the same steps, straight through.  The mode
+ * is single-threaded by contract, so no step needs a locked instruction and
+ * the counters are plain adds; the insert then costs what the structure
+ * costs (one push onto the inbox), not what the threaded mode's handshakes
+ * cost. */
+static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
+                            tb_fn fn, void *arg, tb_handle *handle)
+{
+    uint64_t n = ctr_get(&q->pending) + 1;
+    size_t max = q->base.cfg.max_pending;
+    int rc;
+    if (atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        rc = TB_ESHUTDOWN;
+    } else if (max && n > max) {
+        rc = TB_EFULL;
+    } else {
+        struct tw_timeout *t =
+            (struct tw_timeout *)(void *)tb_pool_get(&q->base.pool, handle);
+        if (t) {
+            t->base.deadline = deadline;
+            t->base.period = period;
+            t->base.fn = fn;
+            t->base.arg = arg;
+            t->next = atomic_load_explicit(&q->inbox, memory_order_relaxed);
+            atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+            atomic_store_explicit(&q->pending, n, memory_order_relaxed);
+            ctr_add(q, &q->submitted, 1);
+            if (n > ctr_get(&q->peak))
+                atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+            return TB_OK;
+        }
+        rc = TB_ENOMEM;
+    }
+    ctr_add(q, &q->rejected, 1);
+    return rc;
+}
+
 static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
                        tb_fn fn, void *arg, tb_handle *handle)
 {
     struct tw *q = tw_of(s);
+    if (!s->threaded)
+        return schedule_virtual(q, deadline, period, fn, arg, handle);
     int rc = TB_OK;
     /* Dekker with shutdown: either we see the flag, or it sees us */
     if (s->threaded)
@@ -711,6 +789,21 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
     if (!t)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
+    if (!s->threaded &&
+        atomic_load_explicit(&t->base.gs, memory_order_relaxed) ==
+            tb_task_gs(gen, TB_TASK_WAITING) &&
+        !atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        /* virtual mode, the common case, straight through: no other
+         * thread, so the CAS is a store and the push a plain link */
+        atomic_store_explicit(&t->base.gs,
+                              tb_task_gs(gen, TB_TASK_CANCELLED),
+                              memory_order_relaxed);
+        ctr_add(q, &q->ncancelled, 1);
+        ctr_add(q, &q->zombies, 1);
+        t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
+        atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
+        return 1;
+    }
     /* A periodic task moves RUNNING -> WAITING when it re-arms; a cancel
      * whose CAS loses that race tries again, or a live task could answer
      * "not pending" and run for ever (found by the soak). */
@@ -720,7 +813,7 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
             return 0;
         uint32_t state = tb_task_state(gs);
         if (state == TB_TASK_WAITING) {
-            if (!tw_cas(t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED))
+            if (!tw_claim(q, t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED))
                 continue;
             ctr_add(q, &q->ncancelled, 1);
             ctr_add(q, &q->zombies, 1);
@@ -878,7 +971,11 @@ static int tw_init(struct tb_sched *s)
     struct tw *q = tw_of(s);
     size_t len = (size_t)s->cfg.wheel_size;
     q->mask = (uint32_t)(len - 1);
+    q->len_shift = (unsigned)__builtin_ctzll(len);
     q->tick_ns = s->cfg.tick_ns;
+    /* floor((2^64 - 1) / d) >= 2^64 / d - 1, which is all due_tick's
+     * one-step correction needs */
+    q->tick_inv = UINT64_MAX / (uint64_t)q->tick_ns;
     q->nwords = (len + 63) / 64;
     q->wheel = tb_mem_calloc(s, len, sizeof *q->wheel);
     q->occupied = tb_mem_calloc(s, q->nwords, sizeof *q->occupied);
