@@ -119,12 +119,15 @@
 #define TW_HALF UINT32_MAX    /* cancelled, and one of its two holders (the
                                  cancelled queue, or a list) has let go */
 
+/* The walk reads the state word (header), rounds and next of every entry
+ * it visits: rounds and next come first so that those three share a cache
+ * line as often as an 80-byte stride allows. */
 struct tw_timeout {
     struct tb_task base;
+    int64_t rounds;            /* Netty's remainingRounds */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
     struct tw_timeout *prev;   /* bucket list */
     struct tw_timeout *cnext;  /* cancelled queue */
-    int64_t rounds;            /* Netty's remainingRounds */
 };
 
 struct tw_bucket {
