@@ -32,7 +32,7 @@
  *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
  *      racing cancel either wins (the task never runs) or loses (returns 0).
  *
- * Complexity.  schedule O(1) (one CAS on the inbox); cancel O(1) (one CAS on
+ * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one CAS on
  * the timeout's state word, one on the cancelled queue; unlinked at the next
  * tick); per tick O(1 + inbox entries + entries in the current bucket): a
  * timeout more than one revolution away is visited once per revolution,
@@ -42,13 +42,13 @@
  * until start + tick*duration of the next tick, so a stalled worker catches
  * up tick by tick without drift, and wakes every tick even when nothing is
  * due (`empty_ticks`).  Tasks run on the worker, as with Netty's default
- * executor.  The wheel, the transfer backlog and the list of expired
+ * executor.  The wheel, the inbox's front and the list of expired
  * timeouts belong to the worker; it holds `mu` while it works on them and
  * drops it around each task, so a task may call any function of this
- * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, a
- * Treiber stack taken whole with one exchange and reversed into FIFO order
- * (a multi-producer, single-consumer queue built from C11 atomics); cancel
- * pushes onto a second such stack.  The only lock a producer meets is the
+ * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, an
+ * intrusive multi-producer, single-consumer FIFO (one exchange per push,
+ * popped in submission order, see inbox_push); cancel pushes onto a Treiber
+ * stack that the worker takes whole with one exchange.  The only lock a producer meets is the
  * core task pool's own short mutex (tb_pool_get, tb_pool_lookup), which the
  * shared pool takes in monotonic mode for every backend.  Shutdown takes
  * `mu` and waits (spinning) for schedules already past their shutdown check
@@ -65,7 +65,7 @@
  *
  * Record lifetime.  Netty relies on the garbage collector; here a cancelled
  * record may be held by the cancelled queue and by one of the worker's
- * singly linked lists (inbox backlog, expired list) at once, so the second
+ * singly linked lists (inbox, expired list) at once, so the second
  * of the two to let go frees it (index TW_HALF marks that one already did).
  *
  * Deliberate differences from Netty.
@@ -153,9 +153,11 @@ struct tw {
     int64_t next_tick;          /* the next tick to process */
     long budget;                /* transfers left in the current tick */
     size_t in_wheel;            /* entries in buckets */
-    struct tw_list backlog;     /* taken from the inbox, not yet placed */
     struct tw_list expired;     /* unlinked by the walk, not yet run */
-    _Atomic(struct tw_timeout *) inbox;
+    /* the inbox: an intrusive MPSC FIFO (see inbox_push) */
+    _Atomic(struct tw_timeout *) inbox; /* producers' end: last pushed */
+    struct tw_timeout *inbox_head;      /* the worker's end */
+    struct tw_timeout stub;             /* keeps the queue never empty */
     _Atomic(struct tw_timeout *) cancelled;
     /* counters producers touch (Netty's pendingTimeouts is one of them) */
     _Atomic uint64_t pending, peak, submitted, rejected, ncancelled, zombies;
@@ -259,24 +261,69 @@ static void retire(struct tw *q, struct tw_timeout *t)
     tb_pool_put(&q->base.pool, &t->base);
 }
 
-/* ---- The two lock-free stacks ------------------------------------------ */
+/* ---- The inbox and the cancelled stack --------------------------------- */
 
-/* Producers link the node before the releasing CAS; the consumer takes the
- * whole stack with an acquiring exchange, so it sees every link (the CASes
- * of later pushes continue the release sequence of earlier ones). */
+/* The inbox is an intrusive multi-producer single-consumer FIFO (Vyukov's
+ * queue, the shape of the JCTools MPSC queue Netty uses): a producer swaps
+ * itself in as the last entry with one exchange, then links the previous
+ * last entry to itself.  The worker pops from the front in submission
+ * order, so the transfer reads each entry once (a stack taken whole would
+ * need a second pass over every entry to reverse it).  `next` is written by
+ * one producer while the worker may read it, so those two accesses are
+ * atomic; once popped, the entry is the worker's and `next` is a plain
+ * bucket or list link again. */
+static inline struct tw_timeout *inbox_next(const struct tw *q,
+                                            struct tw_timeout *t)
+{
+    return q->base.threaded ? __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)
+                            : t->next;
+}
+
 static void inbox_push(struct tw *q, struct tw_timeout *t)
 {
-    struct tw_timeout *top =
-        atomic_load_explicit(&q->inbox, memory_order_relaxed);
+    t->next = NULL; /* t is ours until the exchange publishes it */
     if (!q->base.threaded) {
-        t->next = top;
+        struct tw_timeout *last =
+            atomic_load_explicit(&q->inbox, memory_order_relaxed);
         atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+        last->next = t;
         return;
     }
-    do
-        t->next = top;
-    while (!atomic_compare_exchange_weak_explicit(
-        &q->inbox, &top, t, memory_order_release, memory_order_relaxed));
+    struct tw_timeout *last =
+        atomic_exchange_explicit(&q->inbox, t, memory_order_acq_rel);
+    __atomic_store_n(&last->next, t, __ATOMIC_RELEASE);
+}
+
+/* The oldest entry, or NULL if there is none or the oldest's producer is
+ * between its two steps (the entry is taken at a later tick).  Worker
+ * only. */
+static struct tw_timeout *inbox_pop(struct tw *q)
+{
+    struct tw_timeout *head = q->inbox_head, *stub = &q->stub;
+    struct tw_timeout *next = inbox_next(q, head);
+    if (head == stub) {
+        if (!next)
+            return NULL;
+        q->inbox_head = head = next;
+        next = inbox_next(q, head);
+    }
+    if (!next) {
+        /* head is the last entry, or a producer is halfway behind it */
+        if (head != atomic_load_explicit(&q->inbox, memory_order_acquire))
+            return NULL;
+        inbox_push(q, stub); /* so that head gets a successor */
+        next = inbox_next(q, head);
+        if (!next)
+            return NULL;
+    }
+    q->inbox_head = next;
+    return head;
+}
+
+/* True if the inbox holds nothing the worker could pop. */
+static bool inbox_empty(const struct tw *q)
+{
+    return q->inbox_head == &q->stub && !inbox_next(q, q->inbox_head);
 }
 
 /* seq_cst in threaded mode: pairs with the shutdown flag (see tw_cancel). */
@@ -330,26 +377,6 @@ static struct tw_timeout *list_pop(struct tw_list *l)
         t->next = NULL;
     }
     return t;
-}
-
-/* Moves the whole inbox to the end of the backlog, oldest first. */
-static void take_inbox(struct tw *q)
-{
-    struct tw_timeout *t = stack_take(q, &q->inbox);
-    if (!t)
-        return;
-    struct tw_timeout *last = t, *fifo = NULL;
-    while (t) {
-        struct tw_timeout *n = t->next;
-        t->next = fifo;
-        fifo = t;
-        t = n;
-    }
-    if (q->backlog.tail)
-        q->backlog.tail->next = fifo;
-    else
-        q->backlog.head = fifo;
-    q->backlog.tail = last;
 }
 
 static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
@@ -442,7 +469,7 @@ static void transfer(struct tw *q, int64_t tick, bool after_walk)
 {
     int64_t ref = after_walk ? tick + 1 : tick;
     struct tw_timeout *t;
-    while (q->budget > 0 && (t = list_pop(&q->backlog))) {
+    while (q->budget > 0 && (t = inbox_pop(q))) {
         q->budget--;
         if (is_cancelled(t)) {
             let_go(q, t);
@@ -585,8 +612,7 @@ static long catch_up(struct tw *q, int64_t tick)
 {
     long ran = 0;
     while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
-        take_inbox(q);
-        if (!q->backlog.head || q->budget <= 0)
+        if (inbox_empty(q) || q->budget <= 0)
             break;
         transfer(q, tick, true);
         ran += run_expired(q);
@@ -600,7 +626,6 @@ static long run_tick(struct tw *q)
     int64_t tick = q->next_tick;
     q->st.ticks++;
     q->budget = TW_TRANSFER_LIMIT;
-    take_inbox(q);
     transfer(q, tick, false);
     process_cancelled(q);
     walk(q, tick);
@@ -617,7 +642,7 @@ static long run_tick(struct tw *q)
  * cancels, empty bucket), counting them as walked. */
 static void skip_idle(struct tw *q, int64_t last)
 {
-    if (q->backlog.head || atomic_load_explicit(&q->inbox, memory_order_relaxed) ||
+    if (!inbox_empty(q) ||
         atomic_load_explicit(&q->cancelled, memory_order_relaxed))
         return;
     int64_t to = last + 1;
@@ -735,8 +760,11 @@ static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
             t->base.period = period;
             t->base.fn = fn;
             t->base.arg = arg;
-            t->next = atomic_load_explicit(&q->inbox, memory_order_relaxed);
+            t->next = NULL;
+            struct tw_timeout *last =
+                atomic_load_explicit(&q->inbox, memory_order_relaxed);
             atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+            last->next = t;
             atomic_store_explicit(&q->pending, n, memory_order_relaxed);
             ctr_add(q, &q->submitted, 1);
             if (n > ctr_get(&q->peak))
@@ -885,7 +913,6 @@ static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
     if (q->base.threaded)
         while (atomic_load_explicit(&q->producers, memory_order_seq_cst))
             sched_yield(); /* a push is a few instructions away */
-    take_inbox(q);
     process_cancelled(q);
     long n = 0;
     while (q->in_wheel) {
@@ -895,7 +922,7 @@ static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
         n += drop(q, t, visit, ctx);
     }
     struct tw_timeout *t;
-    while ((t = list_pop(&q->backlog)))
+    while ((t = inbox_pop(q)))
         n += drop(q, t, visit, ctx);
     while ((t = list_pop(&q->expired)))
         n += drop(q, t, visit, ctx);
@@ -995,7 +1022,8 @@ static int tw_init(struct tb_sched *s)
         tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
         return TB_ENOMEM;
     }
-    atomic_init(&q->inbox, NULL);
+    atomic_init(&q->inbox, &q->stub);
+    q->inbox_head = &q->stub;
     atomic_init(&q->cancelled, NULL);
     if (s->threaded) {
         pthread_mutex_init(&q->mu, NULL);
@@ -1088,15 +1116,22 @@ static int check_locked(struct tw *q)
     if (count != q->in_wheel)
         return corrupt("bucket entries miscounted", count, q->in_wheel);
     size_t live = count;
-    int rc = check_list(&q->backlog, &live);
-    if (!rc)
-        rc = check_list(&q->expired, &live);
+    int rc = check_list(&q->expired, &live);
     if (rc || q->base.threaded)
         return rc; /* producers push concurrently: no exact totals */
     /* Virtual mode: every pending timeout is somewhere, and every zombie is
      * in the cancelled queue. */
-    for (const struct tw_timeout *t = atomic_load(&q->inbox); t; t = t->next)
+    const struct tw_timeout *last = NULL;
+    for (const struct tw_timeout *t = q->inbox_head; t;
+         last = t, t = t->next) {
+        if (t == &q->stub)
+            continue;
+        if (t->base.index != TW_QUEUED && t->base.index != TW_HALF)
+            return corrupt("inbox entry claims a bucket", t->base.index, 0);
         live += t->base.index == TW_QUEUED;
+    }
+    if (last != atomic_load(&q->inbox))
+        return corrupt("inbox end is not its last entry", 0, 0);
     size_t zombies = 0;
     for (const struct tw_timeout *t = atomic_load(&q->cancelled); t;
          t = t->cnext) {
