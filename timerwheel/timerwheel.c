@@ -32,9 +32,9 @@
  *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
  *      racing cancel either wins (the task never runs) or loses (returns 0).
  *
- * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one CAS on
- * the timeout's state word, one on the cancelled queue; unlinked at the next
- * tick); per tick O(1 + inbox entries + entries in the current bucket): a
+ * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one
+ * CAS on the timeout's state word, one on the cancelled queue; unlinked at
+ * the next tick); per tick O(1 + inbox entries + entries in the current bucket): a
  * timeout more than one revolution away is visited once per revolution,
  * which is the price of this design (counted as `visits`).
  *
