@@ -34,9 +34,9 @@
  *
  * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one
  * CAS on the timeout's state word, one on the cancelled queue; unlinked at
- * the next tick); per tick O(1 + inbox entries + entries in the current bucket): a
- * timeout more than one revolution away is visited once per revolution,
- * which is the price of this design (counted as `visits`).
+ * the next tick); per tick O(1 + inbox entries + entries in the current
+ * bucket): a timeout more than one revolution away is visited once per
+ * revolution, which is the price of this design (counted as `visits`).
  *
  * Threads.  Monotonic mode: one worker thread sleeps (timed condition wait)
  * until start + tick*duration of the next tick, so a stalled worker catches
@@ -48,9 +48,10 @@
  * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, an
  * intrusive multi-producer, single-consumer FIFO (one exchange per push,
  * popped in submission order, see inbox_push); cancel pushes onto a Treiber
- * stack that the worker takes whole with one exchange.  The only lock a producer meets is the
- * core task pool's own short mutex (tb_pool_get, tb_pool_lookup), which the
- * shared pool takes in monotonic mode for every backend.  Shutdown takes
+ * stack that the worker takes whole with one exchange.  The only lock a
+ * producer meets is the core task pool's own short mutex (tb_pool_get,
+ * tb_pool_lookup), which the shared pool takes in monotonic mode for every
+ * backend.  Shutdown takes
  * `mu` and waits (spinning) for schedules already past their shutdown check
  * to finish their push, so none is stranded in the inbox.
  *
