@@ -207,6 +207,12 @@ static inline uint64_t ctr_get(_Atomic uint64_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
+/* ctr_add(q, c, 1) where the caller already knows the mode is virtual. */
+static inline void vctr_inc(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, ctr_get(c) + 1, memory_order_relaxed);
+}
+
 static void note_peak(struct tw *q, uint64_t n)
 {
     uint64_t peak = atomic_load_explicit(&q->peak, memory_order_relaxed);
@@ -767,14 +773,14 @@ static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
             atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
             last->next = t;
             atomic_store_explicit(&q->pending, n, memory_order_relaxed);
-            ctr_add(q, &q->submitted, 1);
+            vctr_inc(&q->submitted);
             if (n > ctr_get(&q->peak))
                 atomic_store_explicit(&q->peak, n, memory_order_relaxed);
             return TB_OK;
         }
         rc = TB_ENOMEM;
     }
-    ctr_add(q, &q->rejected, 1);
+    vctr_inc(&q->rejected);
     return rc;
 }
 
@@ -838,8 +844,8 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
         atomic_store_explicit(&t->base.gs,
                               tb_task_gs(gen, TB_TASK_CANCELLED),
                               memory_order_relaxed);
-        ctr_add(q, &q->ncancelled, 1);
-        ctr_add(q, &q->zombies, 1);
+        vctr_inc(&q->ncancelled);
+        vctr_inc(&q->zombies);
         t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
         atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
         return 1;
