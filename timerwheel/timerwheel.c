@@ -301,9 +301,7 @@ static void inbox_push(struct tw *q, struct tw_timeout *t)
     __atomic_store_n(&last->next, t, __ATOMIC_RELEASE);
 }
 
-/* The oldest entry, or NULL if there is none or the oldest's producer is
- * between its two steps (the entry is taken at a later tick).  Worker
- * only. */
+/* The oldest entry, or NULL if there is none.  Worker only. */
 static struct tw_timeout *inbox_pop(struct tw *q)
 {
     struct tw_timeout *head = q->inbox_head, *stub = &q->stub;
@@ -315,13 +313,13 @@ static struct tw_timeout *inbox_pop(struct tw *q)
         next = inbox_next(q, head);
     }
     if (!next) {
-        /* head is the last entry, or a producer is halfway behind it */
-        if (head != atomic_load_explicit(&q->inbox, memory_order_acquire))
-            return NULL;
-        inbox_push(q, stub); /* so that head gets a successor */
-        next = inbox_next(q, head);
-        if (!next)
-            return NULL;
+        if (head == atomic_load_explicit(&q->inbox, memory_order_acquire))
+            inbox_push(q, stub); /* the last entry: give it a successor */
+        /* Linked by now, or its producer is between its exchange and its
+         * link, a few instructions away: wait for it, as the JCTools
+         * queue's poll() does (virtual mode never waits). */
+        while (!(next = inbox_next(q, head)))
+            sched_yield();
     }
     q->inbox_head = next;
     return head;
