@@ -301,26 +301,34 @@ static void inbox_push(struct tw *q, struct tw_timeout *t)
     __atomic_store_n(&last->next, t, __ATOMIC_RELEASE);
 }
 
-/* The oldest entry, or NULL if there is none.  Worker only. */
-static struct tw_timeout *inbox_pop(struct tw *q)
+/* inbox_pop's rare case: `head` has no successor yet. */
+static struct tw_timeout *inbox_successor(struct tw *q,
+                                          struct tw_timeout *head)
 {
-    struct tw_timeout *head = q->inbox_head, *stub = &q->stub;
+    struct tw_timeout *next;
+    if (head == atomic_load_explicit(&q->inbox, memory_order_acquire))
+        inbox_push(q, &q->stub); /* the last entry: give it a successor */
+    /* Linked by now, or its producer is between its exchange and its link,
+     * a few instructions away: wait for it, as the JCTools queue's poll()
+     * does (virtual mode never waits). */
+    while (!(next = inbox_next(q, head)))
+        sched_yield();
+    return next;
+}
+
+/* The oldest entry, or NULL if there is none.  Worker only. */
+static inline struct tw_timeout *inbox_pop(struct tw *q)
+{
+    struct tw_timeout *head = q->inbox_head;
     struct tw_timeout *next = inbox_next(q, head);
-    if (head == stub) {
+    if (head == &q->stub) {
         if (!next)
             return NULL;
         q->inbox_head = head = next;
         next = inbox_next(q, head);
     }
-    if (!next) {
-        if (head == atomic_load_explicit(&q->inbox, memory_order_acquire))
-            inbox_push(q, stub); /* the last entry: give it a successor */
-        /* Linked by now, or its producer is between its exchange and its
-         * link, a few instructions away: wait for it, as the JCTools
-         * queue's poll() does (virtual mode never waits). */
-        while (!(next = inbox_next(q, head)))
-            sched_yield();
-    }
+    if (!next)
+        next = inbox_successor(q, head);
     q->inbox_head = next;
     return head;
 }
