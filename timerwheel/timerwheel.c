@@ -148,8 +148,7 @@ struct tw {
     uint32_t mask;
     unsigned len_shift;         /* log2 of the wheel length */
     int64_t tick_ns;
-    uint64_t tick_inv;          /* (2^64 - 1) / tick_ns: due_tick without a
-                                   division */
+    struct tb_udiv tick_div;    /* due_tick without a division */
     int64_t start_ns;           /* the worker's start: tick 0 */
     int64_t next_tick;          /* the next tick to process */
     long budget;                /* transfers left in the current tick */
@@ -463,15 +462,8 @@ static inline int64_t due_tick(const struct tw *q, int64_t deadline)
     int64_t rel = deadline - q->start_ns;
     if (rel <= 0)
         return 0;
-    /* (rel - 1) / tick_ns + 1 by the precomputed reciprocal m: since
-     * 2^64 / d - 1 <= m <= 2^64 / d and x < 2^64, x * m / 2^64 is the
-     * quotient or one less, so one correction makes it exact */
-    uint64_t x = (uint64_t)rel - 1, d = (uint64_t)q->tick_ns;
-    __extension__ typedef unsigned __int128 u128; /* GCC and Clang */
-    uint64_t quo = (uint64_t)((u128)x * q->tick_inv >> 64);
-    if (x - quo * d >= d)
-        quo++;
-    return (int64_t)quo + 1;
+    /* (rel - 1) / tick_ns + 1, by the core's reciprocal (rel - 1 < 2^63) */
+    return (int64_t)tb_udiv(&q->tick_div, (uint64_t)rel - 1) + 1;
 }
 
 /* Worker.transferTimeoutsToBuckets.  Before the walk of `tick` (after_walk
@@ -1024,9 +1016,7 @@ static int tw_init(struct tb_sched *s)
     q->mask = (uint32_t)(len - 1);
     q->len_shift = (unsigned)__builtin_ctzll(len);
     q->tick_ns = s->cfg.tick_ns;
-    /* floor((2^64 - 1) / d) >= 2^64 / d - 1, which is all due_tick's
-     * one-step correction needs */
-    q->tick_inv = UINT64_MAX / (uint64_t)q->tick_ns;
+    q->tick_div = tb_udiv_make((uint64_t)q->tick_ns);
     q->nwords = (len + 63) / 64;
     q->wheel = tb_mem_calloc(s, len, sizeof *q->wheel);
     q->occupied = tb_mem_calloc(s, q->nwords, sizeof *q->occupied);
