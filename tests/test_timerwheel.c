@@ -1162,6 +1162,13 @@ static int some_empty_ticks(void *arg)
     return st.empty_ticks >= 3;
 }
 
+static int some_wakeups(void *arg)
+{
+    struct tb_stats st;
+    tb_stats(((struct count_ctx *)arg)->s, &st);
+    return st.wakeups >= 1;
+}
+
 static void test_threaded_basic(void **state)
 {
     (void)state;
@@ -1184,6 +1191,8 @@ static void test_threaded_basic(void **state)
     struct count_ctx c = {s, t, N};
     assert_true(wait_until(all_settled, &c, 10 * TB_SEC));
     assert_true(wait_until(some_empty_ticks, &c, 10 * TB_SEC));
+    /* a worker that was behind until now may still be in its first wait */
+    assert_true(wait_until(some_wakeups, &c, 10 * TB_SEC));
     for (int i = 0; i < N; i++) {
         assert_int_equal(atomic_load(&t[i].runs), 1);
         assert_int_equal(atomic_load(&t[i].early), 0);
