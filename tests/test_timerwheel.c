@@ -2,8 +2,11 @@
  * test_timerwheel.c — fidelity tests of the timerwheel backend against
  * Netty's HashedWheelTimer: tick rounding, rounds across revolutions, the
  * inbox transfer limit, lazy cancel and the pending count (Netty #14959),
- * max_pending, stop() semantics, huge delays (Netty #7760), drift (Netty
- * #1959), and the threaded worker with several producers.
+ * max_pending (periodic re-arms included, DECISIONS D1), the order of a
+ * tick's steps and of overdue entries, stop() semantics, huge delays (Netty
+ * #7760) and whole revolutions skipped in bulk, the cancel windows of a
+ * lock-free schedule (through timerwheel_hook.h), drift and catch-up after
+ * a stall (Netty #1959), and the threaded worker with several producers.
  *
  * Virtual-clock tests are exact; threaded tests wait with generous margins
  * and assert only order and accounting, never speed.  Tasks that run on the
@@ -1299,6 +1302,61 @@ static void test_threaded_catch_up_after_stall(void **state)
     tb_destroy(s);
 }
 
+/* D1 holds at every moment: schedules that find the cap reached never push
+ * the pending count above it, even for the instant between Netty's
+ * increment and its undo.  Producers keep hitting a full timer while the
+ * main thread samples tb_pending(). */
+struct cap_producer {
+    struct tb_sched *s;
+    _Atomic int *stop;
+    long full;
+};
+
+static void *hit_cap(void *arg)
+{
+    struct cap_producer *p = arg;
+    while (!atomic_load(p->stop))
+        if (tb_schedule(p->s, 3600 * TB_SEC, noop_task, NULL, NULL) ==
+            TB_EFULL)
+            p->full++;
+    return NULL;
+}
+
+static void test_threaded_pending_never_above_cap(void **state)
+{
+    (void)state;
+    enum { CAP = 64, SAMPLES = 2000000 };
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS,
+                          .wheel_size = 64, .max_pending = CAP};
+    struct tb_sched *s = make_sched(tw(), &c);
+    assert_int_equal(tb_start(s), TB_OK);
+    for (int i = 0; i < CAP; i++)
+        assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
+                         TB_OK);
+    _Atomic int stop = 0;
+    struct cap_producer p[2] = {{s, &stop, 0}, {s, &stop, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hit_cap, &p[i]), 0);
+    size_t most = 0;
+    for (int i = 0; i < SAMPLES; i++) {
+        size_t n = tb_pending(s);
+        most = n > most ? n : most;
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(p[0].full + p[1].full > 0);
+    assert_int_equal(most, CAP);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.peak_pending, CAP);
+    assert_int_equal(st.rejected, (uint64_t)(p[0].full + p[1].full));
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), CAP);
+    assert_int_equal(tb_await_termination(s, 10 * TB_SEC), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 static int stopper_done(void *arg)
 {
     return atomic_load(&((struct stopper *)arg)->done);
@@ -1501,6 +1559,7 @@ int main(void)
         cmocka_unit_test(test_random_workload),
         cmocka_unit_test(test_threaded_basic),
         cmocka_unit_test(test_threaded_catch_up_after_stall),
+        cmocka_unit_test(test_threaded_pending_never_above_cap),
         cmocka_unit_test(test_threaded_shutdown_now),
         cmocka_unit_test(test_threaded_producers),
         cmocka_unit_test(test_threaded_shutdown_race),
