@@ -20,7 +20,8 @@
  * virtual mode without tb_spend() is the advance's target for every backend.
  * A re-arm that would reach the end of the clock (INT64_MAX, where the
  * core's tb_next_deadline saturates) retires the task as finished: otherwise
- * tb_advance(INT64_MAX) would run it forever.
+ * tb_advance(INT64_MAX) would run it forever.  So does a re-arm that finds
+ * max_pending reached (DECISIONS D1), counted in `rejected` as well.
  *
  * After every operation, at a quiet point: the counters (submitted,
  * rejected, fired, failed, lost, and cancelled, dropped, finished until a
@@ -539,6 +540,21 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
 
 /* ---- A run ------------------------------------------------------------- */
 
+/* DECISIONS D1: a periodic task's re-arm that finds max_pending tasks
+ * pending is refused like a schedule; the task retires as finished and the
+ * refusal counts in `rejected`.  Asked at the end of the run, which in
+ * virtual mode is the re-arm's moment.  A backend that keeps the task
+ * queued during its run (java.util.Timer: it counts in pending, not in
+ * running) needs no new place and never refuses. */
+static bool rearm_refused(struct fctx *c)
+{
+    if (!c->cfg.max_pending)
+        return false;
+    struct tb_stats st;
+    tb_stats(c->s, &st);
+    return st.running > 0 && st.pending >= c->cfg.max_pending;
+}
+
 static int ftask_run(void *arg)
 {
     struct ftask *t = arg;
@@ -625,10 +641,15 @@ static int ftask_run(void *arg)
          * bug there shows up as a divergence */
         int64_t from = t->period > 0 ? t->next : c->T;
         int64_t step = t->period > 0 ? t->period : -t->period;
-        if (from >= INT64_MAX - step)
+        if (from >= INT64_MAX - step) {
             set_state(c, t, T_FINISHED); /* past the end of the clock */
-        else
+        } else if (!c->shut && rearm_refused(c)) {
+            note(c, "  re-arm of task %d refused: max_pending reached", t->id);
+            set_state(c, t, T_FINISHED);
+            c->rejected++;
+        } else {
             t->next = from + step;
+        }
     }
     if (ret && (c->caps & TB_CAP_FAIL_KILLS))
         kill_timer(c, t);
