@@ -50,14 +50,9 @@ void *tb_mem_realloc(struct tb_sched *s, void *p, size_t old_size,
     return q;
 }
 
-static inline struct tb_task *slot_record(struct tb_pool *p, uint32_t slot)
-{
-    return (struct tb_task *)(void *)(p->chunks[slot >> TB_POOL_CHUNK_SHIFT] +
-                                      (size_t)(slot & (TB_POOL_CHUNK - 1)) *
-                                          p->record_size);
-}
-
-/* Adds one chunk and threads its slots onto the free list, lowest first. */
+/* Adds one chunk and threads its slots onto the free list, lowest first.
+ * The chunk is over-allocated by one cache line less a byte and its records
+ * start at the first line boundary inside it. */
 static bool pool_grow(struct tb_pool *p)
 {
     struct tb_sched *s = p->owner;
@@ -65,22 +60,33 @@ static bool pool_grow(struct tb_pool *p)
     if (p->nchunks == ((size_t)1 << (32 - TB_POOL_CHUNK_SHIFT)) - 1)
         return false;
     if (p->nchunks == p->chunks_cap) {
+        /* one block: the record table, then the raw table */
         size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 4;
-        unsigned char **c = tb_mem_realloc(s, p->chunks,
-                                           p->chunks_cap * sizeof *c,
-                                           cap * sizeof *c);
+        void **c = tb_mem_alloc(s, 2 * cap * sizeof *c);
         if (!c)
             return false;
-        p->chunks = c;
+        if (p->nchunks) {
+            memcpy(c, p->chunks, p->nchunks * sizeof *c);
+            memcpy(c + cap, p->raw, p->nchunks * sizeof *c);
+        }
+        tb_mem_free(s, p->chunks, 2 * p->chunks_cap * sizeof *c);
+        p->chunks = (unsigned char **)c;
+        p->raw = c + cap;
         p->chunks_cap = cap;
     }
-    unsigned char *chunk = tb_mem_calloc(s, TB_POOL_CHUNK, p->record_size);
-    if (!chunk)
+    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size + TB_POOL_ALIGN - 1;
+    void *raw = tb_mem_alloc(s, bytes);
+    if (!raw)
         return false;
+    unsigned char *chunk =
+        (unsigned char *)raw +
+        (-(uintptr_t)raw & (uintptr_t)(TB_POOL_ALIGN - 1));
+    memset(chunk, 0, (size_t)TB_POOL_CHUNK * p->record_size);
     uint32_t base = (uint32_t)(p->nchunks << TB_POOL_CHUNK_SHIFT);
+    p->raw[p->nchunks] = raw;
     p->chunks[p->nchunks++] = chunk;
     for (uint32_t i = TB_POOL_CHUNK; i-- > 0;) {
-        struct tb_task *t = slot_record(p, base + i);
+        struct tb_task *t = tb_pool_record(p, base + i);
         atomic_init(&t->gs, tb_task_gs(1, TB_TASK_FREE));
         t->slot = base + i;
         t->index = p->free_head;
@@ -89,28 +95,13 @@ static bool pool_grow(struct tb_pool *p)
     return true;
 }
 
-struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
+struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle)
 {
     if (p->locked)
         pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
-    if (p->free_head != TB_POOL_NIL || pool_grow(p)) {
-        uint32_t slot = p->free_head;
-        t = slot_record(p, slot);
-        p->free_head = t->index;
-        uint32_t gen = tb_task_gen(
-            atomic_load_explicit(&t->gs, memory_order_relaxed));
-        t->index = 0;
-        /* zero the backend's fields; the header is set by the caller */
-        if (p->record_size > sizeof *t)
-            memset((unsigned char *)t + sizeof *t, 0,
-                   p->record_size - sizeof *t);
-        atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_WAITING),
-                              memory_order_release);
-        p->live++;
-        if (handle)
-            *handle = (uint64_t)gen << 32 | slot;
-    }
+    if (p->free_head != TB_POOL_NIL || pool_grow(p))
+        t = tb_pool_take(p, handle);
     if (p->locked)
         pthread_mutex_unlock(&p->lock);
     return t;
@@ -135,42 +126,45 @@ tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t)
     return (uint64_t)tb_task_gen(gs) << 32 | t->slot;
 }
 
-void tb_pool_put(struct tb_pool *p, struct tb_task *t)
+void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t)
 {
-    if (p->locked)
-        pthread_mutex_lock(&p->lock);
-    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    uint32_t gen = tb_task_gen(gs) + 1;
-    if (gen == 0)
-        gen = 1; /* keep handle 0 invalid */
-    atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_FREE),
-                          memory_order_release);
-    t->fn = NULL;
-    t->arg = NULL;
-    t->index = p->free_head;
-    p->free_head = t->slot;
-    p->live--;
-    if (p->locked)
-        pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&p->lock);
+    tb_pool_give(p, t);
+    pthread_mutex_unlock(&p->lock);
 }
 
-struct tb_task *tb_pool_lookup(struct tb_pool *p, tb_handle handle)
+/* The chunk table may be reallocated by a growing pool in another thread,
+ * so the slot's record is found under the lock; its state word is then read
+ * without it (records never move). */
+struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle)
 {
     uint32_t slot = (uint32_t)handle;
     uint32_t gen = (uint32_t)(handle >> 32);
     if (gen == 0)
         return NULL;
-    if (p->locked)
-        pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
     if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) < p->nchunks)
-        t = slot_record(p, slot);
-    if (p->locked)
-        pthread_mutex_unlock(&p->lock);
+        t = tb_pool_record(p, slot);
+    pthread_mutex_unlock(&p->lock);
     if (!t)
         return NULL;
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
     if (tb_task_gen(gs) != gen || tb_task_state(gs) == TB_TASK_FREE)
         return NULL;
     return t;
+}
+
+void tb_pool_fini(struct tb_pool *p)
+{
+    struct tb_sched *s = p->owner;
+    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size + TB_POOL_ALIGN - 1;
+    for (size_t i = 0; i < p->nchunks; i++)
+        tb_mem_free(s, p->raw[i], bytes);
+    tb_mem_free(s, p->chunks, 2 * p->chunks_cap * sizeof *p->raw);
+    p->chunks = NULL;
+    p->raw = NULL;
+    p->nchunks = p->chunks_cap = 0;
+    if (p->locked)
+        pthread_mutex_destroy(&p->lock);
 }

@@ -110,12 +110,7 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
         pthread_mutex_init(&s->pool.lock, NULL);
     rc = ops->init(s);
     if (rc) {
-        for (size_t i = 0; i < s->pool.nchunks; i++)
-            tb_mem_free(s, s->pool.chunks[i],
-                        (size_t)TB_POOL_CHUNK * s->pool.record_size);
-        tb_mem_free(s, s->pool.chunks, s->pool.chunks_cap * sizeof(void *));
-        if (s->pool.locked)
-            pthread_mutex_destroy(&s->pool.lock);
+        tb_pool_fini(&s->pool);
         a->free(a->ctx, s, ops->sched_size);
         return rc;
     }
@@ -131,12 +126,7 @@ void tb_destroy(struct tb_sched *s)
     ops->shutdown_now(s, NULL, NULL);
     ops->join(s);
     ops->fini(s);
-    struct tb_pool *p = &s->pool;
-    for (size_t i = 0; i < p->nchunks; i++)
-        tb_mem_free(s, p->chunks[i], (size_t)TB_POOL_CHUNK * p->record_size);
-    tb_mem_free(s, p->chunks, p->chunks_cap * sizeof *p->chunks);
-    if (p->locked)
-        pthread_mutex_destroy(&p->lock);
+    tb_pool_fini(&s->pool);
     struct tb_allocator a = s->alloc;
     a.free(a.ctx, s, ops->sched_size);
 }
@@ -166,9 +156,21 @@ int64_t tb_now(const struct tb_sched *s)
     return s ? tb_clock_now(s) : 0;
 }
 
+/* The monotonic half of schedule(): out of line, so that the virtual path
+ * needs no saved registers around the clock call and ends in a tail call. */
+static __attribute__((noinline)) int schedule_monotonic(
+    struct tb_sched *s, int64_t delay, int64_t period, tb_fn fn, void *arg,
+    tb_handle *handle)
+{
+    int64_t now = tb_monotonic_ns();
+    if (delay > INT64_MAX - now)
+        return TB_ERANGE;
+    return s->backend->ops->schedule(s, now + delay, period, fn, arg, handle);
+}
+
 /* Shared checks of every schedule call; computes the absolute deadline. */
-static int schedule(struct tb_sched *s, int64_t delay, int64_t period,
-                    tb_fn fn, void *arg, tb_handle *handle)
+static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
+                           tb_fn fn, void *arg, tb_handle *handle)
 {
     if (handle)
         *handle = TB_HANDLE_NONE;
@@ -178,7 +180,9 @@ static int schedule(struct tb_sched *s, int64_t delay, int64_t period,
         delay = 0;
     if (delay > TB_MAX_DELAY)
         return TB_ERANGE;
-    int64_t now = tb_clock_now(s);
+    if (s->threaded)
+        return schedule_monotonic(s, delay, period, fn, arg, handle);
+    int64_t now = atomic_load_explicit(&s->vnow, memory_order_relaxed);
     if (delay > INT64_MAX - now)
         return TB_ERANGE;
     return s->backend->ops->schedule(s, now + delay, period, fn, arg, handle);

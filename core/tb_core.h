@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "timerbench/scheduler.h"
 
@@ -81,6 +82,9 @@ static inline bool tb_task_cas(struct tb_task *t, uint32_t gen, uint32_t from,
 #define TB_POOL_CHUNK_SHIFT 10
 #define TB_POOL_CHUNK (1u << TB_POOL_CHUNK_SHIFT)
 #define TB_POOL_NIL UINT32_MAX
+/* Chunks start on a cache line, so a record of 64 bytes or less never
+ * straddles two lines (malloc only promises 16) */
+#define TB_POOL_ALIGN 64
 
 struct tb_sched;
 
@@ -88,11 +92,14 @@ struct tb_sched;
  *  record's `index` holds the next free slot, so the list costs no memory);
  *  records never move, so a handle's slot can be read at any time.  No malloc
  *  per operation once the pool has grown to the working set.  Locked only in
- *  monotonic mode. */
+ *  monotonic mode.  The unlocked paths are inline: they are a few loads and
+ *  stores on every schedule, cancel and expiry. */
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
-    unsigned char **chunks;
+    unsigned char **chunks; /* chunk i's first record, cache-line aligned */
+    void **raw;             /* chunk i as allocated (what to free); the
+                             * second half of the chunks block */
     size_t nchunks, chunks_cap;
     uint32_t free_head;     /* first free slot, TB_POOL_NIL if none */
     size_t live;
@@ -100,26 +107,159 @@ struct tb_pool {
     pthread_mutex_t lock;
 };
 
+static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
+                                             uint32_t slot)
+{
+    return (struct tb_task *)(void *)(p->chunks[slot >> TB_POOL_CHUNK_SHIFT] +
+                                      (size_t)(slot & (TB_POOL_CHUNK - 1)) *
+                                          p->record_size);
+}
+
+/* Unlocked take from a non-empty free list (see tb_pool_get). */
+static inline struct tb_task *tb_pool_take(struct tb_pool *p,
+                                           tb_handle *handle)
+{
+    uint32_t slot = p->free_head;
+    struct tb_task *t = tb_pool_record(p, slot);
+    p->free_head = t->index;
+    uint32_t gen =
+        tb_task_gen(atomic_load_explicit(&t->gs, memory_order_relaxed));
+    t->index = 0;
+    /* zero the backend's fields (whole words: record sizes are multiples of
+     * 8); stores, since a memset call costs more than the 1-4 words a
+     * backend adds */
+    uint64_t *f = (uint64_t *)(void *)(t + 1);
+    switch ((p->record_size - sizeof *t) / 8) {
+    case 4: f[3] = 0; __attribute__((fallthrough));
+    case 3: f[2] = 0; __attribute__((fallthrough));
+    case 2: f[1] = 0; __attribute__((fallthrough));
+    case 1: f[0] = 0; __attribute__((fallthrough));
+    case 0: break;
+    default:
+        memset(f, 0, p->record_size - sizeof *t);
+    }
+    atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_WAITING),
+                          memory_order_release);
+    p->live++;
+    if (handle)
+        *handle = (uint64_t)gen << 32 | slot;
+    return t;
+}
+
+/* Unlocked return (see tb_pool_put). */
+static inline void tb_pool_give(struct tb_pool *p, struct tb_task *t)
+{
+    uint32_t gen =
+        tb_task_gen(atomic_load_explicit(&t->gs, memory_order_relaxed)) + 1;
+    gen += gen == 0; /* keep handle 0 invalid */
+    atomic_store_explicit(&t->gs, tb_task_gs(gen, TB_TASK_FREE),
+                          memory_order_release);
+    t->fn = NULL;
+    t->arg = NULL;
+    t->index = p->free_head;
+    p->free_head = t->slot;
+    p->live--;
+}
+
+/* The slow paths of the inline functions below: the locked pool, growth. */
+struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle);
+void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t);
+struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
+
 /** Takes a record: state WAITING, the backend's fields and `index` zeroed
  *  before the state is published (release), header fields left for the
  *  caller to set.  *handle gets its handle.  NULL on allocation failure.
  *  The record is WAITING before the caller fills it, so a lock-free backend
  *  must tolerate a cancel racing with its own schedule of that record. */
-struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle);
+static inline struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
+{
+    if (p->locked || p->free_head == TB_POOL_NIL)
+        return tb_pool_get_slow(p, handle);
+    return tb_pool_take(p, handle);
+}
 
 /** Grows the pool until `n` records can be taken without allocating.
  *  false on allocation failure (what was added stays). */
 bool tb_pool_reserve(struct tb_pool *p, size_t n);
 
 /** Returns a record; its generation moves on, so old handles go stale. */
-void tb_pool_put(struct tb_pool *p, struct tb_task *t);
+static inline void tb_pool_put(struct tb_pool *p, struct tb_task *t)
+{
+    if (p->locked)
+        tb_pool_put_locked(p, t);
+    else
+        tb_pool_give(p, t);
+}
+
+/** tb_pool_lookup for an unlocked pool (virtual clock), where no other
+ *  thread can grow it: no lock and no call, so a backend's virtual path can
+ *  be a leaf function. */
+static inline struct tb_task *tb_pool_find(const struct tb_pool *p,
+                                           tb_handle handle)
+{
+    uint32_t slot = (uint32_t)handle;
+    uint32_t gen = (uint32_t)(handle >> 32);
+    if (gen == 0 || (size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
+        return NULL;
+    struct tb_task *t = tb_pool_record(p, slot);
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
+    if (tb_task_gen(gs) != gen || tb_task_state(gs) == TB_TASK_FREE)
+        return NULL;
+    return t;
+}
 
 /** The record a handle names if its generation still matches (any state but
  *  FREE), else NULL.  Safe from any thread. */
-struct tb_task *tb_pool_lookup(struct tb_pool *p, tb_handle handle);
+static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
+                                             tb_handle handle)
+{
+    if (p->locked)
+        return tb_pool_lookup_locked(p, handle);
+    return tb_pool_find(p, handle);
+}
 
 /** The handle of a live record. */
 tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t);
+
+/** Frees every chunk and the chunk tables (at destruction). */
+void tb_pool_fini(struct tb_pool *p);
+
+/* ---- Division by a run-time constant ----------------------------------- */
+
+/* A wheel divides by its tick on every insert and clock move; a 64-bit DIV
+ * costs tens of cycles, a multiply-high and a shift a few.  The divisor is
+ * fixed at creation, so its reciprocal is computed once (Granlund and
+ * Montgomery, "Division by invariant integers using multiplication").  The
+ * wheels only divide non-negative int64 values, and with numerators below
+ * 2^63 a 64-bit magic always suffices: no branch, no 65-bit fix-up. */
+
+__extension__ typedef unsigned __int128 tb_u128;
+
+/** A divisor d >= 1 as its reciprocal: n / d = mulhi(magic, 2n) >> shift
+ *  for every n < 2^63. */
+struct tb_udiv {
+    uint64_t magic; /* ceil(2^(63 + shift) / d) */
+    unsigned shift; /* ceil(log2 d) */
+};
+
+/** Prepares division by d (d >= 1). */
+static inline struct tb_udiv tb_udiv_make(uint64_t d)
+{
+    struct tb_udiv u = {0, 0};
+    if (d > (uint64_t)1 << 63)
+        return u; /* every quotient is 0: magic 0 */
+    unsigned l = d == 1 ? 0 : 64u - (unsigned)__builtin_clzll(d - 1);
+    tb_u128 num = (tb_u128)1 << (63 + l);
+    u.magic = (uint64_t)((num + d - 1) / d);
+    u.shift = l;
+    return u;
+}
+
+/** n / d for 0 <= n < 2^63 (any non-negative int64). */
+static inline uint64_t tb_udiv(const struct tb_udiv *u, uint64_t n)
+{
+    return (uint64_t)(((tb_u128)u->magic * (n << 1)) >> 64) >> u->shift;
+}
 
 /* ---- Backend ops ------------------------------------------------------- */
 

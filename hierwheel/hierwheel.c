@@ -49,8 +49,9 @@
  * current: after 5 s idle at the defaults it lands in a level-2 bucket that
  * is already due, and reaches the executor by cascading through level 1.
  *
- * Complexity.  Insert O(m) for m levels: a compare per level and one
- * division to find the bucket (m <= 10 for any delay at the defaults).
+ * Complexity.  Insert O(m) for m levels: a compare per level (starting at
+ * the lowest level the distance's top bit allows) and one division, by a
+ * reciprocal, to find the bucket (m <= 10 for any delay at the defaults).
  * Cancel O(1), an unlink.  Each delay-queue offer and poll is O(log b) over
  * the b <= m * wheel_size buckets queued, independent of the number of
  * tasks.  A task cascades at most once per level on its way down.
@@ -96,6 +97,7 @@
  *     bucket; once handed to the executor it counts as running.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tb_core.h"
@@ -106,7 +108,6 @@
 #define HW_DEFAULT_WHEEL 20
 #define HW_DEFAULT_POLL (200 * TB_MS)
 #define HW_UNSET (-1)             /* TimerTaskList's unset expiration */
-#define HW_NOT_QUEUED UINT32_MAX  /* bucket not in the delay queue */
 #define HW_QUEUED UINT32_MAX      /* task index: in the executor's queue */
 #define HW_EXECUTING (UINT32_MAX - 1) /* task index: fn is running */
 
@@ -124,17 +125,28 @@ struct hw_task {
 
 _Static_assert(sizeof(struct hw_task) <= 64, "a task record outgrew 64 bytes");
 
-/* TimerTaskList: sentinel, expiration in level-0 ticks, delay-queue slot. */
+/* TimerTaskList: sentinel and expiration in level-0 ticks.  A bucket is in
+ * the delay queue exactly while its expiration is set (not HW_UNSET): it is
+ * offered when the expiration is set and leaves only by a poll, which unsets
+ * it. */
 struct hw_bucket {
     struct hw_link root;
     int64_t expiration;
-    uint32_t pos;
+};
+
+/* A delay-queue slot caches its bucket's expiration, so the sift loops
+ * compare keys in the array and never touch a bucket. */
+struct hw_dq_entry {
+    int64_t expiration;
+    struct hw_bucket *bucket;
 };
 
 struct hw_level {
-    uint64_t tick;        /* in level-0 ticks: wheel_size^level */
-    uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
     int64_t current;      /* level clock, a multiple of tick */
+    uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
+    uint64_t tick;        /* in level-0 ticks: wheel_size^level */
+    struct tb_udiv tick_div;
+    uint64_t current_q;   /* current / tick */
     uint32_t current_idx; /* (current / tick) % wheel_size */
     struct hw_bucket *buckets;
 };
@@ -142,10 +154,15 @@ struct hw_level {
 struct hw {
     struct tb_sched base;
     int64_t tick_ns;
+    struct tb_udiv tick_div;   /* by tick_ns */
+    struct tb_udiv wheel_div;  /* by wheel_size */
     uint32_t wheel_size;
     int nlevels;
+    /* first_level[b]: the lowest level whose span passes 2^b ticks; a task
+     * b bits ahead of the level-0 clock lies in no level below it */
+    uint8_t first_level[64];
     struct hw_level levels[HW_MAX_LEVELS];
-    struct hw_bucket **dq; /* the delay queue: min-heap on expiration */
+    struct hw_dq_entry *dq; /* the delay queue: min-heap on expiration */
     size_t dq_size, dq_cap;
     size_t size;           /* tasks in buckets: Kafka's taskCounter */
     struct hw_link ready;  /* the executor's queue, FIFO */
@@ -212,7 +229,9 @@ static inline void list_unlink(struct hw_link *l)
  * or after d, so that no task is filed before its deadline. */
 static inline int64_t ticks_up(const struct hw *w, int64_t d)
 {
-    return d / w->tick_ns + (d % w->tick_ns != 0);
+    /* deadlines are never negative: both clocks start at or above 0 */
+    uint64_t q = tb_udiv(&w->tick_div, (uint64_t)d);
+    return (int64_t)(q + (q * (uint64_t)w->tick_ns != (uint64_t)d));
 }
 
 /* Tick count to monotonic ns, saturated: when a bucket falls due. */
@@ -223,40 +242,43 @@ static inline int64_t ticks_ns(const struct hw *w, int64_t ticks)
 
 /* ---- The delay queue --------------------------------------------------- */
 
-static inline void dq_place(struct hw *w, size_t i, struct hw_bucket *b)
+/* PriorityQueue.siftUp / siftDown on the cached keys, same comparisons as
+ * java.util.PriorityQueue; every level moved counts in stats.sift_levels. */
+static size_t dq_sift_up(struct hw *w, size_t k, struct hw_dq_entry x)
 {
-    w->dq[i] = b;
-    b->pos = (uint32_t)i;
-}
-
-static void dq_sift_up(struct hw *w, size_t k, struct hw_bucket *b)
-{
+    struct hw_dq_entry *q = w->dq;
+    uint64_t moved = 0;
     while (k > 0) {
         size_t parent = (k - 1) >> 1;
-        struct hw_bucket *e = w->dq[parent];
-        if (e->expiration <= b->expiration)
+        if (q[parent].expiration <= x.expiration)
             break;
-        dq_place(w, k, e);
+        q[k] = q[parent];
         k = parent;
+        moved++;
     }
-    dq_place(w, k, b);
+    q[k] = x;
+    w->st.sift_levels += moved;
+    return k;
 }
 
-static void dq_sift_down(struct hw *w, size_t k, struct hw_bucket *b)
+static void dq_sift_down(struct hw *w, size_t k, struct hw_dq_entry x)
 {
-    size_t half = w->dq_size >> 1;
+    struct hw_dq_entry *q = w->dq;
+    size_t n = w->dq_size, half = n >> 1;
+    uint64_t moved = 0;
     while (k < half) {
         size_t child = (k << 1) + 1;
-        struct hw_bucket *c = w->dq[child];
         size_t right = child + 1;
-        if (right < w->dq_size && w->dq[right]->expiration < c->expiration)
-            c = w->dq[child = right];
-        if (b->expiration <= c->expiration)
+        if (right < n && q[right].expiration < q[child].expiration)
+            child = right;
+        if (x.expiration <= q[child].expiration)
             break;
-        dq_place(w, k, c);
+        q[k] = q[child];
         k = child;
+        moved++;
     }
-    dq_place(w, k, b);
+    q[k] = x;
+    w->st.sift_levels += moved;
 }
 
 /* DelayQueue.offer.  Capacity never runs out: it grows with the levels to
@@ -264,20 +286,20 @@ static void dq_sift_down(struct hw *w, size_t k, struct hw_bucket *b)
  * means the reaper is sleeping for the wrong time, so it is woken. */
 static void dq_offer(struct hw *w, struct hw_bucket *b)
 {
-    dq_sift_up(w, w->dq_size++, b);
+    struct hw_dq_entry x = {b->expiration, b};
+    size_t k = dq_sift_up(w, w->dq_size++, x);
     w->st.bucket_offers++;
-    if (b->pos == 0 && w->base.threaded)
+    if (k == 0 && w->base.threaded)
         pthread_cond_signal(&w->available);
 }
 
+/* Takes the head; the caller unsets its expiration once flushed. */
 static struct hw_bucket *dq_poll(struct hw *w)
 {
-    struct hw_bucket *first = w->dq[0];
-    struct hw_bucket *last = w->dq[--w->dq_size];
-    w->dq[w->dq_size] = NULL;
+    struct hw_bucket *first = w->dq[0].bucket;
+    struct hw_dq_entry last = w->dq[--w->dq_size];
     if (w->dq_size)
         dq_sift_down(w, 0, last);
-    first->pos = HW_NOT_QUEUED;
     return first;
 }
 
@@ -285,21 +307,33 @@ static struct hw_bucket *dq_poll(struct hw *w)
 
 static void level_set_clock(struct hw *w, struct hw_level *lv, int64_t time)
 {
-    lv->current = time - (int64_t)((uint64_t)time % lv->tick);
-    lv->current_idx =
-        (uint32_t)(((uint64_t)lv->current / lv->tick) % w->wheel_size);
+    uint64_t q = tb_udiv(&lv->tick_div, (uint64_t)time);
+    /* the clock only moves forward: within one revolution the index just
+     * moves on by the ticks passed, no second division */
+    if (q >= lv->current_q && q - lv->current_q < w->wheel_size) {
+        uint64_t idx = lv->current_idx + (q - lv->current_q);
+        lv->current_idx = (uint32_t)(idx >= w->wheel_size
+                                         ? idx - w->wheel_size
+                                         : idx);
+    } else {
+        lv->current_idx =
+            (uint32_t)(q - tb_udiv(&w->wheel_div, q) * w->wheel_size);
+    }
+    lv->current_q = q;
+    lv->current = (int64_t)(q * lv->tick);
 }
 
 /* TimingWheel's constructor, for level `n`: buckets all unset, the clock
  * the level below's clock rounded down to this level's tick. */
-static int level_create(struct hw *w, uint64_t tick, int64_t start)
+static __attribute__((noinline, cold)) int
+level_create(struct hw *w, uint64_t tick, int64_t start)
 {
     int n = w->nlevels;
     size_t cap = (size_t)(n + 1) * w->wheel_size;
     struct hw_bucket *b = tb_mem_calloc(&w->base, w->wheel_size, sizeof *b);
     if (!b)
         return TB_ENOMEM;
-    struct hw_bucket **dq = tb_mem_realloc(&w->base, w->dq,
+    struct hw_dq_entry *dq = tb_mem_realloc(&w->base, w->dq,
                                            w->dq_cap * sizeof *dq,
                                            cap * sizeof *dq);
     if (!dq) {
@@ -311,10 +345,10 @@ static int level_create(struct hw *w, uint64_t tick, int64_t start)
     for (uint32_t i = 0; i < w->wheel_size; i++) {
         list_init(&b[i].root);
         b[i].expiration = HW_UNSET;
-        b[i].pos = HW_NOT_QUEUED;
     }
     struct hw_level *lv = &w->levels[n];
     lv->tick = tick;
+    lv->tick_div = tb_udiv_make(tick);
     lv->interval = tick > UINT64_MAX / w->wheel_size ? UINT64_MAX
                                                       : tick * w->wheel_size;
     lv->buckets = b;
@@ -335,7 +369,13 @@ static int find_level(struct hw *w, int64_t e)
 {
     if (e <= w->levels[0].current)
         return HW_DUE;
-    int l = 0;
+    /* e - current_L >= e - current_0 at every level, so the levels whose
+     * span is at most 2^b (b the top bit of e - current_0) cannot hold it;
+     * the walk starts above them, at an existing level */
+    uint64_t ahead = (uint64_t)(e - w->levels[0].current);
+    int l = w->first_level[63 - __builtin_clzll(ahead)];
+    if (l >= w->nlevels)
+        l = w->nlevels - 1;
     while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval) {
         if (l + 1 == w->nlevels &&
             level_create(w, w->levels[l].interval, w->levels[l].current))
@@ -381,14 +421,13 @@ static void hand_off(struct hw *w, struct hw_task *t)
 /* The bucket half of TimingWheel.add: files the task expiring at tick e in
  * level l (from find_level) and offers the bucket if its expiration
  * changed (TimerTaskList.setExpiration). */
-static void bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
+static inline __attribute__((always_inline)) void
+bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
     struct hw_level *lv = &w->levels[l];
     /* (e / tick) % size, from the clock's bucket: the clock is a multiple
      * of the tick, so one division finds both bucket and start time */
-    uint64_t off = (uint64_t)(e - lv->current);
-    if (lv->tick != 1)
-        off /= lv->tick;
+    uint64_t off = tb_udiv(&lv->tick_div, (uint64_t)(e - lv->current));
     uint64_t idx = lv->current_idx + off;
     if (idx >= w->wheel_size)
         idx -= w->wheel_size;
@@ -407,7 +446,8 @@ static void bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
 
 /* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
  * re-arms and flushes alike: into level l's bucket, or to the executor. */
-static void insert(struct hw *w, struct hw_task *t, int64_t e, int l)
+static inline __attribute__((always_inline)) void
+insert(struct hw *w, struct hw_task *t, int64_t e, int l)
 {
     if (l == HW_DUE)
         hand_off(w, t);
@@ -422,9 +462,14 @@ static void flush(struct hw *w, struct hw_bucket *b)
     w->st.ticks++;
     if (b->root.next == &b->root)
         w->st.empty_ticks++;
-    while (b->root.next != &b->root) {
-        struct hw_task *t = task_of(b->root.next);
-        list_unlink(&t->link);
+    /* detach the whole list, then re-add one by one in list order (each
+     * re-add rewrites the task's links, so unlinking each first is wasted
+     * stores); no re-add can land in b, whose time has come */
+    struct hw_link *k = b->root.next;
+    list_init(&b->root);
+    while (k != &b->root) {
+        struct hw_task *t = task_of(k);
+        k = k->next;
         w->size--;
         int64_t e = ticks_up(w, t->base.deadline);
         int l = find_level(w, e); /* never HW_NO_LEVEL: it goes down */
@@ -438,7 +483,7 @@ static void flush(struct hw *w, struct hw_bucket *b)
  * to it and flushes it.  False if none is due. */
 static bool expire_one(struct hw *w, int64_t now_ticks)
 {
-    if (!w->dq_size || w->dq[0]->expiration > now_ticks)
+    if (!w->dq_size || w->dq[0].expiration > now_ticks)
         return false;
     struct hw_bucket *b = dq_poll(w);
     advance_clock(w, b->expiration);
@@ -509,14 +554,15 @@ static void run_task(struct hw *w, struct hw_task *t)
 
 /* ---- Operations -------------------------------------------------------- */
 
-static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+/* SystemTimer.add, lock held (or virtual). */
+static inline int schedule_locked(struct hw *w, int64_t deadline,
+                                  int64_t period, tb_fn fn, void *arg,
+                                  tb_handle *handle)
 {
-    struct hw *w = hw_of(s);
+    struct tb_sched *s = &w->base;
     int rc = TB_OK;
     int64_t e = ticks_up(w, deadline);
     int l = HW_DUE;
-    hw_lock(w);
     if (w->shutdown) {
         rc = TB_ESHUTDOWN;
     } else if (s->cfg.max_pending && w->size >= s->cfg.max_pending) {
@@ -539,24 +585,72 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     }
     if (rc)
         w->st.rejected++;
-    hw_unlock(w);
     return rc;
 }
 
-/* TimerTask.cancel: unlinks the entry from its bucket at once. */
-static int hw_cancel(struct tb_sched *s, tb_handle h)
+static __attribute__((noinline)) int
+schedule_slow(struct hw *w, int64_t deadline, int64_t period, tb_fn fn,
+              void *arg, tb_handle *handle)
+{
+    if (!w->base.threaded)
+        return schedule_locked(w, deadline, period, fn, arg, handle);
+    pthread_mutex_lock(&w->lock);
+    int rc = schedule_locked(w, deadline, period, fn, arg, handle);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* The common case of a virtual-clock schedule, as a leaf function: a free
+ * record at hand and an existing level that holds the task.  Anything else
+ * (threads, shutdown, max_pending, due now, a new level, pool growth) takes
+ * schedule_slow, which is the same insert with every check. */
+static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
 {
     struct hw *w = hw_of(s);
+    int64_t e = ticks_up(w, deadline);
+    if (s->threaded || w->shutdown || s->cfg.max_pending ||
+        s->pool.free_head == TB_POOL_NIL || e <= w->levels[0].current)
+        return schedule_slow(w, deadline, period, fn, arg, handle);
+    uint64_t ahead = (uint64_t)(e - w->levels[0].current);
+    int l = w->first_level[63 - __builtin_clzll(ahead)];
+    if (l >= w->nlevels)
+        return schedule_slow(w, deadline, period, fn, arg, handle);
+    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval)
+        if (++l == w->nlevels)
+            return schedule_slow(w, deadline, period, fn, arg, handle);
+    struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
+                                                               handle);
+    t->base.deadline = deadline;
+    t->base.period = period;
+    t->base.fn = fn;
+    t->base.arg = arg;
+    w->st.submitted++;
+    bucket_add(w, t, e, l);
+    return TB_OK;
+}
+
+/* TimerTask.cancel: unlinks the entry from its bucket at once.  Lock held,
+ * or `virt` (a constant: the virtual path then makes no call at all). */
+static inline __attribute__((always_inline)) int
+cancel_locked(struct hw *w, tb_handle h, bool virt)
+{
+    struct tb_sched *s = &w->base;
     int rc = 0;
-    hw_lock(w);
-    struct hw_task *t = (struct hw_task *)(void *)tb_pool_lookup(&s->pool, h);
+    struct hw_task *t = (struct hw_task *)(void *)(
+        virt ? tb_pool_find(&s->pool, h) : tb_pool_lookup(&s->pool, h));
     if (t) {
         uint32_t state = tb_task_get_state(&t->base);
         if (state == TB_TASK_WAITING) {
             list_unlink(&t->link);
             w->size--;
             w->st.cancelled++;
-            retire(w, t);
+            /* no other thread can see the record (lock or virtual), so it
+             * goes straight back to the pool without passing DONE */
+            if (virt)
+                tb_pool_give(&s->pool, &t->base);
+            else
+                tb_pool_put(&s->pool, &t->base);
             rc = 1;
         } else if (state == TB_TASK_RUNNING && t->base.period) {
             w->st.cancelled++;
@@ -571,8 +665,24 @@ static int hw_cancel(struct tb_sched *s, tb_handle h)
             }
         }
     }
-    hw_unlock(w);
     return rc;
+}
+
+static __attribute__((noinline)) int cancel_threaded(struct hw *w,
+                                                     tb_handle h)
+{
+    pthread_mutex_lock(&w->lock);
+    int rc = cancel_locked(w, h, false);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static int hw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct hw *w = hw_of(s);
+    if (s->threaded)
+        return cancel_threaded(w, h);
+    return cancel_locked(w, h, true);
 }
 
 static size_t hw_pending(struct tb_sched *s)
@@ -616,13 +726,13 @@ static bool reaper_poll(struct hw *w)
     for (;;) {
         if (w->shutdown)
             return false;
-        if (w->dq_size && w->dq[0]->expiration <= now / w->tick_ns)
+        if (w->dq_size && w->dq[0].expiration <= now / w->tick_ns)
             return true;
         if (now >= limit)
             return false;
         int64_t wake = limit;
         if (w->dq_size) {
-            int64_t due = ticks_ns(w, w->dq[0]->expiration);
+            int64_t due = ticks_ns(w, w->dq[0].expiration);
             if (due < wake)
                 wake = due;
         }
@@ -735,11 +845,8 @@ static long drop_wheel(struct hw *w, tb_unrun_fn visit, void *ctx)
                 n++;
             }
             b->expiration = HW_UNSET;
-            b->pos = HW_NOT_QUEUED;
         }
     }
-    for (size_t i = 0; i < w->dq_size; i++)
-        w->dq[i] = NULL;
     w->dq_size = 0;
     w->size = 0;
     return n;
@@ -848,6 +955,21 @@ static int hw_init(struct tb_sched *s)
     struct hw *w = hw_of(s);
     w->tick_ns = s->cfg.tick_ns;
     w->wheel_size = (uint32_t)s->cfg.wheel_size;
+    w->tick_div = tb_udiv_make((uint64_t)w->tick_ns);
+    w->wheel_div = tb_udiv_make(w->wheel_size);
+    for (int b = 0, l = 0; b < 64; b++) {
+        /* level l spans wheel_size^(l+1) ticks, saturating */
+        uint64_t span = w->wheel_size;
+        for (int i = 0; i < l; i++)
+            span = span > UINT64_MAX / w->wheel_size ? UINT64_MAX
+                                                     : span * w->wheel_size;
+        while (span <= (uint64_t)1 << b) {
+            span = span > UINT64_MAX / w->wheel_size ? UINT64_MAX
+                                                     : span * w->wheel_size;
+            l++;
+        }
+        w->first_level[b] = (uint8_t)l;
+    }
     list_init(&w->ready);
     /* Kafka starts the wheel at the creation time, rounded down */
     int rc = level_create(w, 1, tb_clock_now(s) / w->tick_ns);
@@ -936,18 +1058,12 @@ static int check_levels(struct hw *w)
  * level's span; bucket links are whole; expirations match. */
 static int check_buckets(struct hw *w)
 {
-    size_t tasks = 0;
+    size_t tasks = 0, set = 0;
     for (int l = 0; l < w->nlevels; l++) {
         const struct hw_level *lv = &w->levels[l];
         for (uint32_t i = 0; i < w->wheel_size; i++) {
             struct hw_bucket *b = &lv->buckets[i];
-            bool queued = b->pos != HW_NOT_QUEUED;
-            CHECK(!queued || (b->pos < w->dq_size && w->dq[b->pos] == b),
-                  "level %d bucket %u: delay-queue slot %u is wrong", l, i,
-                  b->pos);
-            CHECK(queued == (b->expiration != HW_UNSET),
-                  "level %d bucket %u: expiration %lld but %squeued", l, i,
-                  (long long)b->expiration, queued ? "" : "not ");
+            set += b->expiration != HW_UNSET;
             for (struct hw_link *k = b->root.next; k != &b->root;
                  k = k->next) {
                 CHECK(k->next && k->prev && k->next->prev == k &&
@@ -980,16 +1096,43 @@ static int check_buckets(struct hw *w)
     }
     CHECK(tasks == w->size, "%zu tasks in buckets, size says %zu", tasks,
           w->size);
+    /* with check_queues (distinct queued buckets, each with its expiration
+     * set): the queued buckets are exactly those with an expiration */
+    CHECK(set == w->dq_size, "%zu buckets have an expiration, %zu queued", set,
+          w->dq_size);
     return TB_OK;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int check_queues(struct hw *w)
 {
     CHECK(w->dq_size <= w->dq_cap, "delay queue overflows");
+    /* no bucket queued twice: sorted addresses (a debug check, so plain
+     * malloc, which bytes_held does not see) */
+    uintptr_t *seen = malloc((w->dq_size + 1) * sizeof *seen);
+    if (seen) {
+        for (size_t i = 0; i < w->dq_size; i++)
+            seen[i] = (uintptr_t)(void *)w->dq[i].bucket;
+        qsort(seen, w->dq_size, sizeof *seen, cmp_addr);
+        size_t dup = 0;
+        for (size_t i = 1; i < w->dq_size; i++)
+            dup += seen[i] == seen[i - 1];
+        free(seen);
+        CHECK(dup == 0, "%zu buckets queued twice", dup);
+    }
     for (size_t i = 0; i < w->dq_size; i++) {
-        CHECK(w->dq[i]->pos == i, "delay-queue slot %zu holds pos %u", i,
-              w->dq[i]->pos);
-        CHECK(!i || w->dq[(i - 1) >> 1]->expiration <= w->dq[i]->expiration,
+        CHECK(w->dq[i].expiration != HW_UNSET,
+              "delay-queue slot %zu holds a bucket with no expiration", i);
+        CHECK(w->dq[i].expiration == w->dq[i].bucket->expiration,
+              "delay-queue slot %zu caches expiration %lld, bucket has %lld",
+              i, (long long)w->dq[i].expiration,
+              (long long)w->dq[i].bucket->expiration);
+        CHECK(!i || w->dq[(i - 1) >> 1].expiration <= w->dq[i].expiration,
               "delay-queue slot %zu precedes its parent", i);
     }
     size_t ready = 0;

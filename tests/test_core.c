@@ -1,9 +1,11 @@
 /*
  * test_core.c — unit tests of what the backends share: the registry, error
- * strings, handles and their generations, config checks, the virtual clock.
+ * strings, handles and their generations, config checks, the virtual clock,
+ * the pool's layout and the wheels' division by a reciprocal.
  */
 #include <string.h>
 
+#include "tb_core.h"
 #include "testlib.h"
 
 static void test_registry(void **state)
@@ -179,6 +181,56 @@ static void test_bytes_held(void **state)
     tb_destroy(s);
 }
 
+/* tb_udiv agrees with the DIV instruction for every divisor kind (1, powers
+ * of two, odd, above 2^63) at the edges of its domain (numerators below
+ * 2^63) and on random numerators. */
+static void test_udiv(void **state)
+{
+    (void)state;
+    const uint64_t top = (uint64_t)INT64_MAX;
+    uint64_t ds[] = {1, 2, 3, 5, 7, 10, 20, 641, 1000, 160000, 1000000,
+                     3u * 1000 * 1000 * 1000, (uint64_t)1 << 32,
+                     ((uint64_t)1 << 32) + 1, top - 1, top,
+                     (uint64_t)1 << 63, ((uint64_t)1 << 63) + 1,
+                     UINT64_MAX - 1, UINT64_MAX};
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < sizeof ds / sizeof ds[0] + 300; i++) {
+        uint64_t d;
+        if (i < sizeof ds / sizeof ds[0]) {
+            d = ds[i];
+        } else { /* random divisors of every width */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            d = x >> (x % 64);
+            if (!d)
+                d = 1;
+        }
+        struct tb_udiv u = tb_udiv_make(d);
+        uint64_t ns[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, top - 1,
+                         top, top - d, top / 2};
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+            if (ns[k] <= top)
+                assert_int_equal(tb_udiv(&u, ns[k]), ns[k] / d);
+        for (int k = 0; k < 2000; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t n = (x >> 1) >> (k % 63);
+            assert_int_equal(tb_udiv(&u, n), n / d);
+        }
+    }
+}
+
+/* Records start on a cache line, so a 64-byte record touches one line. */
+static void test_pool_alignment(void **state)
+{
+    (void)state;
+    for (size_t b = 0; b < tb_backend_count(); b++) {
+        struct tb_sched *s = make_sched(tb_backend_at(b), NULL);
+        assert_int_equal(tb_reserve(s, 3 * TB_POOL_CHUNK), TB_OK);
+        for (size_t c = 0; c < s->pool.nchunks; c++)
+            assert_int_equal((uintptr_t)s->pool.chunks[c] % TB_POOL_ALIGN, 0);
+        tb_destroy(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +243,8 @@ int main(void)
         cmocka_unit_test(test_bytes_held),
         cmocka_unit_test(test_advance_not_reentrant),
         cmocka_unit_test(test_reserve),
+        cmocka_unit_test(test_udiv),
+        cmocka_unit_test(test_pool_alignment),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

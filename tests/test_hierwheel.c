@@ -282,6 +282,32 @@ static void test_bucket_offered_once_per_revolution(void **state)
     tb_destroy(s);
 }
 
+/* stats.sift_levels counts the levels the delay queue's heap moves (issue
+ * 14, D2), by hand: buckets due at 5, 4, 3, 2, 1 ms are offered in that
+ * order; each new one is the earliest, so it climbs 0, 1, 1, 2, 2 levels
+ * (heap 1 2 4 5 3).  Polling them in order, the last entry sinks 1 level
+ * (2 3 4 5), then 1 (3 5 4), then 0, 0, and the last poll has nothing to
+ * sift: 6 + 2. */
+static void test_sift_levels_exact(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(hw(), NULL);
+    for (int d = 5; d >= 1; d--)
+        assert_int_equal(tb_schedule(s, d * TB_MS, noop_task, NULL, NULL),
+                         TB_OK);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.bucket_offers, 5);
+    assert_int_equal(st.sift_levels, 6);
+    assert_int_equal(tb_advance(s, 5 * TB_MS), 5);
+    st = stats_of(s);
+    assert_int_equal(st.ticks, 5);
+    assert_int_equal(st.cascades, 0);
+    assert_int_equal(st.bucket_offers, 5);
+    assert_int_equal(st.sift_levels, 8);
+    assert_sound(s);
+    tb_destroy(s);
+}
+
 /* One task 10 s out at tick 1 ms, 3 buckets: level 8 (span 19683 ms) takes
  * it, and the clock jumps 6561, 8748, 9477, 9963, 9990, 9999, 10000 ms -
  * seven polls, six cascades - however finely the caller advances. */
@@ -1146,6 +1172,7 @@ int main(void)
         cmocka_unit_test(test_memory_per_task),
         cmocka_unit_test(test_cascades_per_task),
         cmocka_unit_test(test_delay0_after_idle_cascades),
+        cmocka_unit_test(test_sift_levels_exact),
         cmocka_unit_test(test_check_random),
         cmocka_unit_test(test_reaper_wakes_for_earlier_bucket),
         cmocka_unit_test(test_reaper_bounded_poll),

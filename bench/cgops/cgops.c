@@ -1,0 +1,69 @@
+/* cgops.c — one implementation of ../shared/peers, one N, under callgrind:
+ * the add, exp1000 and cancel phases each dumped separately (collection on
+ * only inside the phase; the cache simulator sees everything, so the
+ * caches are warm as in the driver).  Same delays and cancel order as the
+ * driver's main.c (run 0).  Run it through cgops.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <valgrind/callgrind.h>
+#include "common.h"
+
+struct fire_state g_fire;
+static uint64_t sm_state;
+static uint64_t splitmix64(void) {
+	uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+int fire_poll(void) { return 0; }
+static void fire_arm(void) {
+	g_fire.fired = 0; g_fire.min_late = INT64_MAX; g_fire.max_late = INT64_MIN;
+	g_fire.cut = 0; g_fire.deadline_ns = 1e300;
+}
+int main(int argc, char **argv) {
+	if (argc < 3) { fprintf(stderr, "usage: cgops IMPL N [add|exp1000|cancel]\n"); return 2; }
+	const struct impl *all[40]; size_t k = 0;
+	all[k++] = &impl_wahern; all[k++] = &impl_ratas; all[k++] = &impl_libevent; all[k++] = &impl_libuv;
+	int m = tb_adapters_init(all + k, 40 - k);
+	if (m < 0) return 1;
+	k += (size_t)m;
+	const struct impl *im = NULL;
+	for (size_t i = 0; i < k; i++) if (!strcmp(all[i]->name, argv[1])) im = all[i];
+	if (!im) { fprintf(stderr, "no impl %s\n", argv[1]); return 2; }
+	size_t n = strtoul(argv[2], NULL, 10);
+	const char *only = argc > 3 ? argv[3] : NULL; /* one phase, no dumps */
+#define PH(name) (!only || !strcmp(only, name))
+#define DUMP(name) do { if (!only) CALLGRIND_DUMP_STATS_AT(name); } while (0)
+	uint64_t *delay = malloc(n * sizeof *delay);
+	uint32_t *perm = malloc(n * sizeof *perm);
+	sm_state = 0x1234567ull + n;
+	for (size_t i = 0; i < n; i++) delay[i] = 1 + splitmix64() % MAXDELAY;
+	for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+	for (size_t i = n - 1; i > 0; i--) { size_t j = splitmix64() % (i + 1); uint32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
+	struct exp_result er;
+	void *c = im->create(n);
+	if (PH("add")) CALLGRIND_TOGGLE_COLLECT;
+	im->fill(c, delay, n);
+	if (PH("add")) CALLGRIND_TOGGLE_COLLECT;
+	DUMP("add");
+	fire_arm();
+	if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
+	im->expire(c, 1000, n, &er);
+	if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
+	DUMP("exp1000");
+	if (er.fired != n || er.min_late < 0) { fprintf(stderr, "FAIL exp %zu\n", er.fired); return 1; }
+	im->destroy(c);
+	c = im->create(n);
+	im->fill(c, delay, n);
+	if (PH("cancel")) CALLGRIND_TOGGLE_COLLECT;
+	im->cancel(c, perm, n);
+	if (PH("cancel")) CALLGRIND_TOGGLE_COLLECT;
+	DUMP("cancel");
+	if (im->pending(c) != 0 || (im->errors && im->errors(c))) { fprintf(stderr, "FAIL cancel\n"); return 1; }
+	im->destroy(c);
+	printf("%s N=%zu ok\n", im->name, n);
+	return 0;
+}
