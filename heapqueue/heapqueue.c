@@ -65,6 +65,7 @@ struct hq_slot {
 struct hq {
     struct tb_sched base;
     struct hq_slot *heap;
+    void *heap_mem;          /* the allocation `heap` lies in */
     size_t size, cap;
     uint64_t seq;
     pthread_mutex_t lock;
@@ -114,34 +115,112 @@ static inline struct hq_slot slot_of(struct hq_task *t)
     return (struct hq_slot){t->base.deadline, t};
 }
 
+/* The hole moves up from k and x is written once where it stops; each level
+ * writes the parent it moved down and its index (DelayedWorkQueue.siftUp's
+ * setIndex), and no other record is touched unless deadlines tie. */
 static void sift_up(struct hq *q, size_t k, struct hq_slot x)
 {
+    struct hq_slot *h = q->heap;
+    uint64_t levels = 0;
     while (k > 0) {
         size_t parent = (k - 1) >> 1;
-        struct hq_slot e = q->heap[parent];
+        struct hq_slot e = h[parent];
         if (!before(x, e))
             break;
-        place(q, k, e);
+        h[k] = e;
+        e.t->base.index = (uint32_t)k;
         k = parent;
+        levels++;
     }
     place(q, k, x);
+    q->st.sift_levels += levels;
 }
 
+/* The hole moves down from k to the earlier child (the right one only if
+ * strictly earlier, as in the JDK) while that child is earlier than x.  The
+ * loop runs while both children exist, so choosing one is an add, not a
+ * branch on the array bound; a last lone child is looked at once after it. */
 static void sift_down(struct hq *q, size_t k, struct hq_slot x)
 {
-    size_t half = q->size >> 1;
-    while (k < half) {
-        size_t child = (k << 1) + 1;
-        struct hq_slot c = q->heap[child];
-        size_t right = child + 1;
-        if (right < q->size && before(q->heap[right], c))
-            c = q->heap[child = right];
-        if (!before(c, x))
-            break;
-        place(q, k, c);
-        k = child;
+    struct hq_slot *h = q->heap, *hole = h + k;
+    size_t n = q->size, child;
+    uint64_t levels = 0;
+    while ((child = (k << 1) + 1) + 1 < n) {
+        struct hq_slot *c = h + child;
+        /* the next level's pair is in this line, whichever child wins: at
+         * 10^6 tasks the loads of successive levels otherwise wait on each
+         * other (a hint only: past the array it does nothing) */
+        __builtin_prefetch(
+            (const void *)((uintptr_t)h + ((k << 2) + 3) * sizeof *h));
+        int64_t l = c[0].at, r = c[1].at;
+        /* equal deadlines are rare: only then are the records read */
+        size_t right = __builtin_expect(l != r, 1)
+                           ? (size_t)(r < l)
+                           : (size_t)(c[1].t->seq < c[0].t->seq);
+        c += right;
+        int64_t at = c->at;
+        if (__builtin_expect(at != x.at, 1) ? at > x.at
+                                            : c->t->seq >= x.t->seq)
+            goto out;
+        struct hq_task *t = c->t;
+        hole->at = at;
+        hole->t = t;
+        t->base.index = (uint32_t)k;
+        hole = c;
+        k = child + right;
+        levels++;
     }
+    if (child < n && before(h[child], x)) {
+        place(q, k, h[child]);
+        k = child;
+        levels++;
+    }
+out:
     place(q, k, x);
+    q->st.sift_levels += levels;
+}
+
+/* The array is allocated one cache line larger than its slots and placed so
+ * that slot 3 starts a line: the two children of any slot (2k + 1, 2k + 2)
+ * then share one line, so a level of sift-down reads one line of the array
+ * where a malloc'd array may put half the pairs across two, and the four
+ * grandchildren (4k + 3 .. 4k + 6) fill exactly one line, which sift-down
+ * prefetches a level ahead. */
+#define HQ_LINE 64
+#define HQ_LINE_SLOT 3
+
+static struct hq_slot *heap_alloc(struct hq *q, size_t cap, void **mem)
+{
+    unsigned char *m = tb_mem_alloc(&q->base, cap * sizeof(struct hq_slot) +
+                                                  HQ_LINE);
+    if (!m)
+        return NULL;
+    const size_t lead = HQ_LINE_SLOT * sizeof(struct hq_slot);
+    uintptr_t line = ((uintptr_t)m + lead + HQ_LINE - 1) &
+                     ~(uintptr_t)(HQ_LINE - 1);
+    *mem = m;
+    return (struct hq_slot *)(void *)(m + (line - lead - (uintptr_t)m));
+}
+
+static void heap_free(struct hq *q)
+{
+    tb_mem_free(&q->base, q->heap_mem,
+                q->cap * sizeof *q->heap + HQ_LINE);
+}
+
+/* Moves the heap into an array of `cap` slots (cap >= size). */
+static bool heap_resize(struct hq *q, size_t cap)
+{
+    void *mem;
+    struct hq_slot *h = heap_alloc(q, cap, &mem);
+    if (!h)
+        return false;
+    memcpy(h, q->heap, q->size * sizeof *h);
+    heap_free(q);
+    q->heap = h;
+    q->heap_mem = mem;
+    q->cap = cap;
+    return true;
 }
 
 /* DelayedWorkQueue.grow: capacity += capacity / 2. */
@@ -152,13 +231,7 @@ static bool heap_reserve(struct hq *q)
     size_t cap = q->cap + (q->cap >> 1);
     if (cap > UINT32_MAX)
         return false;
-    struct hq_slot *h = tb_mem_realloc(&q->base, q->heap,
-                                        q->cap * sizeof *h, cap * sizeof *h);
-    if (!h)
-        return false;
-    q->heap = h;
-    q->cap = cap;
-    return true;
+    return heap_resize(q, cap);
 }
 
 static void heap_push(struct hq *q, struct hq_task *t)
@@ -592,14 +665,14 @@ static int hq_init(struct tb_sched *s)
 {
     struct hq *q = hq_of(s);
     q->cap = HQ_INITIAL_CAPACITY;
-    q->heap = tb_mem_calloc(s, q->cap, sizeof *q->heap);
+    q->heap = heap_alloc(q, q->cap, &q->heap_mem);
     if (!q->heap)
         return TB_ENOMEM;
     if (s->threaded) {
         q->nworkers = s->cfg.threads;
         q->workers = tb_mem_calloc(s, (size_t)q->nworkers, sizeof *q->workers);
         if (!q->workers) {
-            tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+            heap_free(q);
             return TB_ENOMEM;
         }
         pthread_mutex_init(&q->lock, NULL);
@@ -612,7 +685,7 @@ static int hq_init(struct tb_sched *s)
 static void hq_fini(struct tb_sched *s)
 {
     struct hq *q = hq_of(s);
-    tb_mem_free(s, q->heap, q->cap * sizeof *q->heap);
+    heap_free(q);
     if (s->threaded) {
         tb_mem_free(s, q->workers, (size_t)q->nworkers * sizeof *q->workers);
         pthread_mutex_destroy(&q->lock);
@@ -628,6 +701,23 @@ static void hq_stats(struct tb_sched *s, struct tb_stats *out)
     *out = q->st;
     out->pending = q->size;
     hq_unlock(q);
+}
+
+/* Room for n more tasks without a growth step; at least one step of the
+ * original's own growth, as libevent's min_heap_reserve does. */
+static int hq_reserve(struct tb_sched *s, size_t n)
+{
+    struct hq *q = hq_of(s);
+    int rc = TB_OK;
+    hq_lock(q);
+    if (n > q->cap - q->size) {
+        size_t need = q->size + n, step = q->cap + (q->cap >> 1);
+        size_t cap = step > need && step <= UINT32_MAX ? step : need;
+        if (cap > UINT32_MAX || !heap_resize(q, cap))
+            rc = TB_ENOMEM; /* heap positions are 32 bits */
+    }
+    hq_unlock(q);
+    return rc;
 }
 
 /* ThreadPoolExecutor.purge(): drop the cancelled tasks still queued, then
@@ -712,6 +802,7 @@ static const struct tb_backend_ops hq_ops = {
     .join = hq_join,
     .stats = hq_stats,
     .purge = hq_purge,
+    .reserve = hq_reserve,
     .check = hq_check,
 };
 

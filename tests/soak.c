@@ -8,8 +8,8 @@
  * (producers scheduling one-shot and periodic tasks and cancelling recent
  * ones, a canceller thread cancelling other threads' handles, live or long
  * gone) and then a drain to zero pending.  After each drain every task is
- * accounted for exactly, every task record must be back in the pool (probed
- * with tb_reserve under a refusing allocator), and the memory the scheduler
+ * accounted for exactly, every task record must be back in the pool (its
+ * free count a whole number of chunks), and the memory the scheduler
  * holds (stats.bytes_held, cross-checked against a counting allocator) must
  * equal what it held after the warm-up: max_pending bounds the load, so once
  * the pool and the structure have grown to its high-water mark nothing may
@@ -47,13 +47,10 @@ static double seconds = 2;
 /* ---- A thread-safe counting allocator ---------------------------------- */
 
 static _Atomic int64_t alloc_live;
-static _Atomic int alloc_refuse; /* the pool probe: every allocation fails */
 
 static void *count_alloc(void *ctx, size_t size)
 {
     (void)ctx;
-    if (atomic_load(&alloc_refuse))
-        return NULL;
     void *p = malloc(size);
     if (p)
         atomic_fetch_add(&alloc_live, (int64_t)size);
@@ -312,23 +309,21 @@ static uint64_t bytes_held(struct tb_sched *s)
     return st.bytes_held;
 }
 
-/* Free records in the task pool, found with tb_reserve while every
- * allocation fails: reserving up to the free count needs no memory, one
- * more does.  Drained, every record must be free, so the count is a whole
- * number of chunks; anything else is a record that was never given back. */
+/* Free records in the task pool: its records less the live ones (what
+ * tb_pool_reserve compares).  Drained, every record must be free, so the
+ * count is a whole number of chunks; anything else is a record that was
+ * never given back.  Read from the pool itself, not probed with tb_reserve
+ * under a refusing allocator: tb_reserve also reserves a heap's array, whose
+ * free room is not the pool's. */
 static size_t free_records(struct tb_sched *s)
 {
-    size_t lo = 0, hi = (size_t)1 << 26;
-    atomic_store(&alloc_refuse, 1);
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tb_reserve(s, mid) == TB_OK)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    atomic_store(&alloc_refuse, 0);
-    return lo;
+    struct tb_pool *p = &s->pool;
+    if (p->locked)
+        pthread_mutex_lock(&p->lock);
+    size_t n = p->nchunks * TB_POOL_CHUNK - p->live;
+    if (p->locked)
+        pthread_mutex_unlock(&p->lock);
+    return n;
 }
 
 /* A periodic task cancelled at the moment its run ends, while the backend

@@ -283,10 +283,110 @@ static void test_heap_checker_random(void **state)
     }
 }
 
+/* D2's sift_levels, counted by hand on a 0-based heap (children of k are
+ * 2k + 1 and 2k + 2).  Each new task is the earliest, so it climbs to the
+ * root: 50 -> 0, 40 -> 1, 30 -> 1, 20 -> 2, 10 -> 2 levels, heap
+ * [10 20 40 50 30].  Running 10 moves 30 to the root and down past 20: 1.
+ * Removing 40 (slot 2) puts 50 there, which stays: 0; removing 20 (the root)
+ * puts 50 there, which goes down past 30: 1. */
+static void test_sift_levels_counted(void **state)
+{
+    (void)state;
+    struct tb_config c = {.flags = TB_F_REMOVE_ON_CANCEL};
+    struct tb_sched *s = make_sched(hq(), &c);
+    tb_handle h[5];
+    struct tb_stats st;
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tb_schedule(s, (50 - 10 * i) * TB_MS, noop_task,
+                                     NULL, &h[i]), TB_OK);
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 6);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 7);
+    assert_int_equal(tb_cancel(s, h[1]), 1); /* 40 */
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 7);
+    assert_int_equal(tb_cancel(s, h[3]), 1); /* 20 */
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 8);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+
+    /* A removal whose replacement climbs: [10 100 20 110 120 30] costs no
+     * level to build; removing 110 (slot 3) puts 30 there, which goes up
+     * past 100 and stops under 10: 1 level. */
+    s = make_sched(hq(), &c);
+    static const int at[] = {10, 100, 20, 110, 120, 30};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(tb_schedule(s, at[i] * TB_MS, noop_task, NULL,
+                                     &h[i % 5]), TB_OK);
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 0);
+    assert_int_equal(tb_cancel(s, h[3]), 1); /* 110 */
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 1);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+
+    /* Purge's heapify counts too: 10, 40, 20, 30 build [10 30 20 40] (30
+     * climbs past 40: 1); purging the cancelled 10 leaves [30 20 40], and
+     * heapifying moves 30 down past 20: 1 more. */
+    s = make_sched(hq(), NULL);
+    static const int at2[] = {10, 40, 20, 30};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tb_schedule(s, at2[i] * TB_MS, noop_task, NULL,
+                                     &h[i]), TB_OK);
+    assert_int_equal(tb_cancel(s, h[0]), 1);
+    assert_int_equal(tb_purge(s), 1);
+    tb_stats(s, &st);
+    assert_int_equal(st.sift_levels, 2);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+}
+
+/* tb_reserve(n) makes room in the heap array for n more tasks, so they
+ * schedule with every allocation refused; the one after them needs the
+ * original's growth by half again (1000 -> 1500 slots). */
+static void test_reserve_heap(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(hq(), &c);
+    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
+    struct tb_stats st;
+    tb_stats(s, &st);
+    uint64_t before = st.bytes_held;
+    assert_int_equal(tb_reserve(s, 1000), TB_OK);
+    tb_stats(s, &st);
+    assert_true(st.bytes_held >= before + (1000 - 16) * slot);
+    fa.budget = 0;
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(tb_schedule(s, (i % 7 + 1) * TB_MS, noop_task, NULL,
+                                     NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_ENOMEM);
+    assert_int_equal(tb_reserve(s, 1), TB_ENOMEM);
+    fa.budget = -1;
+    tb_stats(s, &st);
+    uint64_t full = st.bytes_held;
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
+    tb_stats(s, &st);
+    assert_int_equal(st.bytes_held, full + 500 * slot);
+    assert_int_equal(tb_reserve(s, 0), TB_OK);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, TB_SEC), 1001);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_leader_wakes_for_earlier_head),
+        cmocka_unit_test(test_sift_levels_counted),
+        cmocka_unit_test(test_reserve_heap),
         cmocka_unit_test(test_leader_saves_timed_waits),
         cmocka_unit_test(test_remove_on_cancel),
         cmocka_unit_test(test_purge),

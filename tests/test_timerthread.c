@@ -959,12 +959,84 @@ static void test_random_ops_then_check(void **state)
     free(x.t);
 }
 
+/* D2's sift_levels, counted by hand on the 1-based heap (children of k are
+ * 2k and 2k + 1).  Each new task is the earliest, so it climbs to the root:
+ * 50 -> 0, 40 -> 1, 30 -> 1, 20 -> 2, 10 -> 2 levels, heap [10 20 40 50 30].
+ * Running 10 moves 30 to the root and down past 20: 1.  Cancelling 20 (now
+ * the root) costs nothing until the loop drops it, which moves 50 to the
+ * root and down past 30: 1.  A periodic task at the root rescheduled past
+ * both others goes down one level. */
+static void test_sift_levels_counted(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    tb_handle h[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tb_schedule(s, (50 - 10 * i) * TB_MS, noop_task,
+                                     NULL, &h[i]), TB_OK);
+    assert_int_equal(stats_of(s).sift_levels, 6);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(stats_of(s).sift_levels, 7);
+    assert_int_equal(tb_cancel(s, h[3]), 1); /* 20, the root */
+    assert_int_equal(stats_of(s).sift_levels, 7);
+    assert_int_equal(tb_advance(s, 25 * TB_MS), 0);
+    assert_int_equal(stats_of(s).sift_levels, 8);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+
+    /* [5 (every 100) 30 40]: the run re-arms it at 105, below both: 1. */
+    s = vsched();
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 100 * TB_MS,
+                                          noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 30 * TB_MS, noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 40 * TB_MS, noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(stats_of(s).sift_levels, 0);
+    assert_int_equal(tb_advance(s, 5 * TB_MS), 1);
+    assert_int_equal(stats_of(s).sift_levels, 1);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+}
+
+/* tb_reserve(n) makes room for n more tasks (size + n + 1 slots: slot 0 is
+ * unused and TaskQueue doubles when an add would fill the array), so they
+ * schedule with every allocation refused; the next one doubles the array
+ * again (1001 -> 2002 slots). */
+static void test_reserve_heap(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(tt_backend(), &c);
+    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
+    uint64_t before = stats_of(s).bytes_held;
+    assert_int_equal(tb_reserve(s, 1000), TB_OK);
+    assert_true(stats_of(s).bytes_held >= before + (1001 - 128) * slot);
+    fa.budget = 0;
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(tb_schedule(s, (i % 7 + 1) * TB_MS, noop_task, NULL,
+                                     NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_ENOMEM);
+    assert_int_equal(tb_reserve(s, 1), TB_ENOMEM);
+    fa.budget = -1;
+    uint64_t full = stats_of(s).bytes_held;
+    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(stats_of(s).bytes_held, full + 1001 * slot);
+    assert_int_equal(tb_reserve(s, 0), TB_OK);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, TB_SEC), 1001);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_equal_deadlines_not_fifo),
         cmocka_unit_test(test_heap_starts_at_128_and_doubles),
+        cmocka_unit_test(test_sift_levels_counted),
+        cmocka_unit_test(test_reserve_heap),
         cmocka_unit_test(test_growth_failure_keeps_queue),
         cmocka_unit_test(test_failure_kills_timer),
         cmocka_unit_test(test_failing_periodic_kills_timer),
