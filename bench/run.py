@@ -16,6 +16,13 @@ on stdout (./timerbench report captures it):
     shim.log, micro.log, runtime.log      console output and stderr
     machine.json                          machine, build and run facts
 
+`--profile counts` runs no harness: it builds timerbench-counts (counts.c)
+and runs it under Valgrind's callgrind with its cache simulator for each
+backend, op (insert, cancel, expire) and N (10^3, 10^5), and writes
+counts.json: instructions, D1 and LL misses per operation, deterministic.
+It adds counts.json to an existing results directory (--out) without
+touching the rest; `./timerbench counts` prints the same table at once.
+
 Progress (which benchmark of how many, elapsed time) goes to stderr.  The
 exit status is non-zero only if a harness did not finish; benchmarks that
 report an error (e.g. a structure that cannot hold N) are results, listed
@@ -182,7 +189,8 @@ def main():
                     "directory.")
     ap.add_argument("--profile", default=os.environ.get("TB_BENCH_PROFILE",
                                                         "standard"),
-                    choices=["smoke", "quick", "standard", "full"])
+                    choices=["smoke", "quick", "standard", "full",
+                             "counts"])
     ap.add_argument("--backends", help="comma-separated backend names")
     ap.add_argument("--filter", help="Google Benchmark filter regex")
     ap.add_argument("--harness", default=",".join(HARNESSES),
@@ -205,6 +213,9 @@ def main():
     for h in harnesses:
         if h not in HARNESSES:
             ap.error("unknown harness %r" % h)
+
+    if opts.profile == "counts":
+        return counts_main(opts)
 
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = opts.out or os.path.join(
@@ -274,6 +285,199 @@ def main():
     # cannot hold N, say) and the report explains it; only a harness that
     # did not finish fails the run.
     return 1 if any(status.values()) else 0
+
+
+# ---- the counts profile (instructions and simulated cache misses) --------
+
+COUNTS_OPS = ("insert", "cancel", "expire")
+COUNTS_N = (1000, 100000)
+# One fixed cache model, so that the counts are the same on every machine
+# (Valgrind would otherwise copy the host's caches, 512 MiB of "L3" on some
+# virtual machines, where nothing misses): 32 KiB 8-way L1s, an 8 MiB
+# 16-way last level, 64-byte lines.
+COUNTS_CACHES = {"I1": (32768, 8, 64), "D1": (32768, 8, 64),
+                 "LL": (8388608, 16, 64)}
+
+
+def build_counts(build_dir, jobs):
+    """Configures (once) and builds timerbench-counts; returns its path."""
+    if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+        subprocess.check_call(["meson", "setup", build_dir, ROOT,
+                               "--buildtype=release"], stdout=sys.stderr)
+    cmd = ["ninja", "-C", build_dir, "bench/timerbench-counts"]
+    if jobs:
+        cmd[1:1] = ["-j", str(jobs)]
+    subprocess.check_call(cmd, stdout=sys.stderr)
+    return os.path.join(build_dir, "bench", "timerbench-counts")
+
+
+def counts_backends(binary):
+    """{backend: True if remove-on-cancel changes it}, registry order."""
+    out = {}
+    for line in subprocess.check_output([binary, "--list"],
+                                        universal_newlines=True).splitlines():
+        parts = line.split()
+        if parts:
+            out[parts[0]] = "roc" in parts[1:]
+    return out
+
+
+def counts_plan(binary, backends, ops, ns):
+    """[(backend, op, n, extra args)] for every backend, op and N; cancel
+    twice where remove-on-cancel changes what the backend does (the driver
+    names the variant in its result)."""
+    roc = counts_backends(binary)
+    plan = []
+    for b in backends:
+        for op in ops:
+            for n in ns:
+                if op == "cancel" and roc.get(b):
+                    plan.append((b, op, n, ["--roc", "off"]))
+                    plan.append((b, op, n, ["--roc", "on"]))
+                else:
+                    plan.append((b, op, n, []))
+    return plan
+
+
+def parse_callgrind(path):
+    """{event: total} and the cache descriptions of one callgrind output."""
+    events, totals, desc = None, None, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("desc:"):
+                desc.append(line[5:].strip())
+            elif line.startswith(("summary:", "totals:")) and events:
+                totals = [int(x) for x in line.split()[1:]]
+    if not events or totals is None:
+        raise ValueError("%s: no events or totals line" % path)
+    totals += [0] * (len(events) - len(totals))
+    return dict(zip(events, totals)), desc
+
+
+def counts_one(binary, backend, op, n, extra, tmpdir, seed=None):
+    """Runs the driver under callgrind; returns one result dict, or a dict
+    with "error"."""
+    out = os.path.join(tmpdir, "cg.%s.%s.%d.%s.out" % (
+        backend, op, n, "".join(extra).replace("-", "")))
+    cache = ["--%s=%d,%d,%d" % ((k,) + v) for k, v in
+             sorted(COUNTS_CACHES.items())]
+    cmd = (["valgrind", "--tool=callgrind", "--cache-sim=yes",
+            "--collect-atstart=no", "--callgrind-out-file=" + out] + cache +
+           [binary, "--backend", backend, "--op", op, "--n", str(n)] + extra)
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    what = "%s/%s N=%d %s" % (op, backend, n, " ".join(extra))
+    if p.returncode != 0:
+        tail = [l for l in p.stderr.splitlines() if not l.startswith("==")]
+        return {"name": what, "error": "exit %d: %s" % (
+            p.returncode, " ".join(tail[-3:])[:300])}
+    try:
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+        ev, desc = parse_callgrind(out)
+    except (ValueError, IndexError, OSError) as e:
+        return {"name": what, "error": "unreadable output: %s" % e}
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+    ops = res.get("ops") or 0
+    if ops <= 0:
+        return dict(res, error="no operation was measured")
+
+    def per(*keys):
+        return sum(ev.get(k, 0) for k in keys) / float(ops)
+    res["totals"] = ev
+    res["instructions_per_op"] = per("Ir")
+    res["d1_misses_per_op"] = per("D1mr", "D1mw")
+    res["ll_misses_per_op"] = per("ILmr", "DLmr", "DLmw")
+    res["cache_model"] = desc
+    return res
+
+
+def run_counts(binary, plan, jobs, seed=None, progress=True):
+    """Runs the plan (jobs at a time); returns the results in plan order."""
+    import concurrent.futures
+    import tempfile
+    results = [None] * len(plan)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tb-counts-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+            futs = {pool.submit(counts_one, binary, b, op, n, extra, tmp,
+                                seed): i
+                    for i, (b, op, n, extra) in enumerate(plan)}
+            done = 0
+            for f in concurrent.futures.as_completed(futs):
+                i = futs[f]
+                results[i] = f.result()
+                done += 1
+                if progress:
+                    sys.stderr.write("[counts %d/%d] %6.0f s  %s\n" % (
+                        done, len(plan), time.monotonic() - t0,
+                        results[i].get("name")))
+    return results
+
+
+def valgrind_version():
+    try:
+        return subprocess.check_output(["valgrind", "--version"],
+                                       universal_newlines=True).strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def counts_main(opts):
+    """--profile counts: counts.json into --out (created if need be)."""
+    if not valgrind_version():
+        sys.stderr.write("timerbench: the counts profile needs valgrind "
+                         "(Debian package valgrind)\n")
+        return 1
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outdir = opts.out or os.path.join(
+        ROOT, "results", started.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(outdir, exist_ok=True)
+    if opts.no_build:
+        binary = os.path.join(opts.build_dir, "bench", "timerbench-counts")
+    else:
+        binary = build_counts(opts.build_dir, opts.jobs)
+    backends = opts.backends.split(",") if opts.backends else \
+        list(counts_backends(binary))
+    plan = counts_plan(binary, backends, COUNTS_OPS, COUNTS_N)
+    t0 = time.monotonic()
+    results = run_counts(binary, plan, opts.jobs or 2, opts.seed)
+    doc = {
+        "what": "instructions and simulated cache misses per operation "
+                "(valgrind --tool=callgrind --cache-sim=yes, collection on "
+                "around the operation only; bench/counts.c)",
+        "valgrind": valgrind_version(),
+        "caches": {k: {"size": v[0], "assoc": v[1], "line": v[2]}
+                   for k, v in COUNTS_CACHES.items()},
+        "git": {"commit": git("rev-parse", "HEAD"),
+                "dirty": bool(git("status", "--porcelain"))},
+        "started_utc": started.isoformat(),
+        "seconds": time.monotonic() - t0,
+        "results": results,
+    }
+    with open(os.path.join(outdir, "counts.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    if not os.path.exists(os.path.join(outdir, "machine.json")):
+        with open(os.path.join(outdir, "machine.json"), "w") as f:
+            json.dump({"machine": machine_facts(), "git": doc["git"],
+                       "run": {"profile": "counts", "backends": backends,
+                               "started_utc": started.isoformat()}},
+                      f, indent=2)
+            f.write("\n")
+    bad = [r for r in results if r.get("error")]
+    for r in bad:
+        sys.stderr.write("error: %s: %s\n" % (r.get("name"), r["error"]))
+    sys.stderr.write("timerbench: counts in %.0f s, %d results, %d errors "
+                     "-> %s\n" % (doc["seconds"], len(results), len(bad),
+                                   outdir))
+    print(outdir)
+    return 1 if bad and len(bad) == len(results) else 0
 
 
 if __name__ == "__main__":

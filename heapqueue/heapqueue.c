@@ -20,17 +20,22 @@
  * Threads.  A pool of cfg.threads workers (default 1) takes tasks with the
  * leader-follower take() of DelayedWorkQueue: at most one worker, the leader,
  * does a timed wait for the head's deadline; the others wait untimed.  A new
- * earliest head clears the leader and signals one waiter, and a leader that
- * leaves signals a successor.  TB_F_NO_LEADER makes every idle worker wait
- * timed instead, so the benchmarks can show the wake-ups the leader saves.
- * Tasks run outside the lock.  Periodic tasks are re-queued after their run:
- * fixed rate at previous scheduled time + period (a late task catches up
- * back-to-back, never overlapping: it is not in the queue while it runs),
- * fixed delay at end of run + delay.  A periodic task that fails (non-zero
- * return, Java's exception) stops for good; others go on.  Shutdown follows
- * STPE's policies: existing delayed one-shots still run, periodic tasks are
+ * earliest head clears the leader and signals one waiter, and a thread that
+ * leaves take() with the queue not empty and no leader signals a successor
+ * (only then, as take()'s finally).  TB_F_NO_LEADER makes every idle worker
+ * wait timed instead, so the benchmarks can show the wake-ups the leader
+ * saves.  Tasks run outside the lock.  Periodic tasks are re-queued after
+ * their run: fixed rate at previous scheduled time + period (a late task
+ * catches up back-to-back, never overlapping: it is not in the queue while it
+ * runs), fixed delay at end of run + delay.  That re-queue is an insert,
+ * refused like a schedule over max_pending or when the array cannot grow:
+ * the task then retires as finished, counted in `rejected` (README,
+ * DECISIONS.md D1).  A periodic task that fails (non-zero return, Java's
+ * exception) stops for good; others go on.  Shutdown follows STPE's
+ * policies: existing delayed one-shots still run, periodic tasks are
  * cancelled (TB_F_DROP_DELAYED_ON_SHUTDOWN / TB_F_KEEP_PERIODIC_ON_SHUTDOWN
- * switch them), later submissions are rejected.
+ * switch them), tasks already cancelled leave at once, later submissions are
+ * rejected.
  *
  * Virtual mode runs the same queue code in the caller's thread, without the
  * mutex and condition variable.
@@ -427,8 +432,21 @@ static void run_task(struct hq *q, struct hq_task *t)
         retire(q, t);
         return;
     }
+    /* The slot the poll freed may have been taken during the run (by a
+     * schedule from inside the task, or from another thread), so the re-arm
+     * is a new insert and is refused like a schedule: over max_pending
+     * (DECISIONS.md D1, Netty's RejectedExecutionException from newTimeout)
+     * or when the array cannot grow (the JDK's OutOfMemoryError from
+     * reExecutePeriodic's add, which loses the task as well).  The task ran,
+     * so it retires as finished. */
+    if ((q->base.cfg.max_pending && q->size >= q->base.cfg.max_pending) ||
+        !heap_reserve(q)) {
+        q->st.rejected++;
+        q->st.finished++;
+        retire(q, t);
+        return;
+    }
     tb_task_set_state(&t->base, TB_TASK_WAITING);
-    heap_reserve(q); /* a slot was freed by the poll: cannot fail */
     heap_push(q, t);
     if (q->heap[0].t == t && q->base.threaded) {
         q->has_leader = false;
@@ -486,6 +504,9 @@ static struct hq_task *take(struct hq *q)
         int64_t deadline = q->heap[0].at;
         if (deadline <= tb_monotonic_ns()) {
             struct hq_task *t = take_head(q);
+            /* take()'s finally: the only place a leaving thread hands the
+             * timed wait on (a zombie is returned and run by the JDK, so it
+             * leaves take() too) */
             if (leader_mode && !q->has_leader && q->size)
                 pthread_cond_signal(&q->available);
             if (t)
@@ -502,9 +523,10 @@ static struct hq_task *take(struct hq *q)
             timed_wait(q, deadline);
             if (q->has_leader && pthread_equal(q->leader, self))
                 q->has_leader = false;
-            /* the successor, if any, takes over the timed wait */
-            if (!q->has_leader && q->size)
-                pthread_cond_signal(&q->available);
+            /* no signal here: this thread loops and either takes the head
+             * (and signals a successor on its way out, as take()'s finally
+             * does) or leads again; a signal now would wake a follower only
+             * to find this thread leading (a third wake-up per task) */
         }
     }
 }

@@ -2,11 +2,16 @@
 """compare.py — two results directories side by side.
 
 For every benchmark instance present in both, prints the median time per
-operation in A and B, the ratio B/A, and whether the difference is within
-the noise (the ratio is under 1 + 2 x the larger coefficient of variation
-of the two, the report's own rule).  Ends with the geometric mean of the
-ratios and counts of faster, slower and within-noise instances.  Reads the
-files through tb_results, so damaged inputs are named, never a traceback.
+operation in A and B, the ratio B/A, the p-value of a two-sided
+Mann-Whitney U test over the two sets of repetitions, and a verdict:
+"faster" or "slower" only when the test says different (p < ALPHA) AND
+the medians differ by at least MIN_EFFECT (tb_stats explains why: two runs
+of one commit differ by more than the repetitions inside one run do);
+"~" otherwise; "too few repetitions to test" when no ordering of so few
+repetitions could reach ALPHA.  Ends with the number of instances flagged
+(faster, slower) out of those tested, the geometric mean of B/A, and the
+share of instances whose medians are within +-10 %.  Reads the files
+through tb_results, so damaged inputs are named, never a traceback.
 
 usage: compare.py A B [--filter SUBSTRING]
 """
@@ -16,6 +21,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tb_results  # noqa: E402
+import tb_stats as S  # noqa: E402
+
+# The reproducibility band the summary reports (issue 14's target).
+BAND = 0.10
 
 
 def name_of(m):
@@ -23,17 +32,16 @@ def name_of(m):
     return "/".join(x for x in (m.op, m.backend, m.workload, m.config, params) if x)
 
 
-def within_noise(a, b):
-    cvs = [c for c in (a.cv, b.cv) if c is not None]
-    if not cvs:
-        return None
-    ratio = max(a.median, b.median) / min(a.median, b.median)
-    return ratio < 1 + 2 * max(cvs)
+def _reps(m):
+    """The repetitions' times; the median alone when the file kept only
+    aggregates (then the pair is too few to test)."""
+    return list(m.times) if m.times else [m.median]
 
 
 def compare(dir_a, dir_b, needle=""):
     """Returns (rows, summary lines, problems); rows are
-    (name, median A, median B, ratio, noise flag)."""
+    (name, median A, median B, ratio, verdict, p) with verdict one of
+    "faster", "slower", "~", "too few"."""
     ra, rb = tb_results.load(dir_a), tb_results.load(dir_b)
     problems = [str(p) for p in ra.problems + rb.problems]
     rows = []
@@ -44,19 +52,37 @@ def compare(dir_a, dir_b, needle=""):
         name = name_of(a)
         if needle and needle not in name:
             continue
-        rows.append((name, a.median, b.median, b.median / a.median,
-                     within_noise(a, b)))
+        verdict, p, _ = S.compare_rule(_reps(a), _reps(b))
+        rows.append((name, a.median, b.median, b.median / a.median, verdict, p))
     only_a = len(set(ra.measurements) - set(rb.measurements))
     only_b = len(set(rb.measurements) - set(ra.measurements))
     summary = []
     if rows:
         gmean = math.exp(sum(math.log(r[3]) for r in rows) / len(rows))
-        noise = sum(1 for r in rows if r[4])
-        faster = sum(1 for r in rows if not r[4] and r[3] < 1)
-        slower = sum(1 for r in rows if not r[4] and r[3] > 1)
-        summary.append("%d instances in both: geometric mean of B/A %.3f; "
-                       "B faster %d, B slower %d, within the noise %d"
-                       % (len(rows), gmean, faster, slower, noise))
+        faster = sum(1 for r in rows if r[4] == "faster")
+        slower = sum(1 for r in rows if r[4] == "slower")
+        few = sum(1 for r in rows if r[4] == "too few")
+        tested = len(rows) - few
+        flagged = faster + slower
+        within = sum(1 for r in rows if abs(r[3] - 1) <= BAND)
+        summary.append(
+            "%d instances in both: flagged %d of %d tested (%s; B faster %d, "
+            "B slower %d), not different (~) %d, too few repetitions to test %d; "
+            "geometric mean of B/A %.3f; medians within +-%d %%: %d of %d (%s)"
+            % (len(rows), flagged, tested,
+               "%.1f %%" % (100.0 * flagged / tested) if tested else "n/a",
+               faster, slower, tested - flagged, few, gmean, round(100 * BAND),
+               within, len(rows), "%.1f %%" % (100.0 * within / len(rows))))
+        summary.append(
+            "rule: flagged when the two-sided Mann-Whitney U test over the "
+            "repetitions gives p < %g and the medians differ by at least %d %% "
+            "(two runs of one commit differ by more than repetitions within "
+            "one run); at most about %d %% of instances flagged is what two "
+            "runs of one commit should show" % (S.ALPHA, round(100 * S.MIN_EFFECT),
+                                                round(100 * S.ALPHA)))
+        if few and not S.have_scipy():
+            summary.append("no instance was tested: scipy (Debian package "
+                           "python3-scipy) is not installed")
     else:
         summary.append("no benchmark instance is present in both directories")
     if only_a or only_b:
@@ -69,6 +95,10 @@ def fmt_ns(v):
         if v >= scale:
             return "%.3g %s" % (v / scale, unit)
     return "%.3g ns" % v
+
+
+VERDICT_TEXT = {"faster": "faster", "slower": "slower", "~": "~",
+                "too few": "too few repetitions to test"}
 
 
 def main(argv):
@@ -88,10 +118,10 @@ def main(argv):
             sys.stderr.write("compare: %s: no such results directory\n" % d)
             return 2
     rows, summary, problems = compare(args[0], args[1], needle)
-    print("%-70s %10s %10s %7s  %s" % ("benchmark", "A", "B", "B/A", "noise"))
-    for name, a, b, ratio, noise in rows:
-        flag = {True: "within", False: "", None: "?"}[noise]
-        print("%-70s %10s %10s %7.3f  %s" % (name, fmt_ns(a), fmt_ns(b), ratio, flag))
+    print("%-70s %10s %10s %7s %8s  %s" % ("benchmark", "A", "B", "B/A", "p", "verdict"))
+    for name, a, b, ratio, verdict, p in rows:
+        print("%-70s %10s %10s %7.3f %8s  %s" % (name, fmt_ns(a), fmt_ns(b), ratio,
+                                                S.fmt_p(p), VERDICT_TEXT[verdict]))
     for line in summary:
         print(line)
     for p in problems:

@@ -60,7 +60,7 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("report: %s: cannot be read (%s)\n" % (root, e.strerror or e))
         return 2
-    if not res.measurements:
+    if not res.measurements and not res.counts:
         sys.stderr.write("report: %s: no usable benchmark results\n" % root)
         for p in res.problems:
             sys.stderr.write("  %s\n" % p)

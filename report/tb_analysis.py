@@ -16,11 +16,40 @@ GROW_RATIO = 1.5
 # Log-log slopes: below LOG_SLOPE_MAX a growing series is sub-linear
 # (consistent with log n plus cache effects); at or above it, closer to n.
 LOG_SLOPE_MAX = 0.5
-# Two medians whose ratio is within 1 + max(cv_a, cv_b) * NOISE_K are
+# (No longer used by the report, whose comparisons are Mann-Whitney U tests
+# in tb_stats; kept for callers outside it.)  Two medians whose ratio is
+# within 1 + max(cv_a, cv_b) * NOISE_K are
 # "within the noise" of each other.
 NOISE_K = 2.0
 # "Much" larger / smaller for the behavioural claims.
 CLEAR_FACTOR = 2.0
+
+
+# The structure's work per operation, as bench/micro.c exports it (issue
+# 14, DECISIONS D2): counted by the backend in tb_stats across the timed
+# parts, divided by the operations.  `rounds` is part of `visits`, so the
+# total leaves it out.
+WORK_COUNTERS = ("sift_levels_per_op", "visits_per_op", "rounds_per_op",
+                 "cascades_per_op", "bucket_offers_per_op", "ticks_per_op",
+                 "transfers_per_op")
+WORK_IN_TOTAL = tuple(c for c in WORK_COUNTERS if c != "rounds_per_op")
+
+
+def work_of(m):
+    """{counter: median per op} of the work counters m carries, or None
+    when it carries none (a run from before they were exported)."""
+    got = {c: m.counter(c) for c in WORK_COUNTERS}
+    got = {c: v for c, v in got.items() if v is not None}
+    return got or None
+
+
+def work_total(m):
+    """The structure's work per operation (sum of the counters, rounds
+    counted once, inside visits), or None without counters."""
+    w = work_of(m)
+    if w is None:
+        return None
+    return sum(v for c, v in w.items() if c in WORK_IN_TOTAL)
 
 
 def fit_loglog(points):

@@ -4,19 +4,47 @@ the run's measurements, and the "which one to use" table.
 A claim is fixed text (what the write-ups say, and where); its verdict is
 computed here from the numbers the sections gathered, by the rule printed
 beside it.  A claim whose experiment is not in the results gets the verdict
-"not tested", with what is missing.
+"not tested", with what is missing.  Every comparison of two measured sets
+is decided by the Mann-Whitney U test over their repetitions (tb_stats);
+when the decisive one is not significant, or has too few repetitions to be
+tested, the verdict is "undecided" and says which, with the p-value.
 """
 
 import math
 
 import tb_analysis as A
 import tb_results
+import tb_experiments
+import tb_stats as S
 from tb_doc import Code
 
 HOLDS = "holds"
 FAILS = "does not hold"
 PARTLY = "holds only in part"
 UNTESTED = "not tested"
+# A decisive comparison that the test over the repetitions does not call
+# significant (or that has too few repetitions to test) picks no side.
+UNDECIDED = "undecided at this noise"
+
+
+def _reps(m, counter=None):
+    """Per-repetition values of m's time (or of one counter); the median
+    alone when the file kept only aggregates (then too few to test)."""
+    if counter is None:
+        return list(m.times) if m.times else [m.median]
+    vals = m.counters.get(counter)
+    if vals:
+        return list(vals)
+    v = m.counter(counter)
+    return [] if v is None else [v]
+
+
+def _undecided(c, d, measured, what=""):
+    """Sets the verdict for a decisive comparison d that picked no side."""
+    if d.kind in ("too few", "no scipy"):
+        return _set(c, UNDECIDED, "undecided%s: %s" % (what, d.text()), measured)
+    return _set(c, UNDECIDED, "%s%s (not significant, %s)" % (UNDECIDED, what, d.text()),
+                measured)
 
 
 def _claim(claim, source, experiment, rule):
@@ -66,57 +94,159 @@ def evaluate(ctx):
 
 # ---- 1. heaps grow as log n, wheels stay flat --------------------------------
 
+def _time_shape(m_lo, m_hi):
+    """("grows" | "flat" | "undecided" | "too few", (ci low, ci high) or None):
+    the 95 % interval of time(N_hi) / time(N_lo) against the thresholds."""
+    ci = S.ratio_ci(_reps(m_hi), _reps(m_lo))
+    if ci is None:
+        return "too few", None
+    if ci[0] >= A.GROW_RATIO:
+        return "grows", ci
+    if ci[1] < A.FLAT_RATIO:
+        return "flat", ci
+    return "undecided", ci
+
+
+def _work_shape(m_lo, m_hi):
+    """("grows" | "flat" | None, ratio) from the work counters (counted, so
+    judged on their medians); None without counters."""
+    lo, hi = A.work_total(m_lo), A.work_total(m_hi)
+    if lo is None or hi is None:
+        return None, None
+    if lo == 0:
+        return ("flat", 1.0) if hi == 0 else ("grows", math.inf)
+    r = hi / lo
+    return ("grows" if r >= A.GROW_RATIO else "flat"), r
+
+
+def _part_verdict(heaps, wheels):
+    """Verdict of one operation on one part (work or time): heaps and
+    wheels are [(shape, low, high)] with low/high bounds of the ratio."""
+    hs = [x[0] for x in heaps]
+    ws = [x[0] for x in wheels]
+    if all(h == "grows" for h in hs) and all(w == "flat" for w in ws):
+        return HOLDS
+    contradicted = any(h == "flat" for h in hs) or any(w == "grows" for w in ws)
+    if not contradicted:
+        return UNDECIDED
+    # every heap grows, and more than any wheel: only the wheels' flatness fails
+    if all(h == "grows" for h in hs) and min(x[1] for x in heaps) > max(x[2] for x in wheels):
+        return PARTLY
+    return FAILS
+
+
+def _combine(verdicts):
+    """One verdict from per-operation verdicts of one part."""
+    vs = list(verdicts)
+    if all(v == HOLDS for v in vs):
+        return HOLDS
+    if UNDECIDED in vs:
+        return UNDECIDED
+    if all(v == FAILS for v in vs):
+        return FAILS
+    return PARTLY
+
+
 def heap_vs_wheel_growth(ctx):
     c = _claim("Heap insert and removal grow as log n while a timing wheel's stay constant",
                "Varghese & Lauck, \"Hashed and Hierarchical Timing Wheels\" (SOSP 1987); "
                "Netty HashedWheelTimer Javadoc",
-               "micro-benchmarks insert and cancel, series h2h, main workload",
-               "holds for an operation when every heap line grows (time at the largest N "
-               "at least %s the time at the smallest) and every wheel line stays flat "
+               "micro-benchmarks insert and cancel, series h2h, main workload; judged on "
+               "the structure's work (counters) and on time separately",
+               "for each of work and time, holds for an operation when every heap line grows "
+               "(largest N against smallest: at least %s) and every wheel line stays flat "
                "(under %s); holds only in part when every heap grows more than every wheel "
-               "but a wheel is not flat; removal is a cancel that takes the task out of the heap "
-               "(remove-on-cancel on), since a lazy cancel only marks it"
-               % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO)))
-    parts, held, tested, steeper = [], [], [], []
+               "but a wheel is not flat. Time is judged by the %d %% confidence interval of "
+               "the ratio over the repetitions (Mann-Whitney): a line whose interval straddles "
+               "the threshold leaves the time part %s. Work is the sum of the work counters "
+               "per operation (counted, not timed). Removal is a cancel that takes the task "
+               "out of the heap (remove-on-cancel on), since a lazy cancel only marks it"
+               % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO),
+                  round(100 * (1 - S.ALPHA)), UNDECIDED))
+    parts, tested = [], []
+    time_v, work_v = [], []
+    few_only = True
+    uncounted = []
     for op in ("insert", "cancel"):
         wl = _main_workload(ctx, op)
         if wl is None:
             continue
         heaps, wheels = [], []
-        for (o, s, w, label), g in ctx.growth.items():
-            if o != op or s != "h2h" or w != wl or not g.ok:
+        for label, ms in ctx.series.get((op, "h2h", wl), {}).items():
+            ms = [m for m in ms if m.median]
+            if len(ms) < 2:
                 continue
             b = label.split(" ")[0]
             if op == "cancel" and ("roc=off" in label or (_lazy(ctx, b) and "roc=on" not in label)):
                 continue
             if ctx.is_heap(b):
-                heaps.append((label, g))
+                heaps.append((label, ms[0], ms[-1]))
             elif ctx.is_wheel(b):
-                wheels.append((label, g))
+                wheels.append((label, ms[0], ms[-1]))
         if not heaps or not wheels:
             continue
         tested.append(op)
-        ok = all(g.grows() for _, g in heaps) and all(g.flat() for _, g in wheels)
-        if ok:
-            held.append(op)
-        elif min(g.ratio for _, g in heaps) > max(g.ratio for _, g in wheels):
-            steeper.append(op)
-        n_lo = min(g.n_lo for _, g in heaps + wheels)
-        n_hi = max(g.n_hi for _, g in heaps + wheels)
+        t_rows, w_rows, texts = {}, {}, []
+        for label, lo, hi in heaps + wheels:
+            shape, ci = _time_shape(lo, hi)
+            few_only = few_only and shape == "too few"
+            r = hi.median / lo.median
+            t_rows[label] = (shape, ci[0] if ci else r, ci[1] if ci else r)
+            wshape, wr = _work_shape(lo, hi)
+            b = label.split(" ")[0]
+            if wshape is not None and ctx.is_heap(b) and A.work_total(lo) == 0 \
+                    and A.work_total(hi) == 0:
+                # a heap that moves nothing at any N does not count its
+                # sift levels (a counter a backend does not keep reads 0)
+                uncounted.append(b)
+                wshape = None
+            if wshape is not None:
+                w_rows[label] = (wshape, wr, wr)
+            texts.append((Code(label), " time %s%s%s" % (
+                A.fmt_ratio(r),
+                " [%s–%s]" % (A.fmt_ratio(ci[0]), A.fmt_ratio(ci[1])) if ci else
+                " (too few repetitions to test)",
+                (", work %s → %s per op" % (A.fmt_num(A.work_total(lo)), A.fmt_num(A.work_total(hi))))
+                if wshape is not None else "")))
+        n_lo = min(lo.n for _, lo, _ in heaps + wheels)
+        n_hi = max(hi.n for _, _, hi in heaps + wheels)
+        hl = [l for l, _, _ in heaps]
+        wl_ = [l for l, _, _ in wheels]
+        tv = _part_verdict([t_rows[l] for l in hl], [t_rows[l] for l in wl_])
+        time_v.append(tv)
+        if all(l in w_rows for l in hl + wl_):
+            work_v.append(_part_verdict([w_rows[l] for l in hl], [w_rows[l] for l in wl_]))
         parts.append(("%s, N %s to %s: " % (op, A.fmt_n(n_lo), A.fmt_n(n_hi)),) +
-                     tuple(_join([(Code(l), " %s" % A.fmt_ratio(g.ratio)) for l, g in heaps + wheels], ", ")))
+                     tuple(_join(texts, ", ")))
     if not tested:
         return _set(c, UNTESTED, UNTESTED + ": no insert or cancel results for both a heap and a wheel",
                     "no data")
     measured = _join(parts)
-    if len(held) == len(tested) == 2:
-        return _set(c, HOLDS, HOLDS, measured)
-    if held:
-        return _set(c, PARTLY, "holds only for %s" % " and ".join(held), measured)
-    if steeper:
-        return _set(c, PARTLY, "holds only in part: for %s every heap grows more than every "
-                    "wheel, but the wheels do not stay flat" % " and ".join(steeper), measured)
-    return _set(c, FAILS, FAILS, measured)
+    tv = _combine(time_v)
+    wv = _combine(work_v) if len(work_v) == len(tested) else None
+    ops = " and ".join(tested)
+    # "too few" when no line had the repetitions to judge its time at all
+    undecided_text = ("undecided on time: too few repetitions to test" if few_only
+                      else UNDECIDED + " on time")
+    if wv is None:
+        # a run from before the work counters, or heaps that do not count
+        # theirs: time alone
+        why = ("(%s count%s no sift levels in these results)" % (
+            ", ".join(sorted(set(uncounted))), "" if len(set(uncounted)) > 1 else "s")
+            if uncounted else "(no work counters in these results)")
+        if tv == UNDECIDED:
+            return _set(c, UNDECIDED, "%s %s" % (undecided_text, why), measured)
+        return _set(c, tv, "%s on time %s" % (tv, why), measured)
+    if tv == UNDECIDED:
+        return _set(c, UNDECIDED, "%s; on the structure's work it %s" % (undecided_text, wv), measured)
+    if tv == wv:
+        if tv == HOLDS:
+            return _set(c, HOLDS, "holds (on work and on time, for %s)" % ops, measured)
+        if tv == FAILS:
+            return _set(c, FAILS, "does not hold: on work and on time", measured)
+        return _set(c, PARTLY, "holds only in part, on work and on time", measured)
+    return _set(c, PARTLY, "holds only in part: on the structure's work it %s, on time it %s"
+                % (wv, tv), measured)
 
 
 # ---- 2. Timer's single thread ------------------------------------------------
@@ -132,7 +262,9 @@ def slow_task(ctx):
                "interference",
                "holds when the single-thread backend's maximum lateness of the fast "
                "tasks, with a pool size of more than one requested, is at least %s "
-               "that of the pool backend with the same request" % A.fmt_ratio(A.CLEAR_FACTOR))
+               "that of the pool backend with the same request, by a Mann-Whitney U "
+               "test over the repetitions (p < %s)" % (A.fmt_ratio(A.CLEAR_FACTOR),
+                                                      A.fmt_num(S.ALPHA)))
     ms = (getattr(ctx, "rt", {}) or {}).get("interference", {}).get("ms", [])
     single = [m for m in ms if m.backend == "timerthread"]
     pool = [m for m in ms if m.backend == "heapqueue"]
@@ -151,9 +283,15 @@ def slow_task(ctx):
                 ": max lateness %s; " % A.fmt_ns(sm),
                 Code("heapqueue threads=%s" % p.cfg.get("threads", "?")),
                 ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
-    if pm <= 0 or sm >= A.CLEAR_FACTOR * pm:
+    if pm <= 0 and sm > 0:
         return _set(c, HOLDS, HOLDS, measured)
-    return _set(c, FAILS, FAILS, measured)
+    d = S.decide(_reps(s, "max"), _reps(p, "max"), A.CLEAR_FACTOR)
+    measured = measured + ("; %s" % d.text(),)
+    if d.kind == "greater":
+        return _set(c, HOLDS, HOLDS, measured)
+    if d.kind == "less":
+        return _set(c, FAILS, FAILS, measured)
+    return _undecided(c, d, measured)
 
 
 # ---- 3. a failing task -------------------------------------------------------
@@ -198,7 +336,9 @@ def netty_ticks(ctx):
                "the idle part holds when the wheel's ticks per second are at least half of "
                "one per tick and most of them are empty; the lateness part holds when its "
                "p99 lateness is at most one tick plus the floor's p99 and its p50 is at "
-               "least a quarter of a tick more than the floor's p50")
+               "least a quarter of a tick more than the floor's p50, each by a Mann-Whitney "
+               "U test over the repetitions (p < %s), with enough samples for a p99"
+               % A.fmt_num(S.ALPHA))
     rt = getattr(ctx, "rt", {}) or {}
     idle = [m for m in rt.get("idle", []) if m.backend == "timerwheel"]
     late = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == "timerwheel"
@@ -219,26 +359,50 @@ def netty_ticks(ctx):
                                                              A.fmt_pct(e / t if t else None)),))
     fp50 = floor[0].counter("p50") if floor else None
     fp99 = floor[0].counter("p99") if floor else None
+    tests = []
+    late_few = False
     for m in late:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         p50, p99 = m.counter("p50"), m.counter("p99")
         if not tick or p50 is None or p99 is None or fp50 is None or fp99 is None:
             continue
-        ok = p99 <= tick + fp99 and p50 >= fp50 + tick / 4
+        counts = (m.counter("count"), floor[0].counter("count"))
+        if not all(S.pct_supported(n, 0.99) for n in counts):
+            late_few = True
+            parts.append(("lateness: not tested, %s and %s samples per repetition, under the %s "
+                          "a p99 needs" % (A.fmt_num(counts[0]), A.fmt_num(counts[1]),
+                                           A.fmt_num(S.pct_min_samples(0.99))),))
+            continue
+        # p99 at most a tick over the floor's, p50 at least a quarter tick over
+        d99 = S.decide(_reps(m, "p99"), _reps(floor[0], "p99"), 1.0, tick)
+        d50 = S.decide(_reps(m, "p50"), _reps(floor[0], "p50"), 1.0, tick / 4)
+        if d99.kind == "greater" or d50.kind == "less":
+            ok = False
+        elif d99.kind == "less" and d50.kind == "greater":
+            ok = True
+        else:
+            ok = None
+            tests.append(d99 if not d99.significant else d50)
         late_ok.append(ok)
-        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s)" % (
-            A.fmt_ns(tick), A.fmt_ns(p50), A.fmt_ns(p99), A.fmt_ns(fp50), A.fmt_ns(fp99)),))
+        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s; p99 test %s, "
+                      "p50 test %s)" % (
+                          A.fmt_ns(tick), A.fmt_ns(p50), A.fmt_ns(p99), A.fmt_ns(fp50),
+                          A.fmt_ns(fp99), d99.text(), d50.text()),))
     if not idle_ok and not late_ok:
         return _set(c, UNTESTED, UNTESTED + ": the timerwheel results lack tick, ticks or percentile data",
                     _join(parts) if parts else "no data")
     measured = _join(parts)
     a = bool(idle_ok) and all(idle_ok)
+    if None in late_ok and False not in late_ok:
+        return _undecided(c, tests[0], measured, " for the lateness; the idle part %s"
+                          % (HOLDS if a else FAILS if idle_ok else "was not measured"))
     b = bool(late_ok) and all(late_ok)
     if a and b:
         return _set(c, HOLDS, HOLDS, measured)
     if a:
         return _set(c, PARTLY, "holds only for the idle ticking" + (
-            "" if late_ok else " (lateness not measured)"), measured)
+            "" if late_ok else " (lateness not tested: too few samples for a p99)" if late_few
+            else " (lateness not measured)"), measured)
     if b:
         return _set(c, PARTLY, "holds only for the lateness" + (
             "" if idle_ok else " (idle not measured)"), measured)
@@ -253,8 +417,9 @@ def kafka_no_empty_advances(ctx):
                "(Confluent blog, 2015)",
                "idle",
                "holds when the hierarchical wheel has no empty ticks while idle and wakes at "
-               "most 1/%s as often as the ticking wheel at the same tick"
-               % A.fmt_num(A.CLEAR_FACTOR))
+               "most 1/%s as often as the ticking wheel at the same tick (Mann-Whitney U "
+               "test over the repetitions, p < %s)" % (A.fmt_num(A.CLEAR_FACTOR),
+                                                      A.fmt_num(S.ALPHA)))
     rt = getattr(ctx, "rt", {}) or {}
     idle = rt.get("idle", [])
     hw = [m for m in idle if m.backend == "hierwheel"]
@@ -270,18 +435,27 @@ def kafka_no_empty_advances(ctx):
     if not pairs:
         return _set(c, UNTESTED, UNTESTED + ": no hierwheel and timerwheel idle results in the same series",
                     "no data")
-    parts, oks = [], []
+    parts, oks, undecided = [], [], []
     for h, t in pairs:
         he, hwk, twk = h.counter("empty_ticks_per_s"), h.counter("wakeups_per_s"), t.counter("wakeups_per_s")
         if he is None or hwk is None or twk is None:
             continue
-        ok = he == 0 and hwk * A.CLEAR_FACTOR <= twk
+        d = S.decide(_reps(t, "wakeups_per_s"), _reps(h, "wakeups_per_s"), A.CLEAR_FACTOR)
+        if he != 0 or d.kind == "less":
+            ok = False
+        elif d.kind == "greater" or (hwk == 0 and twk > 0 and he == 0):
+            ok = True
+        else:
+            ok = None
+            undecided.append(d)
         oks.append(ok)
         parts.append(("series %s: " % h.series, Code("hierwheel"),
                       " %s empty ticks/s, %s wake-ups/s; " % (A.fmt_num(he), A.fmt_num(hwk)),
-                      Code("timerwheel"), " %s wake-ups/s" % A.fmt_num(twk)))
+                      Code("timerwheel"), " %s wake-ups/s (%s)" % (A.fmt_num(twk), d.text())))
     if not oks:
         return _set(c, UNTESTED, UNTESTED + ": the idle results lack wake-up counters", "no data")
+    if None in oks and False not in oks:
+        return _undecided(c, undecided[0], _join(parts))
     measured = _join(parts)
     if all(oks):
         return _set(c, HOLDS, HOLDS, measured)
@@ -306,8 +480,9 @@ def hierarchy(ctx):
                "micro-benchmarks insert and expire, workloads short and wide, series h2h",
                "holds when the hierarchical wheel's insert on the wide workload costs under "
                "%s its insert on the short one at the largest N (the range is covered), "
-               "and its expire per task on wide costs more than on short beyond the noise "
-               "(the cascades)" % A.fmt_ratio(A.CLEAR_FACTOR))
+               "and its expire per task on wide costs more than on short (the cascades), "
+               "each by a Mann-Whitney U test over the repetitions (p < %s)"
+               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)))
     need = {}
     for op in ("insert", "expire"):
         for wl in ("short", "wide"):
@@ -320,19 +495,28 @@ def hierarchy(ctx):
     exp_s, exp_w = need[("expire", "short")], need[("expire", "wide")]
     ins_ratio = ins_w.median / ins_s.median
     exp_ratio = exp_w.median / exp_s.median
-    covered = ins_ratio < A.CLEAR_FACTOR
-    cascades = exp_ratio > 1 and not A.within_noise(exp_w.median, exp_s.median, exp_w.cv, exp_s.cv)
-    measured = ((Code("hierwheel"), " at N = %s: insert %s (short) against %s (wide), %s; "
-                 "expire per task %s against %s, %s" % (
+    dc = S.decide(_reps(ins_w), _reps(ins_s), A.CLEAR_FACTOR)
+    de = S.decide(_reps(exp_w), _reps(exp_s))
+    covered = dc.kind == "less"
+    cascades = de.kind == "greater"
+    measured = ((Code("hierwheel"), " at N = %s: insert %s (short) against %s (wide), %s (%s); "
+                 "expire per task %s against %s, %s (%s)" % (
                      A.fmt_n(ins_w.n), A.fmt_ns(ins_s.median), A.fmt_ns(ins_w.median),
-                     A.fmt_ratio(ins_ratio), A.fmt_ns(exp_s.median), A.fmt_ns(exp_w.median),
-                     A.fmt_ratio(exp_ratio))),)
+                     A.fmt_ratio(ins_ratio), dc.text(), A.fmt_ns(exp_s.median),
+                     A.fmt_ns(exp_w.median), A.fmt_ratio(exp_ratio), de.text())),)
+    cw, cs = exp_w.counter("cascades_per_op"), exp_s.counter("cascades_per_op")
+    if cw is not None and cs is not None:
+        measured = measured + ("; cascades per task %s (short) against %s (wide), counted"
+                               % (A.fmt_num(cs), A.fmt_num(cw)),)
     tw = _at_largest(ctx, "expire", "h2h", "wide", "timerwheel")
     tws = _at_largest(ctx, "expire", "h2h", "short", "timerwheel")
     if tw and tws:
         measured = measured + ("; ", Code("timerwheel"), " expire %s (short) against %s (wide)" % (
             A.fmt_ns(tws.median), A.fmt_ns(tw.median)))
     measured = _join([measured])
+    for d in (dc, de):
+        if not d.significant:
+            return _undecided(c, d, measured)
     if covered and cascades:
         return _set(c, HOLDS, HOLDS, measured)
     if covered:
@@ -350,27 +534,45 @@ def leader_follower(ctx):
                "ScheduledThreadPoolExecutor.DelayedWorkQueue source comments (JDK)",
                "workers, leader=on against leader=off",
                "holds when turning the leader off makes at least %s as many timed waits "
-               "per task; holds only in part when there are more, but fewer than that"
-               % A.fmt_ratio(A.CLEAR_FACTOR))
+               "per task; holds only in part when there are more, but fewer than that; "
+               "does not hold when there are fewer or the same (p >= 0.5); each by a "
+               "Mann-Whitney U test over the repetitions (p < %s)"
+               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)))
     pairs = (getattr(ctx, "rt", {}) or {}).get("workers", [])
     if not pairs:
         return _set(c, UNTESTED, UNTESTED + ": no workers results with leader=on and leader=off",
                     "no data")
-    parts, ratios = [], []
+    parts, kinds, undecided = [], [], []
     for b, on, off in pairs:
         a, z = on.counter("timed_waits_per_task"), off.counter("timed_waits_per_task")
         if a is None or z is None:
             continue
         r = z / a if a > 0 else (math.inf if z > 0 else 1.0)
-        ratios.append(r)
-        parts.append((Code(b), ": %s timed waits per task with the leader, %s without (%s)" % (
-            A.fmt_num(a), A.fmt_num(z), A.fmt_ratio(r) if math.isfinite(r) else "∞")))
-    if not ratios:
+        von, voff = _reps(on, "timed_waits_per_task"), _reps(off, "timed_waits_per_task")
+        d2 = S.decide(voff, von, A.CLEAR_FACTOR)
+        d1 = S.decide(voff, von)
+        if d2.kind == "greater":
+            kinds.append(HOLDS)
+        elif d1.kind == "greater" and d2.kind == "less":
+            kinds.append(PARTLY)
+        elif d1.kind == "less" or (d1.kind == "undecided" and d2.kind == "less"
+                                   and d1.p is not None and d1.p >= 0.5):
+            kinds.append(FAILS)
+        else:
+            kinds.append(UNDECIDED)
+            undecided.append(d2 if not d2.significant else d1)
+        parts.append((Code(b), ": %s timed waits per task with the leader, %s without (%s; "
+                      "%s against %s: %s)" % (
+                          A.fmt_num(a), A.fmt_num(z), A.fmt_ratio(r) if math.isfinite(r) else "∞",
+                          A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_ratio(1.0), d2.text())))
+    if not kinds:
         return _set(c, UNTESTED, UNTESTED + ": the workers results lack timed_waits_per_task", "no data")
     measured = _join(parts)
-    if all(r >= A.CLEAR_FACTOR for r in ratios):
+    if UNDECIDED in kinds:
+        return _undecided(c, undecided[0], measured)
+    if all(k == HOLDS for k in kinds):
         return _set(c, HOLDS, HOLDS, measured)
-    if all(r > 1.0 for r in ratios):
+    if all(k in (HOLDS, PARTLY) for k in kinds):
         return _set(c, PARTLY, "holds only in part: fewer timed waits, by less than %s"
                     % A.fmt_ratio(A.CLEAR_FACTOR), measured)
     return _set(c, FAILS, FAILS, measured)
@@ -396,8 +598,9 @@ def crossover(ctx):
                "Varghese & Lauck 1987; Matsuda, Confluent blog, 2015",
                "micro-benchmark timeouts (schedule, mostly cancel, clock moves on), series h2h",
                "holds when the fastest heap beats the fastest wheel at the smallest N and "
-               "the fastest wheel beats the fastest heap at the largest N, both by more "
-               "than the noise; the crossover is interpolated on log N")
+               "the fastest wheel beats the fastest heap at the largest N, both by a "
+               "Mann-Whitney U test over the repetitions (p < %s); the crossover is "
+               "interpolated on log N" % A.fmt_num(S.ALPHA))
     wl = _main_workload(ctx, "timeouts")
     if wl is None:
         return _set(c, UNTESTED, UNTESTED + ": no timeouts results in series h2h", "no data")
@@ -413,31 +616,26 @@ def crossover(ctx):
                 Code(heap[hi][1]), " %s, wheel " % A.fmt_ns(heap[hi][0]), Code(wheel[hi][1]),
                 " %s" % A.fmt_ns(wheel[hi][0]))
     x = A.crossover([(n, heap[n][0]) for n in ns], [(n, wheel[n][0]) for n in ns])
-    def beats(a, b):
-        return a[0] < b[0] and not A.within_noise(a[0], b[0], a[2].cv, b[2].cv)
-    heap_small = beats(heap[lo], wheel[lo])
-    wheel_large = beats(wheel[hi], heap[hi])
-    tie_small = A.within_noise(heap[lo][0], wheel[lo][0], heap[lo][2].cv, wheel[lo][2].cv)
-    tie_large = A.within_noise(heap[hi][0], wheel[hi][0], heap[hi][2].cv, wheel[hi][2].cv)
-    if heap_small and wheel_large:
-        where = ""
-        if x and x[0] == "cross":
-            where = " (crossover at N ≈ %s)" % A.fmt_n(round(x[1]))
-        return _set(c, HOLDS, HOLDS + where, measured)
-    if wheel_large and tie_small:
-        return _set(c, FAILS, FAILS + ": at the smallest N the fastest heap and wheel are "
-                    "within the noise; a wheel wins at the largest", measured)
-    if heap_small and tie_large:
-        return _set(c, FAILS, FAILS + ": a heap wins at the smallest N and is within the "
-                    "noise of the fastest wheel at the largest", measured)
-    if wheel_large:
-        return _set(c, FAILS, FAILS + ": a wheel is faster at every N measured", measured)
-    if heap_small:
-        return _set(c, FAILS, FAILS + ": a heap is faster at every N measured", measured)
-    if tie_small or tie_large:
-        return _set(c, FAILS, FAILS + ": heaps and wheels are within the noise of each other",
+    d_lo = S.decide(_reps(heap[lo][2]), _reps(wheel[lo][2]))   # heap against wheel
+    d_hi = S.decide(_reps(wheel[hi][2]), _reps(heap[hi][2]))   # wheel against heap
+    measured = measured + ("; tests: N = %s %s, N = %s %s" % (
+        A.fmt_n(lo), d_lo.text(), A.fmt_n(hi), d_hi.text()),)
+    # the opposite of the claim, significantly, at either end settles it
+    if d_lo.kind == "greater" and d_hi.kind == "greater":
+        return _set(c, FAILS, FAILS + ": wheels are faster for few timers and heaps for many",
                     measured)
-    return _set(c, FAILS, FAILS + ": wheels are faster for few timers and heaps for many", measured)
+    if d_lo.kind == "greater":
+        return _set(c, FAILS, FAILS + ": a wheel is faster at the smallest N", measured)
+    if d_hi.kind == "greater":
+        return _set(c, FAILS, FAILS + ": a heap is faster at the largest N", measured)
+    for d in (d_lo, d_hi):
+        if not d.significant:
+            return _undecided(c, d, measured, " at N = %s" % A.fmt_n(lo if d is d_lo else hi))
+    # both ends significant and neither against the claim: it holds
+    where = ""
+    if x and x[0] == "cross":
+        where = " (crossover at N ≈ %s)" % A.fmt_n(round(x[1]))
+    return _set(c, HOLDS, HOLDS + where, measured)
 
 
 # ---- which one to use ----------------------------------------------------------
@@ -509,11 +707,16 @@ def recommend(ctx):
     rt = getattr(ctx, "rt", {}) or {}
     lat = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend not in ctx.floor
            and m.workload == "light" and m.cfg.get("slack", "default") == "default"]
-    if lat:
+    # the highest percentile every candidate has enough samples for
+    key = next((k for k in ("p99", "p90", "p50")
+                if lat and all(S.pct_supported(m.counter("count"), tb_experiments.PCT_Q[k])
+                               for m in lat)), None)
+    if lat and key:
         labels = rt["lateness"]["labels"]
-        r = _rank_row("Punctual firing (lowest p99 lateness, light load)",
-                      [(m.counter("p99"), labels[id(m)]) for m in lat], A.fmt_ns,
-                      "p99 lateness, experiment lateness")
+        name = "p99.9" if key == "p999" else key
+        r = _rank_row("Punctual firing (lowest %s lateness, light load)" % name,
+                      [(m.counter(key), labels[id(m)]) for m in lat], A.fmt_ns,
+                      "%s lateness, experiment lateness" % name)
         if r:
             rows.append(r)
     inter = [m for m in rt.get("interference", {}).get("ms", []) if m.backend not in ctx.floor]

@@ -11,10 +11,12 @@ bench/runtime.c writes: percentiles `<prefix>count`, `min`, `p50`, `p90`,
 What each section finds is also stored in ctx.rt for the claims.
 """
 
+import math
 import os
 
 import tb_analysis as A
 import tb_results
+import tb_stats as S
 from tb_doc import Bold, Code
 from tb_figures import RawPath
 
@@ -41,6 +43,34 @@ RUNTIME_WHAT = {
                  "throughput and lateness",
 }
 PCTS = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
+# The quantile each percentile counter stands for.
+PCT_Q = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
+
+
+def pct_value(m, key, prefix=""):
+    """A percentile counter's median over the repetitions, or None when too
+    few samples back it (see tb_stats.pct_supported) or it is absent."""
+    v = m.counter(prefix + key)
+    q = PCT_Q.get(key)
+    if v is None or q is None:
+        return v
+    return v if S.pct_supported(m.counter(prefix + "count"), q) else None
+
+
+def pct_cell(m, key, prefix=""):
+    """A percentile in us for a table cell, or why it is not shown."""
+    v = m.counter(prefix + key)
+    q = PCT_Q.get(key)
+    if v is None or q is None:
+        return fmt_us(v)
+    n = m.counter(prefix + "count")
+    if n is None:
+        return "— (sample count not recorded)"
+    if not S.pct_supported(n, q):
+        return "— (n = %s < %s)" % (A.fmt_num(n), A.fmt_num(S.pct_min_samples(q)))
+    return fmt_us(v)
+
+
 # The design's target: lateness p50 within this factor of the floor.
 FLOOR_TARGET = 1.2
 
@@ -206,7 +236,7 @@ def _cdf_of(ctx, m, metric):
     pts = []
     for key, q in (("min", 0.0), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99),
                    ("p999", 0.999), ("max", 1.0)):
-        v = m.counter(prefix + key)
+        v = pct_value(m, key, prefix) if key in PCT_Q else m.counter(prefix + key)
         if v is not None:
             pts.append((max(v / 1000.0, 0.1), q))
     return pts, "percentiles"
@@ -220,21 +250,62 @@ def add_figure(ctx, doc, name, caption, alt):
     doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
 
 
+def pooled(ctx, m, metric="lateness"):
+    """(samples, {p50.., max}) over every repetition's samples pooled, from
+    samples.csv (nearest rank on the weighted rows), or None when the run
+    wrote none for m.  A configuration's 10^4 samples may come as 2000 in
+    each of 5 repetitions: only pooled do they back a p99.9."""
+    s = ctx.res.samples_for(m, metric)
+    if not s:
+        return None
+    s = sorted(s)
+    total = sum(w for _, w in s)
+    out = {"max": s[-1][0]}
+    for key, q in PCT_Q.items():
+        rank, acc = max(1.0, math.ceil(q * total - 1e-9)), 0.0
+        for v, w in s:
+            acc += w
+            if acc >= rank:
+                out[key] = v
+                break
+    return total, out
+
+
+def _pooled_cell(n, vals, key):
+    q = PCT_Q.get(key)
+    if q is not None and not S.pct_supported(n, q):
+        return "— (n = %s < %s)" % (A.fmt_num(n), A.fmt_num(S.pct_min_samples(q)))
+    return fmt_us(vals.get(key))
+
+
 def _pct_table(ctx, doc, ms, labels, prefix="", extra=()):
     rows = []
+    any_pooled = False
     for label, m in _order(ctx, [(labels[id(m)], m) for m in ms]):
         row = [Code(label), Code(m.workload), Code(m.config)]
-        if m.error:
+        pool = pooled(ctx, m) if not prefix and not m.error else None
+        per_rep = m.counter(prefix + "count")
+        if pool and m.repetitions > 1 and pool[0] > (per_rep or 0):
+            any_pooled = True
+            row.append(A.fmt_num(pool[0]))
+            row += [_pooled_cell(pool[0], pool[1], k) for k, _ in PCTS]
+            for name, fmt in extra:
+                row.append(fmt(m.counter(name)))
+        elif m.error:
             row += [("error: " + m.error[:80],)] + [""] * (len(PCTS) + len(extra))
         else:
-            row.append(A.fmt_num(m.counter(prefix + "count")))
-            row += [fmt_us(m.counter(prefix + k)) for k, _ in PCTS]
+            row.append(A.fmt_num(per_rep))
+            row += [pct_cell(m, k, prefix) for k, _ in PCTS]
             for name, fmt in extra:
                 row.append(fmt(m.counter(name)))
         rows.append(row)
     doc.table(["series", "workload", "configuration", "samples"] +
               ["%s (us)" % t for _, t in PCTS] + [n for n, _ in extra], rows,
               numeric=set(range(3, 4 + len(PCTS) + len(extra))))
+    doc.p("Percentiles: " + ("over every repetition's samples pooled (samples.csv) where "
+                             "there were several repetitions, else " if any_pooled else "")
+          + "the median over the repetitions of each repetition's own; shown only where "
+          "at least %s / (1 − q) samples back them." % A.fmt_num(S.PCT_TAIL_SAMPLES))
 
 
 def _missing(ctx, doc, op):
@@ -343,7 +414,8 @@ def lateness(ctx, doc, ms):
     for slack, f in sorted(floor.items()):
         fp50 = f.counter("p50")
         items.append(("Floor (", Code("slack=" + slack), "): p50 %s, p99 %s." % (
-            A.fmt_ns(fp50), A.fmt_ns(f.counter("p99")))))
+            A.fmt_ns(fp50), A.fmt_ns(pct_value(f, "p99")) if pct_value(f, "p99") is not None
+            else "not shown (too few samples)")))
         cand = [(m.counter("p50"), labels[id(m)], m) for m in ok
                 if m.backend not in ctx.floor and m.workload == "light" and _slack(m) == slack
                 and m.counter("p50") is not None]
@@ -366,10 +438,11 @@ def lateness(ctx, doc, ms):
                      and _slack(x) == _slack(m) and x.series == m.series
                      and {k: v for k, v in x.cfg.items() if k != "slack"} ==
                      {k: v for k, v in m.cfg.items() if k != "slack"}]
-            if light and light[0].counter("p99") and m.counter("p99") is not None:
+            if light and pct_value(light[0], "p99") and pct_value(m, "p99") is not None:
                 items.append((Code(labels[id(m)]), ": p99 %s with %s tasks pending against %s at light load (%s)." % (
-                    A.fmt_ns(m.counter("p99")), A.fmt_num(m.counter("background") or m.n),
-                    A.fmt_ns(light[0].counter("p99")), A.fmt_ratio(m.counter("p99") / light[0].counter("p99")))))
+                    A.fmt_ns(pct_value(m, "p99")), A.fmt_num(m.counter("background") or m.n),
+                    A.fmt_ns(pct_value(light[0], "p99")),
+                    A.fmt_ratio(pct_value(m, "p99") / pct_value(light[0], "p99")))))
     early = [(m.counter("early") or 0, m) for m in ok if m.counter("early") is not None]
     total = sum(m.counter("count") or 0 for _, m in early)
     n_early = sum(e for e, _ in early)
@@ -406,15 +479,16 @@ def jitter(ctx, doc, ms):
                                 "planned time (first start + k periods).",), "jitter CDF")
     rows = []
     for label, m in _order(ctx, [(labels[id(m)], m) for m in ok]):
-        rows.append([Code(label), Code(m.config), fmt_us(m.counter("late_p50")), fmt_us(m.counter("late_p99")),
-                     fmt_us(m.counter("late_max")), fmt_us(m.counter("perr_p50")),
-                     fmt_us(m.counter("perr_p99")), fmt_us(m.counter("perr_max")),
+        rows.append([Code(label), Code(m.config), pct_cell(m, "p50", "late_"), pct_cell(m, "p99", "late_"),
+                     fmt_us(m.counter("late_max")), pct_cell(m, "p50", "perr_"),
+                     pct_cell(m, "p99", "perr_"), fmt_us(m.counter("perr_max")),
                      fmt_us(m.counter("drift_ns")),
                      "%s / %s" % (A.fmt_num(m.counter("runs")), A.fmt_num(m.counter("expected_runs")))])
     doc.table(["series", "configuration", "late p50 (us)", "late p99 (us)", "late max (us)",
                "period error p50 (us)", "period error p99 (us)", "period error max (us)",
                "drift (us)", "runs / expected"], rows, numeric=set(range(2, 10)))
-    cand = sorted([(m.counter("perr_p99"), labels[id(m)]) for m in ok if m.counter("perr_p99") is not None])
+    cand = sorted([(pct_value(m, "p99", "perr_"), labels[id(m)]) for m in ok
+                   if pct_value(m, "p99", "perr_") is not None])
     items = []
     if len(cand) > 1:
         items.append(("Steadiest period: ", Code(cand[0][1]), " (p99 period error %s); least steady: "
@@ -481,7 +555,7 @@ def burst(ctx, doc, ms):
     rows = []
     for l, m in ordered:
         rows.append([Code(l), Code(m.config), A.fmt_n(m.n), A.fmt_ns(m.counter("submit_ns_per_task")),
-                     A.fmt_ns(m.counter("drain_ns")), fmt_us(m.counter("p50")), fmt_us(m.counter("max")),
+                     A.fmt_ns(m.counter("drain_ns")), pct_cell(m, "p50"), fmt_us(m.counter("max")),
                      A.fmt_num(m.counter("submitted_after_deadline"))])
     doc.table(["series", "configuration", "N", "submit per task", "deadline to last start",
                "p50 lateness (us)", "max lateness (us)", "submitted after the deadline"],
@@ -572,7 +646,7 @@ def workers(ctx, doc, ms):
         rows.append([Code(l), Code(m.config), A.fmt_num(m.counter("tasks")),
                      A.fmt_num(m.counter("timed_waits_per_task")), A.fmt_num(m.counter("wakeups_per_task")),
                      A.fmt_num(m.counter("ctx_switches_per_task")), A.fmt_ns(m.counter("cpu_ns_per_task")),
-                     fmt_us(m.counter("p50")), fmt_us(m.counter("p99"))])
+                     pct_cell(m, "p50"), pct_cell(m, "p99")])
     doc.table(["series", "configuration", "tasks", "timed waits/task", "wake-ups/task",
                "context switches/task", "CPU per task", "p50 lateness (us)", "p99 lateness (us)"],
               rows, numeric=set(range(2, 9)))
@@ -638,7 +712,7 @@ def producers(ctx, doc, ms):
                                           if lines[l][0].backend in ctx.backends else 99, l)):
         for m in lines[l]:
             rows.append([Code(l), m.cfg.get("producers"), A.fmt_num(m.counter("schedules_per_s")),
-                         fmt_us(m.counter("p50")), fmt_us(m.counter("p99")), fmt_us(m.counter("max"))])
+                         pct_cell(m, "p50"), pct_cell(m, "p99"), fmt_us(m.counter("max"))])
     doc.table(["series", "producers", "schedules/s", "p50 lateness (us)", "p99 lateness (us)",
                "max lateness (us)"], rows, numeric={1, 2, 3, 4, 5})
     items = []

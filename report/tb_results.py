@@ -11,7 +11,9 @@ A results directory holds:
   - samples.csv: raw samples (lateness, period error), header
     benchmark,metric,rep,seq,value_ns,weight, one (possibly thinned) sample
     a line;
-  - machine.json: facts about the machine and the build.
+  - machine.json: facts about the machine and the build;
+  - counts.json (bench/run.py --profile counts): instructions and simulated
+    cache misses per operation, read into `Results.counts`.
 
 Nothing here raises on bad input: a file that cannot be read becomes a
 `Problem` naming the file and saying what is wrong, and the caller decides
@@ -160,6 +162,8 @@ class Results:
         self.contexts = []       # (file, Google Benchmark context)
         self.problems = []       # Problem
         self.files = []          # files read successfully
+        self.counts = []         # counts.json results: dicts, see read_counts
+        self.counts_meta = None  # counts.json without its results
 
     def select(self, op=None, backend=None, workload=None, config=None):
         """Measurements matching every given field, in a stable order."""
@@ -509,6 +513,53 @@ def _read_sample_csv(res, path, header, rows):
     res.files.append(path)
 
 
+# Fields of one counts.json result the report uses, all numbers.
+COUNT_FIELDS = ("n", "ops", "instructions_per_op", "d1_misses_per_op",
+                "ll_misses_per_op")
+
+
+def _read_counts(res, path):
+    """counts.json: {"results": [{op, backend, workload, config, n, ops,
+    instructions_per_op, d1_misses_per_op, ll_misses_per_op,
+    work_per_op: {...}} or {name, error}], ...}."""
+    data = _load_json(path, res.problems)
+    if data is None:
+        return
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        res.problems.append(Problem(path, "has no \"results\" list (not a counts file)"))
+        return
+    bad = 0
+    for r in results:
+        if not isinstance(r, dict):
+            bad += 1
+            continue
+        if isinstance(r.get("error"), str):
+            res.counts.append({"name": str(r.get("name", "?")), "error": r["error"]})
+            continue
+        if not all(isinstance(r.get(k), str) for k in ("op", "backend", "config")):
+            bad += 1
+            continue
+        nums = {k: _number(r.get(k)) for k in COUNT_FIELDS}
+        if any(v is None or v < 0 for v in nums.values()) or not nums["ops"]:
+            bad += 1
+            continue
+        work = r.get("work_per_op")
+        work = {k: _number(v) for k, v in work.items() if isinstance(k, str)
+                and _number(v) is not None} if isinstance(work, dict) else {}
+        rec = dict(nums, op=r["op"], backend=r["backend"], config=r["config"],
+                   workload=r.get("workload") if isinstance(r.get("workload"), str) else "-",
+                   work=work)
+        rec["n"] = int(rec["n"])
+        res.counts.append(rec)
+    if bad:
+        res.problems.append(Problem(path, "%d results were not in the expected form "
+                                          "and were skipped" % bad))
+    res.counts_meta = {k: v for k, v in data.items() if k != "results"}
+    if res.counts:
+        res.files.append(path)
+
+
 def _float(text):
     try:
         return float(text)
@@ -538,6 +589,8 @@ def load(root):
                 res.files.append(path)
             elif data is not None:
                 res.problems.append(Problem(path, "is not a JSON object"))
+        elif base == "counts.json":
+            _read_counts(res, path)
         elif base.endswith(".json"):
             data = _load_json(path, res.problems)
             if data is None:

@@ -14,7 +14,9 @@ import statistics
 import tb_analysis as A
 import tb_results
 import tb_claims
+import tb_counts
 import tb_experiments
+import tb_stats as S
 from tb_doc import Bold, Code, Doc
 from tb_figures import FLOOR_COLOUR, RawPath, assign_colours
 
@@ -203,6 +205,7 @@ def build(res, figs):
     body = Doc("")
     micro_ops = micro_section(ctx, body)
     memory_section(ctx, body)
+    tb_counts.counts_section(ctx, body)
     tb_experiments.runtime_sections(ctx, body)
     other_section(ctx, body, micro_ops)
     claims = tb_claims.evaluate(ctx)
@@ -259,11 +262,37 @@ def how_to_read_section(ctx, doc):
           " its time at the smallest N, and ", Bold("grows"), " at or above ",
           A.fmt_ratio(A.GROW_RATIO), "; growth whose log-log slope is under ",
           A.fmt_num(A.LOG_SLOPE_MAX), " is called sub-linear (what log n looks "
-          "like on real caches), otherwise near-linear. Two medians are ",
-          Bold("within the noise"), " when their ratio is under 1 + ",
-          A.fmt_num(A.NOISE_K), " × the larger coefficient of variation. A "
+          "like on real caches), otherwise near-linear. Two medians differ only "
+          "where the Mann-Whitney U test below says so; a crossover is reported "
+          "only where the two lines differ significantly at both ends of N. A "
           "behavioural claim needs a factor of at least ",
           A.fmt_ratio(A.CLEAR_FACTOR), " between the compared numbers to hold.")
+    # the most repetitions per side that still cannot reach significance
+    few = max(k for k in range(1, 10) if not S.testable(k, k))
+    doc.p(Bold("Significance."), " Where a verdict compares two measured sets, it "
+          "decides \"different\" with a two-sided Mann-Whitney U test over their "
+          "repetitions at p < %s and prints the p-value; a claim whose decisive "
+          "comparison is not significant is " % A.fmt_num(S.ALPHA),
+          Bold("undecided at this noise"), " rather than given a side. With fewer "
+          "repetitions than any ordering needs to reach p < %s (%d against %d gives "
+          "at best p = %s) the comparison is too few repetitions to test. Growth is "
+          "judged by the %d %% confidence interval of the ratio of the times at the "
+          "largest and smallest N (the interval that inverts the same test): it grows "
+          "when the whole interval is at or above %s, is flat when the whole interval "
+          "is under %s, and is undecided otherwise; the structure's work counters "
+          "(levels sifted, entries visited, ...) are counted, not timed, and are judged "
+          "on their medians." % (A.fmt_num(S.ALPHA), few, few, A.fmt_num(S.min_p(few, few)),
+                                 round(100 * (1 - S.ALPHA)),
+                                 A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO)))
+    doc.p(Bold("Percentiles and fits."), " A percentile q is printed only where at "
+          "least %s / (1 − q) samples back it (p50: %s, p90: %s, p99: %s, p99.9: %s "
+          "samples), so that at least %s samples lie beyond it; otherwise its cell says "
+          "how many samples there were. A Google Benchmark complexity fit is shown "
+          "only when its RMS error is at most %s; otherwise the finding says \"no fit\"."
+          % (A.fmt_num(S.PCT_TAIL_SAMPLES), A.fmt_num(S.pct_min_samples(0.5)),
+             A.fmt_num(S.pct_min_samples(0.9)), A.fmt_num(S.pct_min_samples(0.99)),
+             A.fmt_num(S.pct_min_samples(0.999)), A.fmt_num(S.PCT_TAIL_SAMPLES),
+             A.fmt_pct(S.FIT_MAX_RMS)))
     if ctx.backends:
         doc.p("Each backend keeps one colour in every figure: ",
               *_join([(Code(b), " (%s)" % _colour_name(ctx.colour(b))) for b in ctx.backends]),
@@ -567,6 +596,7 @@ def micro_op_section(ctx, doc, op):
               ["N = %s" % A.fmt_n(n) for n in ns], rows,
               numeric=set(range(3, 3 + len(ns))))
     doc.p("Cells: median ns per operation (coefficient of variation of the repetitions).")
+    work_table(ctx, doc, groups, ns, sorder, worder, key)
     errors = [m for m in res.select(op=op) if m.error]
     if errors:
         doc.p("Benchmarks that reported an error: ",
@@ -582,6 +612,55 @@ def micro_op_section(ctx, doc, op):
                 doc.ul(items)
 
 
+def _times(m):
+    """The repetitions' times (the median alone when only aggregates were
+    kept: then too few to test)."""
+    return list(m.times) if m.times else [m.median]
+
+
+def fit_text(label, fit):
+    """A complexity fit as a finding when it explains the data (RMS at
+    most S.FIT_MAX_RMS), else "no fit" and why."""
+    if S.fit_explains(fit):
+        return ("Google Benchmark's complexity fit for ", Code(label), ": O(%s), RMS %s." % (
+            fit["big_o"], A.fmt_pct(fit["rms"])))
+    why = ("its best curve, O(%s), misses the points by RMS %s, above %s" % (
+        fit["big_o"], A.fmt_pct(fit["rms"]), A.fmt_pct(S.FIT_MAX_RMS))
+        if fit.get("rms") is not None else "the fit has no RMS error to judge it by")
+    return ("Complexity of ", Code(label), ": no fit (%s)." % why)
+
+
+def _work_cell(m):
+    if m is None:
+        return "—"
+    w = A.work_of(m)
+    if w is None:
+        return "n/a"
+    parts = ["%s %s" % (c[:-len("_per_op")], A.fmt_num(v)) for c, v in
+             ((c, w[c]) for c in A.WORK_COUNTERS if c in w) if v]
+    return ", ".join(parts) if parts else "0"
+
+
+def work_table(ctx, doc, groups, ns, sorder, worder, key):
+    """The structure's work per operation beside the times, when the
+    results carry the work counters (issue 14)."""
+    if not any(A.work_of(m) for g in groups.values() for m in g.values()):
+        return
+    rows = []
+    for g in sorted(groups, key=lambda g: (sorder[g[0]], worder[g[1]], key(g[2]), g[3], g[4])):
+        series, wl, backend, config, extra = g
+        label = " ".join([backend] + ["%s:%s" % kv for kv in extra])
+        rows.append([Code(label), Code(wl), Code(config)] +
+                    [_work_cell(groups[g].get(n)) for n in ns])
+    doc.table(["backend", "workload", "configuration"] +
+              ["N = %s" % A.fmt_n(n) for n in ns], rows)
+    doc.p("Cells: the structure's work per operation, counted by the backend "
+          "(median over the repetitions; 0: none of its counters moved). "
+          "Counted, not timed, so free of the machine's noise: where the time "
+          "grows with N and the work does not, the growth is the memory "
+          "hierarchy's, not the structure's.")
+
+
 def micro_findings(ctx, op, config, wl, series):
     items = []
     order = _series_order(ctx, series)
@@ -595,10 +674,20 @@ def micro_findings(ctx, op, config, wl, series):
             A.fmt_ratio(g.ratio), "%.2f" % g.slope if g.slope is not None else "n/a",
             ("%+.2f ns" % g.per_doubling) if g.per_doubling is not None else "n/a", g.shape())))
         m0 = series[label][0]
+        w_lo, w_hi = A.work_total(series[label][0]), A.work_total(series[label][-1])
+        if w_lo is not None and w_hi is not None:
+            w_ratio = w_hi / w_lo if w_lo > 0 else (1.0 if w_hi == 0 else float("inf"))
+            if g.grows() and w_ratio < A.FLAT_RATIO:
+                why = "the time grows, the structure's work does not: the growth is the memory hierarchy's"
+            elif g.grows():
+                why = "the structure's work grows too (%s)" % A.fmt_ratio(w_ratio)
+            else:
+                why = "the time stays flat" if g.flat() else "the time grows less than the threshold"
+            items.append((Code(label), ": work per operation %s at N = %s, %s at N = %s; %s." % (
+                A.fmt_num(w_lo), A.fmt_n(g.n_lo), A.fmt_num(w_hi), A.fmt_n(g.n_hi), why)))
         fit = ctx.res.bigo.get((op, m0.backend, wl, m0.config))
         if fit and fit.get("big_o"):
-            items.append(("Google Benchmark's complexity fit for ", Code(label), ": O(%s)%s." % (
-                fit["big_o"], ", RMS %s" % A.fmt_pct(fit["rms"]) if fit.get("rms") is not None else "")))
+            items.append(fit_text(label, fit))
     # Ranking at the largest N every series reached.
     common = None
     for label in order:
@@ -609,22 +698,23 @@ def micro_findings(ctx, op, config, wl, series):
         at = sorted(((series[l][[m.n for m in series[l]].index(n)], l) for l in order),
                     key=lambda x: x[0].median)
         (best, bl), (worst, wl_) = at[0], at[-1]
-        noisy = A.within_noise(best.median, worst.median, best.cv, worst.cv)
+        d = S.decide(_times(worst), _times(best))
+        how = ("; not a significant difference, " if d.kind == "undecided" else "; ") + d.text()
         items.append(("At N = %s " % A.fmt_n(n), Code(bl), " is fastest (%s); " % A.fmt_ns(best.median),
-                      Code(wl_), " takes %s as long (%s)%s." % (
-                          A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median),
-                          ", which is within the noise" if noisy else "")))
+                      Code(wl_), " takes %s as long (%s%s)." % (
+                          A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median), how)))
         if config == "h2h" and wl == workloads_of(ctx.res.select(op=op))[0]:
             ctx.micro_best[op] = (n, wl, bl, best.median, wl_, worst.median)
     # Crossovers between every pair of series, when at both ends of the
-    # N range the two differ by more than the noise.
+    # N range the two differ significantly (Mann-Whitney over the
+    # repetitions).
     for i, a in enumerate(order):
         for b in order[i + 1:]:
             da = {m.n: m for m in series[a]}
             db = {m.n: m for m in series[b]}
             ns = sorted(set(da) & set(db))
-            if len(ns) < 2 or any(A.within_noise(da[n].median, db[n].median, da[n].cv, db[n].cv)
-                                  for n in (ns[0], ns[-1])):
+            if len(ns) < 2 or not all(S.decide(_times(da[n]), _times(db[n])).significant
+                                      for n in (ns[0], ns[-1])):
                 continue
             c = A.crossover([(n, da[n].median) for n in ns], [(n, db[n].median) for n in ns])
             if c and c[0] == "cross":

@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""compare_test.py — report/compare.py on the committed quick-run fixture:
-a directory against itself is all within the noise with a geometric mean of
-exactly 1; against a copy whose micro times are doubled none is faster, every one
-outside the noise is slower and the mean is 2; a missing directory is an error naming it."""
+"""compare_test.py — report/compare.py: its rule on a pair of runs of one
+commit (tests/fixtures/compare-same: few instances flagged, geometric mean
+near 1), on a run against a copy with every time tripled (all slower,
+p printed), against a copy 5 % slower in every repetition (significant but
+under the minimum effect: not flagged), on the 3-repetition quick fixture
+(too few repetitions to test, no crash), and on a missing directory (an
+error naming it).
+
+Exit 77 (Meson's SKIP) when scipy is missing: the test command installs
+python3-scipy.
+"""
 import json
 import os
 import shutil
@@ -14,8 +21,14 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
 sys.path.insert(0, os.path.join(root, "report"))
 import compare  # noqa: E402
+import tb_stats  # noqa: E402
 
-fixture = os.path.join(here, "fixtures", "report-quick")
+if not tb_stats.have_scipy():
+    print("SKIP: scipy (Debian package python3-scipy) is not installed")
+    sys.exit(77)
+
+same = os.path.join(here, "fixtures", "compare-same")
+quick = os.path.join(here, "fixtures", "report-quick")
 failures = 0
 
 
@@ -28,35 +41,94 @@ def check(cond, what):
         print("ok:", what)
 
 
-rows, summary, problems = compare.compare(fixture, fixture)
+def verdicts(rows):
+    out = {}
+    for r in rows:
+        out[r[4]] = out.get(r[4], 0) + 1
+    return out
+
+
+def scaled_copy(src, dst, factor):
+    """A copy of results directory src whose micro times are all x factor."""
+    shutil.copytree(src, dst)
+    path = os.path.join(dst, "micro.json")
+    with open(path) as f:
+        data = json.load(f)
+    for b in data["benchmarks"]:
+        for k in ("real_time", "cpu_time", "ns_per_op"):
+            if k in b:
+                b[k] *= factor
+    with open(path, "w") as f:
+        json.dump(data, f)
+
+
+a, b = os.path.join(same, "a"), os.path.join(same, "b")
+
+# one directory against itself: nothing differs
+rows, summary, problems = compare.compare(a, a)
 check(rows and all(abs(r[3] - 1) < 1e-12 for r in rows), "self-compare ratios are 1")
+check(verdicts(rows) == {"~": len(rows)}, "self-compare: nothing flagged")
+check("flagged 0 of %d tested" % len(rows) in summary[0], "summary counts 0 flagged")
 check("geometric mean of B/A 1.000" in summary[0], "self-compare geometric mean 1")
-check("B faster 0, B slower 0" in summary[0], "self-compare: nothing faster or slower")
 check(not problems, "fixture reads without problems")
+
+# two runs of one commit: the rule flags few instances
+rows, summary, problems = compare.compare(a, b)
+v = verdicts(rows)
+flagged = v.get("faster", 0) + v.get("slower", 0)
+print("  same commit:", summary[0])
+check(len(rows) == 87 and v.get("too few", 0) == 0, "87 instances, all testable (5 repetitions)")
+check(flagged <= 0.10 * len(rows), "same commit: at most 10 %% flagged (%d of %d)" % (flagged, len(rows)))
+gm = float(summary[0].split("geometric mean of B/A ")[1].split(";")[0])
+check(abs(gm - 1) < 0.05, "same commit: geometric mean within 1 +- 0.05 (%.3f)" % gm)
+check(all(r[5] is not None and r[5] < tb_stats.ALPHA for r in rows if r[4] in ("faster", "slower")),
+      "every flagged instance has p < ALPHA")
+check(all(abs(r[3] - 1) >= tb_stats.MIN_EFFECT for r in rows if r[4] in ("faster", "slower")),
+      "every flagged instance differs by at least the minimum effect")
 
 with tempfile.TemporaryDirectory() as tmp:
     slow = os.path.join(tmp, "slow")
-    shutil.copytree(fixture, slow)
-    path = os.path.join(slow, "micro.json")
-    data = json.load(open(path))
-    for b in data["benchmarks"]:
-        for k in ("real_time", "cpu_time"):
-            if k in b:
-                b[k] *= 2
-        if "ns_per_op" in b:
-            b["ns_per_op"] *= 2
-    json.dump(data, open(path, "w"))
-    rows, summary, problems = compare.compare(fixture, slow, "insert/")
-    check(rows and all(abs(r[3] - 2) < 1e-9 for r in rows), "doubled micro times give B/A = 2")
-    check("geometric mean of B/A 2.000" in summary[0], "geometric mean 2")
-    check("B faster 0," in summary[0], "no doubled instance is faster")
-    noisy = sum(1 for r in rows if r[4])
-    check("B slower %d" % (len(rows) - noisy) in summary[0],
-          "every doubled instance outside the noise is slower")
+    scaled_copy(a, slow, 3.0)
+    rows, summary, problems = compare.compare(a, slow)
+    v = verdicts(rows)
+    check(rows and all(abs(r[3] - 3) < 1e-9 for r in rows), "tripled times give B/A = 3")
+    check("geometric mean of B/A 3.000" in summary[0], "geometric mean 3")
+    check(v.get("faster", 0) == 0, "no tripled instance is faster")
+    # where every tripled repetition is above every original one (5 against
+    # 5, p = 0.008) the test must flag it; where the spread is so wide that
+    # they overlap, it may not (this fixture is very noisy)
+    ra = compare.tb_results.load(a)
+    apart = {compare.name_of(m) for m in ra.measurements.values()
+             if m.times and max(m.times) < 3 * min(m.times)}
+    slower = {r[0] for r in rows if r[4] == "slower"}
+    check(len(apart) > 40 and apart <= slower,
+          "every tripled instance whose repetitions do not overlap is slower (%d of %d; %d in all)"
+          % (len(apart & slower), len(apart), len(slower)))
+    check(all(r[5] is not None and r[5] < 0.05 for r in rows if r[4] == "slower"),
+          "the flagged ones print a p-value under 0.05")
+
+    # 5 % slower in every repetition: significant, yet under the minimum effect
+    bit = os.path.join(tmp, "bit")
+    scaled_copy(a, bit, 1.05)
+    rows, summary, _ = compare.compare(a, bit, "insert/")
+    check(rows and verdicts(rows) == {"~": len(rows)}, "5 % slower everywhere: nothing flagged")
+
+    # the quick fixture has 3 repetitions: too few to test, said so
+    rows, summary, _ = compare.compare(quick, quick)
+    check(rows and verdicts(rows) == {"too few": len(rows)}, "3 against 3 repetitions: too few to test")
+    check("too few repetitions to test %d" % len(rows) in summary[0], "summary counts the untestable")
+    out = subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"), quick, quick,
+                          "--filter", "insert/"], capture_output=True, text=True)
+    check(out.returncode == 0 and "too few repetitions to test" in out.stdout
+          and "Traceback" not in out.stderr, "the command prints it and does not crash")
+
+    out = subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"), a, b],
+                         capture_output=True, text=True)
+    check(out.returncode == 0 and "flagged %d of 87 tested" % flagged in out.stdout
+          and "rule: flagged when" in out.stdout, "the command prints the summary and its rule")
 
     out = subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"),
-                          fixture, os.path.join(tmp, "nowhere")],
-                         capture_output=True, text=True)
+                          a, os.path.join(tmp, "nowhere")], capture_output=True, text=True)
     check(out.returncode == 2 and "nowhere" in out.stderr,
           "a missing directory is an error that names it")
 

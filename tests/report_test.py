@@ -29,8 +29,13 @@ HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 
 sys.path.insert(0, os.path.join(ROOT, "report"))
 import tb_figures  # noqa: E402
+import tb_stats  # noqa: E402
 
-VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+)$")
+# The verdicts' tests need the Mann-Whitney U test (Debian python3-scipy).
+NEED_SCIPY = unittest.skipUnless(tb_stats.have_scipy(), "scipy (python3-scipy) is not installed")
+
+VERDICT = re.compile(r"^(holds( \(.+\))?|does not hold(: .+)?|holds only .+|not tested: .+|"
+                     r"undecided at this noise.*|undecided( .+)?: too few repetitions to test.*)$")
 
 
 def run(results_dir, *extra):
@@ -228,11 +233,36 @@ class FixtureReport(unittest.TestCase):
                             unmd(r["series"]).split(" ")[0] == backend:
                         row = r
                 self.assertIsNotNone(row, b["run_name"])
-                for col, key in (("p50 (us)", "p50"), ("p99 (us)", "p99"), ("max (us)", "max")):
+                for col, key, need in (("p50 (us)", "p50", 20), ("p99 (us)", "p99", 1000),
+                                       ("p99.9 (us)", "p999", 10000), ("max (us)", "max", 1)):
                     us = b[key] / 1000.0
-                    self.assertEqual(row[col], "%.1f" % us if us < 1000 else "{:,.0f}".format(us))
+                    if b["count"] >= need:
+                        self.assertEqual(row[col], "%.1f" % us if us < 1000 else "{:,.0f}".format(us))
+                    else:
+                        # the sample-count rule: the cell says why it is empty
+                        self.assertEqual(unmd(row[col]), "— (n = %s < %s)" % (
+                            "{:,.0f}".format(b["count"]) if b["count"] >= 100 else "%g" % b["count"],
+                            "{:,.0f}".format(need) if need >= 100 else str(need)), (col, row))
                 n += 1
         self.assertGreater(n, 3)
+
+    def test_complexity_fits_only_when_they_explain_the_data(self):
+        data = fixture_json()
+        rms = [b["rms"] for b in data["benchmarks"] if b.get("aggregate_name") == "RMS"]
+        micro = md_section(self.md, "Micro-benchmarks: cost per operation against N")
+        shown = re.findall(r"complexity fit for `[^`]+`: O\([^)]*\), RMS ([\d.]+) %", micro)
+        refused = re.findall(r"no fit \(its best curve, O\([^)]*\), misses the points by "
+                             r"RMS ([\d.]+) %, above 20\.0 %\)", micro)
+        self.assertGreater(len(shown) + len(refused), 5)
+        self.assertGreater(len(refused), 0)
+        for v in shown:
+            self.assertLessEqual(float(v), 20.0)
+        for v in refused:
+            self.assertGreater(float(v), 20.0)
+        # every RMS the report prints is one of the JSON's
+        json_rms = {float("%.1f" % (100 * r)) for r in rms}
+        for v in shown + refused:
+            self.assertIn(float(v), json_rms)
 
     def test_which_one_to_use(self):
         s = md_section(self.md, "Which one to use")
@@ -248,6 +278,34 @@ class FixtureReport(unittest.TestCase):
         self.assertIn("Harness overhead", s)
 
 
+def with_repetitions(d, name, k=5):
+    """Rewrites d/name so that each repetition of every instance appears k
+    times, scaled by 1 + j/1000 (j = 0..k-1), and its aggregates are
+    dropped: a run with enough repetitions for the Mann-Whitney U test
+    (the fixture's runtime experiments ran once) and the same medians
+    within 0.2 %."""
+    path = os.path.join(d, name)
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    out = []
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        for j in range(k):
+            c = dict(b)
+            c["repetition_index"] = b.get("repetition_index", 0) * k + j
+            for key, v in b.items():
+                if key not in ("repetition_index", "threads", "iterations", "family_index",
+                               "per_family_instance_index", "repetitions") and \
+                        isinstance(v, (int, float)) and not isinstance(v, bool):
+                    c[key] = v * (1 + j / 1000.0)
+            out.append(c)
+    data["benchmarks"] = out
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+
+
+@NEED_SCIPY
 class VerdictsAreComputed(unittest.TestCase):
     """Changing the measurements changes the verdict."""
 
@@ -259,9 +317,16 @@ class VerdictsAreComputed(unittest.TestCase):
         rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
         return {unmd(r[0]): unmd(r[4]) for r in rows}
 
+    def test_one_repetition_is_too_few_to_decide(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            v = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
+            self.assertEqual(v, "undecided: too few repetitions to test (1 and 1)")
+
     def test_leader_follower_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
             before = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
             self.assertEqual(before, "holds")
             path = os.path.join(d, "runtime.json")
@@ -282,6 +347,9 @@ class VerdictsAreComputed(unittest.TestCase):
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
+            before = [v for k, v in self._claims(d).items() if k.startswith("A slow task")][0]
+            self.assertEqual(before, "holds")
             path = os.path.join(d, "runtime.json")
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
@@ -313,6 +381,189 @@ class VerdictsAreComputed(unittest.TestCase):
                 json.dump(data, f)
             after = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
             self.assertEqual(after, "does not hold")
+
+
+@NEED_SCIPY
+class WorkAndCounts(unittest.TestCase):
+    """The structure's work counters (micro JSON) and Valgrind's counts
+    (counts.json) in the report, and the growth claim judged on both."""
+
+    def _report(self, d):
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("Traceback", err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            return f.read(), err
+
+    def _growth_verdict(self, md):
+        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        return [unmd(r[4]) for r in rows if unmd(r[0]).startswith("Heap insert and removal")][0]
+
+    def _set_work(self, d, heap_work):
+        """Gives every insert and cancel result work counters: heaps
+        heap_work(N) sift levels per op, wheels one transfer per op."""
+        path = os.path.join(d, "micro.json")
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        for b in data["benchmarks"]:
+            parts = b["run_name"].split("/")
+            if parts[0] not in ("insert", "cancel") or len(parts) < 5 or not parts[4].startswith("N:"):
+                continue
+            n = int(parts[4][2:])
+            heap = parts[1] in ("heapqueue", "timerthread")
+            b["sift_levels_per_op"] = heap_work(n) if heap else 0.0
+            b["transfers_per_op"] = 0.0 if heap else 1.0
+            b["rounds_per_op"] = 0.0
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+
+    def test_growth_claim_is_judged_on_work_and_on_time(self):
+        import math
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            md, _ = self._report(d)
+            self.assertIn("no work counters in these results", self._growth_verdict(md))
+            with_repetitions(d, "micro.json")
+            self._set_work(d, lambda n: math.log2(n))
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertTrue("on the structure's work it holds" in v or
+                            v.startswith("holds (on work and on time"), v)
+            micro = unmd(md_section(md, "Micro-benchmarks: cost per operation against N"))
+            self.assertIn("sift_levels 13.3", micro)      # log2(10^4) at N = 10^4
+            self.assertIn("the structure's work per operation", micro)
+            self._set_work(d, lambda n: 1.6)
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertTrue("on the structure's work it does not hold" in v or
+                            v == "does not hold: on work and on time", v)
+            # heaps whose counters never move do not count them: time alone
+            self._set_work(d, lambda n: 0.0)
+            md, _ = self._report(d)
+            v = self._growth_verdict(md)
+            self.assertIn("heapqueue, timerthread count no sift levels in these results", v)
+
+    def test_counts_table_equals_counts_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            md, _ = self._report(d)
+            sec = md_section(md, "Instructions and cache misses per operation (Valgrind)")
+            self.assertIn("This run has no `counts.json`", sec)
+            results = [
+                {"name": "insert/heapqueue/uniform/series=h2h/N:1000", "op": "insert",
+                 "backend": "heapqueue", "workload": "uniform", "config": "series=h2h", "n": 1000,
+                 "ops": 125, "instructions_per_op": 250.25, "d1_misses_per_op": 1.7,
+                 "ll_misses_per_op": 0.264, "work_per_op": {"sift_levels": 1.5, "visits": 0}},
+                {"name": "insert/heapqueue/uniform/series=h2h/N:100000", "op": "insert",
+                 "backend": "heapqueue", "workload": "uniform", "config": "series=h2h", "n": 100000,
+                 "ops": 1024, "instructions_per_op": 500.5, "d1_misses_per_op": 6.25,
+                 "ll_misses_per_op": 2.5, "work_per_op": {"sift_levels": 1.75}},
+                {"name": "expire/timerwheel N=1000", "error": "exit 1: boom"},
+                {"op": "cancel"},
+            ]
+            with open(os.path.join(d, "counts.json"), "w", encoding="utf-8") as f:
+                json.dump({"valgrind": "valgrind-3.19.0",
+                           "caches": {"D1": {"size": 32768, "assoc": 8, "line": 64}},
+                           "results": results}, f)
+            md, err = self._report(d)
+            self.assertIn("1 results were not in the expected form", err)
+            sec = md_section(md, "Instructions and cache misses per operation (Valgrind)")
+            rows = md_table_rows(sec)
+            self.assertEqual(rows[0][:6], ["backend", "workload", "N", "instructions / op",
+                                           "D1 misses / op", "LL misses / op"])
+            self.assertEqual([r[2:6] for r in rows[1:]],
+                             [["10^3", "250.2", "1.70", "0.264"], ["10^5", "500.5", "6.25", "2.500"]])
+            self.assertEqual(unmd(rows[1][6]), "sift_levels 1.5")
+            self.assertIn("instructions 2.00×", sec)     # 500.5 / 250.25
+            self.assertIn("D1 32 KiB 8-way", sec)
+            self.assertIn("expire/timerwheel N=1000", sec)
+            self.assertIn("boom", sec)
+
+    def test_counts_alone_make_a_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "counts.json"), "w") as f:
+                json.dump({"results": [{"op": "insert", "backend": "heapqueue", "workload": "uniform",
+                                        "config": "series=h2h", "n": 1000, "ops": 125,
+                                        "instructions_per_op": 250.0, "d1_misses_per_op": 1.0,
+                                        "ll_misses_per_op": 0.0}]}, f)
+            md, _ = self._report(tmp)
+            self.assertIn("250.0", md_section(md, "Instructions and cache misses per operation (Valgrind)"))
+            with open(os.path.join(tmp, "counts.json"), "w") as f:
+                f.write('{"results": [')
+            rc, _, err = run(tmp, "--no-figures")
+            self.assertEqual(rc, 2)
+            self.assertIn("counts.json", err)
+            self.assertNotIn("Traceback", err)
+
+
+class PooledPercentiles(unittest.TestCase):
+    """A configuration's samples over all its repetitions back a p99.9 that
+    no single repetition's could (10^4 over 5 repetitions)."""
+
+    def test_pooled_samples_back_the_tail(self):
+        import csv
+        import math
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
+            path = os.path.join(d, "samples.csv")
+            with open(path, encoding="utf-8") as f:
+                rows = list(csv.reader(f))
+            raw = {}
+            for r in rows[1:]:
+                r[5] = str(int(r[5]) * 50)      # each row now stands for 50x its samples
+                if r[1] == "lateness":
+                    raw.setdefault(r[0], []).append((float(r[4]), int(r[5])))
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                csv.writer(f).writerows(rows)
+            rc, _, err = run(d, "--no-figures")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = f.read()
+            late = [p for p in re.split(r"^### ", md_section(
+                md, "Runtime behaviour (monotonic clock, real threads)"), flags=re.M)
+                if p.startswith("lateness")][0]
+            table = md_table_rows(late)
+            got = [dict(zip(table[0], r)) for r in table[1:]]
+            checked = 0
+            for name, vals in raw.items():
+                _, backend, wl, config = name.split("/")[:4]
+                row = [r for r in got if unmd(r["series"]).split(" ")[0] == backend
+                       and unmd(r["workload"]) == wl and unmd(r["configuration"]) == config]
+                if not row:
+                    continue
+                row = row[0]
+                # every sample, expanded from its row's weight: nearest rank
+                flat = sorted(v for v, w in vals for _ in range(w))
+                n = len(flat)
+                self.assertEqual(row["samples"], "{:,.0f}".format(n))
+                for col, q in (("p50 (us)", 0.5), ("p99.9 (us)", 0.999)):
+                    want = flat[max(1, math.ceil(q * n)) - 1] / 1000.0
+                    if n >= 10 / (1 - q) - 1e-9:
+                        self.assertEqual(row[col], "%.1f" % want if want < 1000
+                                         else "{:,.0f}".format(want), (name, col))
+                checked += 1
+            self.assertGreater(checked, 3)
+            self.assertIn("pooled", late)
+
+
+class GrowthRule(unittest.TestCase):
+    """tb_claims' rule for one operation on one part (work or time)."""
+
+    def test_rule(self):
+        import tb_claims as C
+        v = C._part_verdict
+        grows, flat = ("grows", 4.0, 6.0), ("flat", 0.9, 1.1)
+        self.assertEqual(v([grows, grows], [flat, flat]), C.HOLDS)
+        self.assertEqual(v([grows], [("grows", 2.0, 2.2)]), C.PARTLY)
+        self.assertEqual(v([grows], [("grows", 2.0, 4.5)]), C.FAILS)     # overlaps a heap
+        # heaps that do not grow never make it "in part", however wheels fare
+        self.assertEqual(v([("flat", 0.83, 1.23)], [("flat", 0.6, 0.75)]), C.FAILS)
+        self.assertEqual(v([("undecided", 1.2, 7.3)], [flat]), C.UNDECIDED)
+        self.assertEqual(v([("too few", 5, 5)], [flat]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.HOLDS, C.PARTLY]), C.PARTLY)
+        self.assertEqual(C._combine([C.FAILS, C.UNDECIDED]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.FAILS, C.FAILS]), C.FAILS)
 
 
 @unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")

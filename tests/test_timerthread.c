@@ -3,8 +3,10 @@
  * java.util.Timer: the 1-based heap that starts at 128 slots and doubles,
  * equal deadlines without a tie-break, lazy cancel and purge, reschedule
  * before the run (fixed delay start to start, fixed-rate catch-up), a failing
- * task killing the timer, Timer.cancel() from inside a task, the one timer
- * thread, and the heap invariant checker after 10^5 random operations.
+ * task killing the timer, Timer.cancel() from inside a task, cancel after
+ * the timer stopped, max_pending with a periodic task queued during its run
+ * (DECISIONS.md D1), the one timer thread, and the heap invariant checker
+ * after 10^5 random operations.
  *
  * Virtual-clock cases assert exact times; monotonic ones only use generous
  * margins and never assert speed.
@@ -739,6 +741,94 @@ static void test_shutdown_discards(void **state)
     tb_destroy(s);
 }
 
+/* After Timer.cancel() (or a failure that killed the timer) the JDK leaves
+ * every task SCHEDULED, so TimerTask.cancel() still answers true.  Ours
+ * answers 0 (README): tb_cancel says whether the call prevented a run, and
+ * after the stop nothing can run; the tasks were already counted as dropped
+ * and their records freed, so counting them cancelled too would count them
+ * twice. */
+static void test_cancel_after_stop(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    tb_handle once, per, gone;
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, noop_task, NULL, &once), 0);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 10 * TB_MS,
+                                            noop_task, NULL, &per), TB_OK);
+    assert_int_equal(tb_schedule(s, 20 * TB_MS, noop_task, NULL, &gone), 0);
+    assert_int_equal(tb_cancel(s, gone), 1); /* a zombie when it stops */
+    assert_int_equal(tb_shutdown(s), 2);
+    assert_int_equal(tb_cancel(s, once), 0);
+    assert_int_equal(tb_cancel(s, per), 0);
+    assert_int_equal(tb_cancel(s, gone), 0);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.cancelled, 1);
+    assert_int_equal(st.dropped, 2);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    /* the same after a failing task killed the timer */
+    s = vsched();
+    struct fail_at bad = {.fail_on = 1};
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, fail_at_task, &bad, NULL), 0);
+    assert_int_equal(tb_schedule(s, 20 * TB_MS, noop_task, NULL, &once), 0);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(tb_cancel(s, once), 0);
+    st = stats_of(s);
+    assert_int_equal(st.cancelled, 0);
+    assert_int_equal(st.lost, 1);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* A periodic task whose run schedules one task (records the answer). */
+struct sched_inside {
+    struct tb_sched *s;
+    int runs;
+    int rc; /* what the schedule from inside the first run answered */
+};
+
+static int sched_inside_task(void *arg)
+{
+    struct sched_inside *x = arg;
+    if (++x->runs == 1)
+        x->rc = tb_schedule(x->s, 500 * TB_US, noop_task, NULL, NULL);
+    return 0;
+}
+
+/* DECISIONS.md D1: pending never exceeds max_pending.  Timer reschedules a
+ * periodic task before its run and keeps it queued meanwhile, so it counts
+ * as pending: with max_pending = 1 a schedule from inside its run gets
+ * TB_EFULL and the task itself goes on (its re-arm takes no new place). */
+static void test_max_pending_counts_running_periodic(void **state)
+{
+    (void)state;
+    for (size_t cap = 1; cap <= 2; cap++) {
+        struct tb_config c = {.max_pending = cap};
+        struct tb_sched *s = make_sched(tt_backend(), &c);
+        struct sched_inside x = {.s = s, .rc = -100};
+        assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS,
+                                                sched_inside_task, &x, NULL),
+                         TB_OK);
+        long ran = 0;
+        for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS) {
+            long n = tb_advance(s, t);
+            assert_true(n >= 1);
+            ran += n;
+            assert_true(tb_pending(s) <= cap);
+        }
+        assert_int_equal(x.runs, 5);
+        assert_int_equal(ran, cap == 1 ? 5 : 6); /* + the inner one-shot */
+        assert_int_equal(x.rc, cap == 1 ? TB_EFULL : TB_OK);
+        struct tb_stats st = stats_of(s);
+        assert_int_equal(st.peak_pending, cap);
+        assert_int_equal(st.rejected, cap == 1 ? 1 : 0);
+        assert_int_equal(tb_pending(s), 1);
+        assert_balanced(s);
+        tb_destroy(s);
+    }
+}
+
 /* ---- The one timer thread ---------------------------------------------- */
 
 struct on_thread {
@@ -1052,6 +1142,8 @@ int main(void)
         cmocka_unit_test(test_shutdown_now_inside_periodic),
         cmocka_unit_test(test_shutdown_now_inside_task_threaded),
         cmocka_unit_test(test_shutdown_discards),
+        cmocka_unit_test(test_cancel_after_stop),
+        cmocka_unit_test(test_max_pending_counts_running_periodic),
         cmocka_unit_test(test_one_timer_thread),
         cmocka_unit_test(test_never_started),
         cmocka_unit_test(test_random_ops_then_check),

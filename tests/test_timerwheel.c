@@ -1065,6 +1065,78 @@ static void test_ticks_and_visits(void **state)
     tb_destroy(b);
 }
 
+/* DECISIONS D2: exact work counters for a case checked by hand.  Wheel of
+ * 4 one-millisecond buckets, everything scheduled at time 0 and moved in at
+ * tick 0 (transfers 4: D is cancelled in the inbox and skipped):
+ *   A due 1: bucket 1, rounds 0     B due 9: bucket 1, rounds 2
+ *   C due 6: bucket 2, rounds 1     E due 7: bucket 3, rounds 1
+ * Walks: tick 1 A expires, B 2 -> 1; tick 2 C 1 -> 0; tick 3 E 1 -> 0;
+ * E is cancelled at 4 ms and unlinked at tick 5, never walked again;
+ * tick 5 B 1 -> 0; tick 6 C expires; tick 9 B expires.
+ * visits 7 (A, B, C, E, B, C, B), rounds 4 (B, C, E, B). */
+static void test_work_counters(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 4, 0);
+    struct shot a = {s, 0, 0}, b = {s, 0, 0}, c = {s, 0, 0}, d = {s, 0, 0},
+                e = {s, 0, 0};
+    tb_handle hd, he;
+    assert_int_equal(tb_schedule(s, 1 * tick, shot_task, &a, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 9 * tick, shot_task, &b, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 6 * tick, shot_task, &c, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 6 * tick, shot_task, &d, &hd), TB_OK);
+    assert_int_equal(tb_schedule(s, 7 * tick, shot_task, &e, &he), TB_OK);
+    assert_int_equal(tb_cancel(s, hd), 1);
+    assert_int_equal(step_to(s, 4 * tick, tick), 1);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.transfers, 4);
+    assert_int_equal(st.visits, 4);
+    assert_int_equal(st.rounds, 3);
+    assert_int_equal(tb_cancel(s, he), 1);
+    assert_int_equal(step_to(s, 10 * tick, tick), 2);
+    st = stats_of(s);
+    assert_int_equal(st.ticks, 11);
+    assert_int_equal(st.transfers, 4);
+    assert_int_equal(st.visits, 7);
+    assert_int_equal(st.rounds, 4);
+    assert_int_equal(st.fired, 3);
+    assert_int_equal(st.cancelled, 2);
+    assert_int_equal(st.pending, 0);
+    assert_int_equal(a.at, 1 * tick);
+    assert_int_equal(c.at, 6 * tick);
+    assert_int_equal(b.at, 9 * tick);
+    assert_int_equal(d.runs + e.runs, 0);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+}
+
+/* The due tick comes from a precomputed reciprocal of the tick, not a
+ * division: on a tick that is no round number, every deadline one below,
+ * on and one above a boundary fires on the first boundary at or after it. */
+static void test_due_tick_reciprocal(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS + 7; /* odd, not a power of two */
+    const int64_t ks[] = {1, 2, 3, 511, 512, 513, 100000};
+    enum { NK = sizeof ks / sizeof ks[0] };
+    for (int i = 0; i < NK; i++) {
+        for (int64_t off = -1; off <= 1; off++) {
+            struct tb_sched *s = virt(tick, 512, 0);
+            struct shot x = {s, 0, 0};
+            int64_t delay = ks[i] * tick + off;
+            assert_int_equal(tb_schedule(s, delay, shot_task, &x, NULL),
+                             TB_OK);
+            int64_t due = off > 0 ? ks[i] + 1 : ks[i];
+            assert_int_equal(tb_advance(s, (due - 1) * tick), 0);
+            assert_int_equal(tb_advance(s, due * tick), 1);
+            assert_int_equal(x.at, due * tick);
+            assert_int_equal(tb_check(s), TB_OK);
+            tb_destroy(s);
+        }
+    }
+}
+
 struct rnd_task {
     struct tb_sched *s;
     int64_t deadline;
@@ -1561,6 +1633,8 @@ int main(void)
         cmocka_unit_test(test_periodic),
         cmocka_unit_test(test_catch_up_orders_by_tick),
         cmocka_unit_test(test_ticks_and_visits),
+        cmocka_unit_test(test_work_counters),
+        cmocka_unit_test(test_due_tick_reciprocal),
         cmocka_unit_test(test_random_workload),
         cmocka_unit_test(test_threaded_basic),
         cmocka_unit_test(test_threaded_catch_up_after_stall),

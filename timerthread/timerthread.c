@@ -62,6 +62,13 @@
  *   - A periodic task whose run is in progress when the timer is cancelled
  *     is counted as cancelled, not passed to the shutdown_now visitor: it is
  *     running, and a visitor that frees its argument must not see it.
+ *   - A cancel after the timer stopped answers 0 (the records are gone, the
+ *     tasks counted as dropped); the JDK's TimerTask.cancel() answers true,
+ *     since Timer.cancel() leaves every task SCHEDULED.
+ *
+ * max_pending (DECISIONS.md D1): a periodic task stays queued during its run
+ * and counts as pending, so a schedule from inside the run can get TB_EFULL;
+ * its own re-arm takes no new place and is never refused.
  */
 #include <stdio.h>
 #include <stdlib.h>

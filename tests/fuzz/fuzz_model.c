@@ -20,8 +20,12 @@
  * virtual mode without tb_spend() is the advance's target for every backend.
  * A re-arm that would reach the end of the clock (INT64_MAX, where the
  * core's tb_next_deadline saturates) retires the task as finished: otherwise
- * tb_advance(INT64_MAX) would run it forever.  So does a re-arm that finds
- * max_pending reached (DECISIONS D1), counted in `rejected` as well.
+ * tb_advance(INT64_MAX) would run it forever.  A re-arm may also be refused
+ * at max_pending (DECISIONS.md D1) when the backend took the task off its
+ * structure for the run: it then retires as finished and counts in
+ * rejected.  Whether the backend did is its layout, not the contract, so the
+ * model notes that the re-arm may be refused and, after the advance (or
+ * before a cancel of that task), asks the pool whether the handle is held.
  *
  * After every operation, at a quiet point: the counters (submitted,
  * rejected, fired, failed, lost, and cancelled, dropped, finished until a
@@ -60,6 +64,7 @@
 #include <string.h>
 
 #include "fuzz_model.h"
+#include "tb_core.h" /* tb_pool_lookup: was a refusable re-arm refused? */
 
 enum {
     MAX_TASKS = 1024,  /* model records per input */
@@ -105,6 +110,7 @@ struct ftask {
     bool uncertain;  /* alive at tb_shutdown(): may run or be gone */
     bool visited;    /* seen by the shutdown_now visitor */
     bool committed;  /* handed to an executor: will run, cannot be recalled */
+    bool refusable;  /* its last re-arm may have been refused (D1) */
     int runs;
     enum act act;
     int act_at;      /* run number the action fires on; 0: every run */
@@ -429,9 +435,38 @@ static bool last_run(const struct fctx *c, const struct ftask *t)
     return from >= INT64_MAX - step;
 }
 
+/* DECISIONS.md D1: a periodic task off the structure during its run (in
+ * stats.running, beyond the executor hand-offs) re-arms as an insert, which
+ * is refused with pending at max_pending.  Called at the end of its run. */
+static bool rearm_refusable(struct fctx *c)
+{
+    if (!c->cfg.max_pending)
+        return false;
+    struct tb_stats st;
+    tb_stats(c->s, &st);
+    return st.running > (uint64_t)c->committed &&
+           st.pending >= c->cfg.max_pending;
+}
+
+/* A refusable re-arm was refused if the backend no longer holds the
+ * handle: the task retired as finished, the refusal counted in rejected. */
+static void resolve_refused(struct fctx *c, struct ftask *t)
+{
+    if (!t->refusable)
+        return;
+    t->refusable = false;
+    if (t->st != T_LIVE || tb_pool_lookup(&c->s->pool, t->h))
+        return;
+    note(c, "  task %d: re-arm refused at max_pending", t->id);
+    set_state(c, t, T_FINISHED);
+    c->rejected++;
+}
+
 static void do_cancel(struct fctx *c, tb_handle h, const char *how)
 {
     struct ftask *t = find(c, h);
+    if (t)
+        resolve_refused(c, t);
     int expect = 0;
     bool either = false;
     if (t && t->st == T_LIVE && !t->committed) {
@@ -540,21 +575,6 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
 
 /* ---- A run ------------------------------------------------------------- */
 
-/* DECISIONS D1: a periodic task's re-arm that finds max_pending tasks
- * pending is refused like a schedule; the task retires as finished and the
- * refusal counts in `rejected`.  Asked at the end of the run, which in
- * virtual mode is the re-arm's moment.  A backend that keeps the task
- * queued during its run (java.util.Timer: it counts in pending, not in
- * running) needs no new place and never refuses. */
-static bool rearm_refused(struct fctx *c)
-{
-    if (!c->cfg.max_pending)
-        return false;
-    struct tb_stats st;
-    tb_stats(c->s, &st);
-    return st.running > 0 && st.pending >= c->cfg.max_pending;
-}
-
 static int ftask_run(void *arg)
 {
     struct ftask *t = arg;
@@ -596,6 +616,7 @@ static int ftask_run(void *arg)
         c->committed--;
     }
     t->runs++;
+    t->refusable = false; /* it runs: its last re-arm was done */
     c->fired++;
     c->adv_runs++;
     note(c, "  run task %d #%d deadline %" PRId64, t->id, t->runs, t->next);
@@ -643,12 +664,9 @@ static int ftask_run(void *arg)
         int64_t step = t->period > 0 ? t->period : -t->period;
         if (from >= INT64_MAX - step) {
             set_state(c, t, T_FINISHED); /* past the end of the clock */
-        } else if (!c->shut && rearm_refused(c)) {
-            note(c, "  re-arm of task %d refused: max_pending reached", t->id);
-            set_state(c, t, T_FINISHED);
-            c->rejected++;
         } else {
             t->next = from + step;
+            t->refusable = rearm_refusable(c);
         }
     }
     if (ret && (c->caps & TB_CAP_FAIL_KILLS))
@@ -739,6 +757,8 @@ static void do_advance(struct fctx *c, int64_t T)
     if (rc != c->adv_runs)
         diverge(c, "tb_advance(%" PRId64 ") returned %ld, %ld runs seen", T,
                 rc, c->adv_runs);
+    for (int i = 0; i < c->ntasks; i++)
+        resolve_refused(c, &c->tasks[i]);
     int64_t e = effective(c, T);
     for (int i = 0; i < c->ntasks; i++) {
         struct ftask *t = &c->tasks[i];

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""counts_test.py — bench/counts.c (timerbench-counts) and the Valgrind
+step of bench/run.py --profile counts, on one backend at a small N: the
+counts are positive and the same twice (deterministic), collection covers
+the operation only (far fewer instructions than the whole program), the
+driver run without Valgrind reports the same work, and bad arguments are
+refused.
+
+    python3 tests/counts_test.py BUILD/bench/timerbench-counts
+
+Exit 77 (Meson's SKIP) when valgrind is not installed (the test command
+installs it), the driver was not built (no valgrind/callgrind.h) or was
+built with a sanitizer (whose runtime does not run under valgrind).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "report"))
+import run  # noqa: E402  (bench/run.py)
+import tb_counts  # noqa: E402
+
+BINARY = None
+BACKEND = "heapqueue"
+N = 1000
+
+
+class Counts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-counts-")
+        cls.first = run.counts_one(BINARY, BACKEND, "insert", N, [], cls.tmp)
+        cls.second = run.counts_one(BINARY, BACKEND, "insert", N, [], cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_counts_are_positive(self):
+        r = self.first
+        self.assertNotIn("error", r, r)
+        self.assertTrue(r["valgrind"])
+        self.assertEqual(r["op"], "insert")
+        self.assertEqual(r["backend"], BACKEND)
+        self.assertEqual(r["n"], N)
+        self.assertEqual(r["ops"], N // 8)          # micro.c's batch
+        self.assertGreater(r["instructions_per_op"], 10)
+        self.assertGreaterEqual(r["d1_misses_per_op"], 0)
+        self.assertGreaterEqual(r["ll_misses_per_op"], 0)
+        t = r["totals"]
+        # a last-level miss is first a first-level miss
+        self.assertLessEqual(t["ILmr"] + t["DLmr"] + t["DLmw"], t["I1mr"] + t["D1mr"] + t["D1mw"])
+        self.assertEqual(r["totals"]["Ir"], r["instructions_per_op"] * r["ops"])
+
+    def test_counts_are_deterministic(self):
+        self.assertNotIn("error", self.second)
+        for k in ("instructions_per_op", "d1_misses_per_op", "ll_misses_per_op",
+                  "work_per_op", "totals"):
+            self.assertEqual(self.first[k], self.second[k], k)
+
+    def test_only_the_operation_is_collected(self):
+        # the same run with collection from the start holds the fill of N
+        # tasks and everything else: many times the operation's count
+        out = os.path.join(self.tmp, "all.out")
+        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                        BINARY, "--backend", BACKEND, "--op", "insert", "--n", str(N)],
+                       capture_output=True, check=True)
+        ev, _ = run.parse_callgrind(out)
+        self.assertGreater(ev["Ir"], 5 * self.first["totals"]["Ir"])
+
+    def test_same_work_without_valgrind(self):
+        p = subprocess.run([BINARY, "--backend", BACKEND, "--op", "insert", "--n", str(N)],
+                           capture_output=True, text=True, check=True)
+        r = json.loads(p.stdout)
+        self.assertFalse(r["valgrind"])
+        self.assertEqual(r["ops"], self.first["ops"])
+        self.assertEqual(r["work_per_op"], self.first["work_per_op"])
+        self.assertEqual(r["name"], "insert/%s/uniform/series=h2h/N:%d" % (BACKEND, N))
+
+    def test_table(self):
+        text = tb_counts.format_table([self.first])
+        self.assertIn("insert", text)
+        self.assertIn("%.1f" % self.first["instructions_per_op"], text)
+
+    def test_bad_arguments_are_refused(self):
+        for args in (["--backend", "nosuch", "--op", "insert", "--n", "10"],
+                     ["--backend", BACKEND, "--op", "fly", "--n", "10"],
+                     ["--backend", BACKEND, "--op", "insert", "--n", "0"],
+                     ["--backend", BACKEND, "--op", "insert"],
+                     ["--backend", BACKEND, "--op", "cancel", "--n", "10", "--roc", "maybe"]):
+            p = subprocess.run([BINARY] + args, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.stdout, "", args)
+        r = run.counts_one(BINARY, "nosuch", "insert", 10, [], self.tmp)
+        self.assertIn("error", r)
+
+    def test_list_names_every_backend(self):
+        roc = run.counts_backends(BINARY)
+        self.assertIn(BACKEND, roc)
+        self.assertTrue(roc["heapqueue"])        # remove-on-cancel changes it
+        self.assertFalse(roc.get("timerwheel", False))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--sanitized"]:
+        print("SKIP: a sanitizer build does not run under valgrind")
+        sys.exit(77)
+    if len(sys.argv) < 2 or not os.path.isfile(sys.argv[1]):
+        print("SKIP: timerbench-counts was not built (valgrind/callgrind.h missing)")
+        sys.exit(77)
+    if not run.valgrind_version():
+        print("SKIP: valgrind is not installed (Debian package valgrind)")
+        sys.exit(77)
+    BINARY = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""stats_test.py — report/tb_stats.py, the statistics every verdict and
+`compare` rely on: the Mann-Whitney U test (two samples that differ are
+significant and print their p-value; two that do not are not flagged; too
+few repetitions are said to be too few, never a crash), the confidence
+interval of a ratio, compare's rule with its minimum effect, the
+sample-count rule for percentiles and the threshold on complexity fits.
+
+Exit 77 (Meson's SKIP) when scipy is missing: the test command installs
+python3-scipy.
+"""
+import math
+import os
+import random
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "report"))
+import tb_stats as S  # noqa: E402
+
+
+class MannWhitney(unittest.TestCase):
+    def test_samples_that_differ_are_significant(self):
+        a = [100.0, 101.0, 99.5, 100.4, 100.9]
+        b = [120.0, 119.0, 121.5, 120.2, 118.7]
+        p = S.mann_whitney(a, b)
+        self.assertIsNotNone(p)
+        # all five of b above all five of a: the exact two-sided p is 2/252
+        self.assertAlmostEqual(p, 2.0 / 252, places=6)
+        d = S.decide(b, a)
+        self.assertEqual(d.kind, "greater")
+        self.assertTrue(d.significant)
+        self.assertIn("p = 0.0079", d.text())
+        self.assertEqual(S.decide(a, b).kind, "less")
+
+    def test_samples_that_do_not_differ_are_not_flagged(self):
+        rng = random.Random(14)
+        a = [100 + rng.gauss(0, 3) for _ in range(10)]
+        b = [100 + rng.gauss(0, 3) for _ in range(10)]
+        p = S.mann_whitney(a, b)
+        self.assertGreaterEqual(p, S.ALPHA)
+        d = S.decide(a, b)
+        self.assertEqual(d.kind, "undecided")
+        self.assertFalse(d.significant)
+        self.assertEqual(S.compare_rule(a, b)[0], "~")
+
+    def test_interleaved_samples_are_not_significant(self):
+        a = [1, 3, 5, 7, 9]
+        b = [2, 4, 6, 8, 10]
+        self.assertGreater(S.mann_whitney(a, b), 0.5)
+
+    def test_too_few_repetitions(self):
+        # 3 against 3 can at best give p = 2/20 = 0.1: never significant
+        self.assertAlmostEqual(S.min_p(3, 3), 0.1)
+        self.assertFalse(S.testable(3, 3))
+        self.assertTrue(S.testable(4, 4))
+        self.assertTrue(S.testable(5, 5))
+        for a, b in (([1, 2, 3], [10, 11, 12]), ([5.0], [9.0]), ([], [1, 2, 3, 4, 5])):
+            self.assertIsNone(S.mann_whitney(a, b))
+            d = S.decide(a, b)
+            self.assertEqual(d.kind, "too few")
+            self.assertIn("too few repetitions to test", d.text())
+            self.assertEqual(S.compare_rule(a, b)[0], "too few")
+
+    def test_bad_values_do_not_crash(self):
+        d = S.decide([float("nan"), None, 1, 2, 3, 4], [float("inf"), 5, 6, 7, 8])
+        self.assertEqual(d.kind, "less")
+        self.assertEqual(S.mann_whitney([7] * 5, [7] * 5), 1.0)
+
+    def test_factor_and_shift(self):
+        a = [250, 251, 252, 253, 254]
+        b = [100, 101, 102, 103, 104]
+        self.assertEqual(S.decide(a, b, 2.0).kind, "greater")     # 2.5x: beyond 2x
+        self.assertEqual(S.decide(a, b, 3.0).kind, "less")        # but short of 3x
+        self.assertEqual(S.decide(a, b, 1.0, 200).kind, "less")   # 250 < 100 + 200
+
+
+class RatioInterval(unittest.TestCase):
+    def test_critical_value_matches_the_tables(self):
+        # 5 against 5 at 95 %: the 3rd smallest and 3rd largest of the
+        # 25 pairwise differences (U critical value 2)
+        hi = [10.0, 20.0, 30.0, 40.0, 50.0]
+        lo = [1.0, 2.0, 3.0, 4.0, 5.0]
+        ci = S.ratio_ci(hi, lo)
+        d = sorted(math.log(x) - math.log(y) for x in hi for y in lo)
+        self.assertAlmostEqual(ci[0], math.exp(d[2]))
+        self.assertAlmostEqual(ci[1], math.exp(d[22]))
+        self.assertEqual(sum(S._u_counts(5, 5)), math.comb(10, 5))
+
+    def test_interval_holds_the_true_ratio(self):
+        rng = random.Random(7)
+        lo = [100 * math.exp(rng.gauss(0, 0.05)) for _ in range(8)]
+        hi = [200 * math.exp(rng.gauss(0, 0.05)) for _ in range(8)]
+        ci = S.ratio_ci(hi, lo)
+        self.assertLess(ci[0], 2.0)
+        self.assertGreater(ci[1], 2.0)
+        self.assertGreater(ci[0], 1.5)
+
+    def test_too_few_gives_none(self):
+        self.assertIsNone(S.ratio_ci([1, 2, 3], [4, 5, 6]))
+        self.assertIsNone(S.ratio_ci([1, 2, 3, 4, 5], [0, -1, 0, 0, 0]))
+
+
+class CompareRule(unittest.TestCase):
+    def test_small_significant_shift_is_not_flagged(self):
+        # every repetition of B 3 % above A: significant, but under the
+        # minimum effect two runs of one commit already show
+        a = [100.0, 100.2, 100.4, 100.6, 100.8]
+        b = [x * 1.03 for x in a]
+        verdict, p, ratio = S.compare_rule(a, b)
+        self.assertLess(p, S.ALPHA)
+        self.assertEqual(verdict, "~")
+        self.assertAlmostEqual(ratio, 1.03)
+
+    def test_large_significant_shift_is_flagged(self):
+        a = [100.0, 100.2, 100.4, 100.6, 100.8]
+        self.assertEqual(S.compare_rule(a, [x * 1.25 for x in a])[0], "slower")
+        self.assertEqual(S.compare_rule(a, [x * 0.8 for x in a])[0], "faster")
+
+    def test_large_noisy_shift_is_not_flagged(self):
+        a = [100, 300, 120, 90, 250]
+        b = [130, 95, 280, 140, 310]
+        self.assertEqual(S.compare_rule(a, b)[0], "~")
+
+    def test_false_positive_rate_of_the_test(self):
+        # Two samples from one distribution: the test alone flags at most
+        # about ALPHA of the pairs (the exact test, a little under it).
+        rng = random.Random(2026)
+        flagged = 0
+        trials = 400
+        for _ in range(trials):
+            a = [rng.lognormvariate(0, 0.3) for _ in range(5)]
+            b = [rng.lognormvariate(0, 0.3) for _ in range(5)]
+            flagged += S.decide(a, b).significant
+        self.assertLessEqual(flagged / trials, 2 * S.ALPHA)
+
+
+class Percentiles(unittest.TestCase):
+    def test_rule(self):
+        self.assertEqual(S.pct_min_samples(0.5), 20)
+        self.assertEqual(S.pct_min_samples(0.9), 100)
+        self.assertEqual(S.pct_min_samples(0.99), 1000)
+        self.assertEqual(S.pct_min_samples(0.999), 10000)
+        self.assertTrue(S.pct_supported(10000, 0.999))
+        self.assertFalse(S.pct_supported(9999, 0.999))
+        self.assertFalse(S.pct_supported(500, 0.999))
+        self.assertFalse(S.pct_supported(999, 0.99))
+        self.assertTrue(S.pct_supported(1000, 0.99))
+        self.assertFalse(S.pct_supported(None, 0.5))
+        self.assertTrue(S.pct_supported(1, 1.0))     # the maximum needs one
+
+
+class Fits(unittest.TestCase):
+    def test_threshold(self):
+        self.assertTrue(S.fit_explains({"big_o": "lgN", "rms": 0.05}))
+        self.assertTrue(S.fit_explains({"big_o": "N", "rms": S.FIT_MAX_RMS}))
+        self.assertFalse(S.fit_explains({"big_o": "N", "rms": 1.011}))
+        self.assertFalse(S.fit_explains({"big_o": "N", "rms": 0.2001}))
+        self.assertFalse(S.fit_explains({"big_o": "N", "rms": None}))
+        self.assertFalse(S.fit_explains({"big_o": None, "rms": 0.01}))
+        self.assertFalse(S.fit_explains(None))
+
+
+if __name__ == "__main__":
+    if not S.have_scipy():
+        print("SKIP: scipy (Debian package python3-scipy) is not installed")
+        sys.exit(77)
+    unittest.main(verbosity=2)
