@@ -8,7 +8,13 @@
  * `rounds` (Netty's remainingRounds: full revolutions still to wait) and its
  * bucket (in tb_task.index, as bucket + 1), so a cancel unlinks it in O(1).
  * A bitmap of occupied buckets lets the virtual clock skip idle ticks in bulk
- * (counted exactly as if walked); the threaded worker never skips.
+ * (counted exactly as if walked); the threaded worker never skips.  When a
+ * whole revolution went by without a run and no entry can expire within the
+ * next R revolutions (every `rounds` >= R), the virtual clock also skips R
+ * revolutions at once: each entry loses R rounds and the counters grow by
+ * what R walks would have added, so rounds, visits and ticks stay exactly
+ * those of the per-tick walk; an advance across the whole clock with a
+ * TB_MAX_DELAY timeout on a 1 ms tick costs a few passes, not 9 x 10^9.
  *
  * Time.  Deadlines count from the worker's start time (time 0 in virtual
  * mode).  Tick k is the boundary start + k*tick.  A timeout whose deadline is
@@ -20,17 +26,31 @@
  * one tick later in Netty, and that tick 0 (the start instant) exists here so
  * a zero delay at time 0 runs in tb_advance(0).
  *
- * Each tick (run_tick), in this order:
- *   1. transfer: move at most 100 000 entries from the inbox into buckets
- *      (cancelled ones are skipped): rounds = (due - tick) / wheel length,
- *      bucket = max(due, tick) & mask, so an overdue entry lands in the
- *      current bucket and expires in this very tick;
- *   2. process the cancelled queue: unlink each timeout and drop the pending
+ * Each tick (run_tick) follows Netty 4.1's Worker.run, in this order:
+ *   1. process the cancelled queue: unlink each timeout and drop the pending
  *      count, once (Netty #14959 decremented twice);
+ *   2. transfer: move at most 100 000 entries from the inbox into buckets;
+ *      cancelled ones are skipped but use up the budget, as in Netty:
+ *      rounds = (due - tick) / wheel length, bucket = due & mask.  An entry
+ *      already overdue (due < tick: the budget held it back, or it was
+ *      scheduled for a tick already walked) goes straight to the expired
+ *      list instead, ahead of the current bucket's entries.  Netty appends
+ *      it to the tail of the current bucket (max(due, tick) & mask), where
+ *      it runs after entries due at this later tick; the interface's
+ *      contract is that wheels run in tick order, so here it runs first
+ *      (Netty pull request 15730 proposed the bucket's head; not merged);
  *   3. walk the current bucket: rounds <= 0 expire, cancelled ones are
  *      unlinked, the rest lose one round;
  *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
  *      racing cancel either wins (the task never runs) or loses (returns 0).
+ * Netty 4.1 runs each timeout inside the walk (its default executor is
+ * ImmediateExecutor); running them right after it gives the same outcome,
+ * since a run can only add to the inbox or the cancelled queue, which this
+ * tick has already read.  Netty 4.2 (after its pull request 15760)
+ * transfers, walks and then processes cancels; a review found no outcome
+ * that differs, and 4.1 is followed because it is the version this backend
+ * models throughout (with the #14959 pending-count fix), so one Netty
+ * version answers every question about its behaviour.
  *
  * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one
  * CAS on the timeout's state word, one on the cancelled queue; unlinked at
@@ -87,6 +107,19 @@
  *     graceful stop) drops the same timeouts and may be called from a task.
  *   - A cancelled timeout keeps its place under max_pending until the next
  *     tick processes the cancel, exactly as Netty's pendingTimeouts does.
+ *   - max_pending also holds for periodic re-arms (DECISIONS D1): a re-arm
+ *     that finds the cap reached is refused as a schedule would be (in
+ *     Netty the re-arm is run() calling newTimeout, which throws
+ *     RejectedExecutionException): the task retires as finished and the
+ *     refusal counts once in `rejected`.  The place is taken with a CAS, so
+ *     tb_pending() never reads above the cap, not even for an instant.
+ *   - shutdown_now's returned timeouts count as `dropped` and leave the
+ *     pending count (tb_pending() is 0 afterwards); their handles answer
+ *     "not pending".  Netty's stop() cancels them (isCancelled() is true)
+ *     and, its worker being gone, never processes those cancels, so
+ *     pendingTimeouts() keeps counting them for ever.  The interface's
+ *     accounting is shared by every backend (submitted = finished +
+ *     cancelled + dropped + pending + running), so the stats follow it.
  *
  * Record: 80 bytes (the 48-byte core header, next, prev, rounds, and the
  * cancelled-queue link).  The link cannot share a word the way the inbox
@@ -105,6 +138,7 @@
 #include <string.h>
 
 #include "tb_core.h"
+#include "timerwheel_hook.h"
 
 #define TW_DEFAULT_TICK (100 * TB_MS)
 #define TW_MIN_TICK TB_MS
@@ -152,6 +186,7 @@ struct tw {
     int64_t start_ns;           /* the worker's start: tick 0 */
     int64_t next_tick;          /* the next tick to process */
     long budget;                /* transfers left in the current tick */
+    int64_t quiet;              /* virtual: ticks in a row that ran nothing */
     size_t in_wheel;            /* entries in buckets */
     struct tw_list expired;     /* unlinked by the walk, not yet run */
     /* the inbox: an intrusive MPSC FIFO (see inbox_push) */
@@ -265,6 +300,50 @@ static inline bool is_cancelled(const struct tw_timeout *t)
 static void retire(struct tw *q, struct tw_timeout *t)
 {
     tb_pool_put(&q->base.pool, &t->base);
+}
+
+/* Takes a place under max_pending: the new pending count, or 0 when the cap
+ * is reached.  A CAS rather than Netty's add-then-undo, so that no reader
+ * ever sees the count above the cap (DECISIONS D1); without a cap it is the
+ * plain add. */
+static inline uint64_t pending_take(struct tw *q)
+{
+    uint64_t max = q->base.cfg.max_pending;
+    if (!max)
+        return ctr_add(q, &q->pending, 1);
+    uint64_t n = atomic_load_explicit(&q->pending, memory_order_relaxed);
+    if (!q->base.threaded) {
+        if (n >= max)
+            return 0;
+        atomic_store_explicit(&q->pending, n + 1, memory_order_relaxed);
+        return n + 1;
+    }
+    do
+        if (n >= max)
+            return 0;
+    while (!atomic_compare_exchange_weak_explicit(
+        &q->pending, &n, n + 1, memory_order_relaxed, memory_order_relaxed));
+    return n + 1;
+}
+
+tw_hook_fn tw_test_hook;
+
+/* The test hook, if set: lets a test act inside a window that another
+ * thread could hit (see timerwheel_hook.h).  One load and a branch never
+ * taken outside tests, the call kept out of line so that it does not
+ * change how the schedule path is compiled (cachegrind: about one
+ * instruction per schedule). */
+__attribute__((noinline, cold)) static void
+call_hook(struct tw *q, enum tw_hook_point at, const struct tw_timeout *t)
+{
+    tw_test_hook(&q->base, at, tb_pool_handle(&q->base.pool, &t->base));
+}
+
+static inline void hook(struct tw *q, enum tw_hook_point at,
+                        const struct tw_timeout *t)
+{
+    if (__builtin_expect(tw_test_hook != NULL, 0))
+        call_hook(q, at, t);
 }
 
 /* ---- The inbox and the cancelled stack --------------------------------- */
@@ -574,12 +653,25 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         return;
     }
     t->base.index = TW_QUEUED;
-    note_peak(q, ctr_add(q, &q->pending, 1));
+    uint64_t n = pending_take(q);
+    if (!n) {
+        /* D1: the re-arm is refused like a schedule (Netty's newTimeout
+         * throws), and the task retires; a cancel that won the race has
+         * counted it already */
+        if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_DONE)) {
+            q->st.finished++;
+            ctr_add(q, &q->rejected, 1);
+        }
+        retire(q, t);
+        return;
+    }
+    note_peak(q, n);
     if (!tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_WAITING)) {
         ctr_add(q, &q->pending, (uint64_t)-1); /* cancelled during its run */
         retire(q, t);
         return;
     }
+    hook(q, TW_HOOK_REARMED, t);
     inbox_push(q, t);
 }
 
@@ -631,8 +723,8 @@ static long run_tick(struct tw *q)
     int64_t tick = q->next_tick;
     q->st.ticks++;
     q->budget = TW_TRANSFER_LIMIT;
-    transfer(q, tick, false);
     process_cancelled(q);
+    transfer(q, tick, false);
     walk(q, tick);
     q->next_tick = tick + 1;
     long ran = run_expired(q);
@@ -640,7 +732,52 @@ static long run_tick(struct tw *q)
         ran += catch_up(q, tick);
     if (!ran)
         q->st.empty_ticks++;
+    q->quiet = ran ? 0 : q->quiet + 1;
     return ran;
+}
+
+/* Virtual mode: when a whole revolution has passed without a run and the
+ * span to `last` holds whole revolutions, skips as many as no entry can
+ * expire in.  R walks would take R rounds from every entry (none reaches 0
+ * first, since each has at least R) and visit each entry R times in ticks
+ * that run nothing; that is done here in one pass over the entries.  The
+ * quiet revolution that must come first pays for the pass, so a wheel
+ * whose entries keep expiring never scans. */
+static void skip_revolutions(struct tw *q, int64_t last)
+{
+    int64_t len = (int64_t)q->mask + 1;
+    int64_t span = last + 1 - q->next_tick;
+    if (!q->in_wheel || q->quiet < len || span < len)
+        return;
+    q->quiet = 0;
+    int64_t r = span / len;
+    for (size_t w = 0; w < q->nwords && r > 0; w++)
+        for (uint64_t bits = q->occupied[w]; bits && r > 0;
+             bits &= bits - 1) {
+            size_t b = w << 6 | (size_t)__builtin_ctzll(bits);
+            for (const struct tw_timeout *t = q->wheel[b].head; t;
+                 t = t->next) {
+                if (is_cancelled(t)) /* its walk would unlink it */
+                    return;
+                if (t->rounds < r)
+                    r = t->rounds;
+            }
+        }
+    if (r <= 0)
+        return;
+    for (size_t w = 0; w < q->nwords; w++)
+        for (uint64_t bits = q->occupied[w]; bits; bits &= bits - 1) {
+            size_t b = w << 6 | (size_t)__builtin_ctzll(bits);
+            for (struct tw_timeout *t = q->wheel[b].head; t; t = t->next)
+                t->rounds -= r;
+        }
+    uint64_t n = (uint64_t)(r * len);
+    uint64_t walked = (uint64_t)r * q->in_wheel;
+    q->st.ticks += n;
+    q->st.empty_ticks += n;
+    q->st.visits += walked;
+    q->st.rounds += walked;
+    q->next_tick += r * len;
 }
 
 /* Virtual mode: jump over ticks that would do nothing (no inbox, no
@@ -650,6 +787,7 @@ static void skip_idle(struct tw *q, int64_t last)
     if (!inbox_empty(q) ||
         atomic_load_explicit(&q->cancelled, memory_order_relaxed))
         return;
+    skip_revolutions(q, last);
     int64_t to = last + 1;
     if (q->in_wheel) {
         uint32_t from = (uint32_t)(q->next_tick & q->mask);
@@ -662,6 +800,7 @@ static void skip_idle(struct tw *q, int64_t last)
         uint64_t n = (uint64_t)(to - q->next_tick);
         q->st.ticks += n;
         q->st.empty_ticks += n;
+        q->quiet += (int64_t)n;
         q->next_tick = to;
         /* the skipped ticks' transfers had nothing to move: the tick we
          * land on starts with a full budget, so a task due at once is
@@ -761,6 +900,7 @@ static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
         struct tw_timeout *t =
             (struct tw_timeout *)(void *)tb_pool_get(&q->base.pool, handle);
         if (t) {
+            hook(q, TW_HOOK_PUBLISHED, t);
             t->base.deadline = deadline;
             t->base.period = period;
             t->base.fn = fn;
@@ -795,8 +935,8 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
         rc = TB_ESHUTDOWN;
     } else {
-        uint64_t n = ctr_add(q, &q->pending, 1);
-        if (s->cfg.max_pending && n > s->cfg.max_pending) {
+        uint64_t n = pending_take(q);
+        if (!n) {
             rc = TB_EFULL;
         } else {
             struct tw_timeout *t =
@@ -804,6 +944,7 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
             if (!t) {
                 rc = TB_ENOMEM;
             } else {
+                hook(q, TW_HOOK_PUBLISHED, t);
                 t->base.deadline = deadline;
                 t->base.period = period;
                 t->base.fn = fn;
@@ -813,7 +954,7 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
                 note_peak(q, n);
             }
         }
-        if (rc)
+        if (rc && n)
             ctr_add(q, &q->pending, (uint64_t)-1);
     }
     if (s->threaded)
