@@ -46,8 +46,12 @@ struct bh_profile {
     bool orig_micro;           /* wheels at the originals' defaults */
     bool cover;                /* wheels sized to cover the workload */
     double batch_budget;       /* seconds a moving-clock batch may take
-                                  before it is cut short (expire,
-                                  periodic) */
+                                  before it is cut short (periodic; expire
+                                  only as a safety net, at 5 times it) */
+    double work_budget;        /* wheel visits + ticks an expire batch may
+                                  do before it is cut short: counted work,
+                                  so the cut falls on the same task in
+                                  every run */
     /* runtime (monotonic clock) experiments */
     int runtime_repetitions;   /* each is one whole experiment */
     int light_samples;         /* one-shot probes per lateness run */
@@ -75,6 +79,7 @@ struct bh_run {
     size_t nbackends;
     FILE *csv;                 /* raw samples, may be NULL */
     int64_t clock_overhead_ns; /* cost of one timing pair, subtracted */
+    int64_t cpu_clock_overhead_ns; /* the same for bh_cpu_now() */
     long timer_slack_ns;       /* the main thread's, at start */
 };
 
@@ -217,6 +222,14 @@ int64_t bh_now(void);
 /** Seconds between two bh_now() readings, minus the measured cost of a
  *  reading pair (never below 0). */
 double bh_seconds(int64_t t0, int64_t t1);
+
+/** CPU time of the calling thread in ns (CLOCK_THREAD_CPUTIME_ID): the
+ *  clock of the micro-benchmarks' timed parts, which do not count the time
+ *  the thread spent preempted by other processes. */
+int64_t bh_cpu_now(void);
+
+/** bh_seconds() for two bh_cpu_now() readings. */
+double bh_cpu_seconds(int64_t t0, int64_t t1);
 
 /** Sleeps until the absolute CLOCK_MONOTONIC time `t` (ns). */
 void bh_sleep_until(int64_t t);

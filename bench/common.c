@@ -30,6 +30,7 @@ static const struct bh_profile profiles[] = {
         .orig_micro = true,
         .cover = true,
         .batch_budget = 2.0,
+        .work_budget = 1000000,
         .runtime_repetitions = 1,
         .light_samples = 20,
         .loaded_pending = 1000,
@@ -55,8 +56,9 @@ static const struct bh_profile profiles[] = {
         .orig_micro = false,
         .cover = false,
         .batch_budget = 1.0,
+        .work_budget = 2500000,
         .runtime_repetitions = 1,
-        .light_samples = 200,
+        .light_samples = 1000,
         .loaded_pending = 100000,
         .jitter_seconds = 1.0,
         .interference_ms = 300,
@@ -77,8 +79,9 @@ static const struct bh_profile profiles[] = {
         .orig_micro = true,
         .cover = true,
         .batch_budget = 2.0,
+        .work_budget = 5000000,
         .runtime_repetitions = 5,
-        .light_samples = 500,
+        .light_samples = 2000,
         .loaded_pending = 100000,
         .jitter_seconds = 5.0,
         .interference_ms = 500,
@@ -99,8 +102,9 @@ static const struct bh_profile profiles[] = {
         .orig_micro = true,
         .cover = true,
         .batch_budget = 120.0,
+        .work_budget = 1000000000,
         .runtime_repetitions = 10,
-        .light_samples = 5000,
+        .light_samples = 10000,
         .loaded_pending = 100000,
         .jitter_seconds = 5.0,
         .interference_ms = 1000,
@@ -443,6 +447,19 @@ int64_t bh_now(void)
 double bh_seconds(int64_t t0, int64_t t1)
 {
     int64_t d = t1 - t0 - bh.clock_overhead_ns;
+    return d > 0 ? (double)d * 1e-9 : 0.0;
+}
+
+int64_t bh_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * TB_SEC + ts.tv_nsec;
+}
+
+double bh_cpu_seconds(int64_t t0, int64_t t1)
+{
+    int64_t d = t1 - t0 - bh.cpu_clock_overhead_ns;
     return d > 0 ? (double)d * 1e-9 : 0.0;
 }
 

@@ -3,18 +3,27 @@
  *
  *   timerbench-bench [--profile smoke|quick|standard|full] [--harness LIST]
  *                    [--backends a,b] [--seed N] [--csv FILE] [--progress]
- *                    [--journal FILE] [--info] [Google Benchmark flags...]
+ *                    [--journal FILE] [--cpu K] [--info] [Google Benchmark flags...]
  *
  * It registers the harnesses named by --harness (shim, micro, runtime;
  * default all) for every registered backend (or those named), records the
  * machine, build and workload facts in the JSON "context", and hands the
  * rest of the command line to Google Benchmark: --benchmark_out=FILE
  * --benchmark_out_format=json writes the results, --benchmark_filter=RE
- * selects.  --journal FILE appends each instance's results as it finishes,
- * one JSON document a line, so that an interrupted run keeps them.  The profile supplies --benchmark_min_time and
- * --benchmark_repetitions unless they are given.  TB_BENCH_PROFILE and
+ * selects.  The profile supplies --benchmark_min_time,
+ * --benchmark_repetitions and (with more than one repetition)
+ * --benchmark_enable_random_interleaving=true unless they are given, so
+ * that a slow spell of the machine spreads over many instances instead of
+ * falling on every repetition of one.  --cpu K pins the process to core K
+ * (for the single-threaded harnesses: a migration in a timed batch costs
+ * its caches); the JSON context records it as `pinned_cpu`.
+ * --journal FILE appends each instance's results as it finishes,
+ * one JSON document a line, so that an interrupted run keeps them.
+ * TB_BENCH_PROFILE and
  * TB_BENCH_SEED set the defaults of --profile and --seed.
  */
+#include <malloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -23,6 +32,8 @@
 #include "bench_build.h"
 
 #define DEFAULT_SEED 0x74696D6572ULL /* "timer" */
+
+static int pinned_cpu = -1; /* --cpu, -1 if not pinned */
 
 static void usage(FILE *f)
 {
@@ -42,6 +53,7 @@ static void usage(FILE *f)
             "  --progress  one line per benchmark instance on stderr\n"
             "  --journal   file to append each finished instance to, one "
             "JSON line each\n"
+            "  --cpu       pin the process to this core\n"
             "  --info      print build facts as JSON and exit\n",
             bh_profile_names(), (unsigned long long)DEFAULT_SEED);
 }
@@ -82,13 +94,13 @@ static bool has_flag(int argc, char **argv, const char *prefix)
     return false;
 }
 
-static int64_t measure_clock_overhead(void)
+static int64_t measure_clock_overhead(int64_t (*now)(void))
 {
     enum { ROUNDS = 2001 };
     static int64_t d[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
-        int64_t a = bh_now();
-        int64_t b = bh_now();
+        int64_t a = now();
+        int64_t b = now();
         d[i] = b - a;
     }
     bh_sort(d, ROUNDS);
@@ -107,7 +119,20 @@ static void print_info(void)
            TB_GBENCH_VERSION);
     for (size_t i = 0; i < tb_backend_count(); i++)
         printf("%s\"%s\"", i ? ", " : "", tb_backend_at(i)->name);
-    printf("],\n  \"timer_slack_ns\": %ld\n}\n", bh_timer_slack());
+    printf("],\n  \"timer_slack_ns\": %ld,\n  \"profiles\": {",
+           bh_timer_slack());
+    /* what each profile measures, so tests and tools can check its sample
+     * counts without running it */
+    static const char *const names[] = {"smoke", "quick", "standard", "full"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const struct bh_profile *p = bh_profile_find(names[i]);
+        printf("%s\n    \"%s\": {\"repetitions\": %d, \"min_time\": %g, "
+               "\"runtime_repetitions\": %d, \"light_samples\": %d, "
+               "\"work_budget\": %g}",
+               i ? "," : "", p->name, p->repetitions, p->min_time,
+               p->runtime_repetitions, p->light_samples, p->work_budget);
+    }
+    printf("\n  }\n}\n");
 }
 
 static void add_context(const char *harness)
@@ -135,8 +160,12 @@ static void add_context(const char *harness)
                              "splitmix64(N)) per instance");
     snprintf(buf, sizeof buf, "%ld", bh.timer_slack_ns);
     tbb_context("timer_slack_ns", buf);
+    snprintf(buf, sizeof buf, "%d", pinned_cpu);
+    tbb_context("pinned_cpu", buf);
     snprintf(buf, sizeof buf, "%lld", (long long)bh.clock_overhead_ns);
     tbb_context("clock_overhead_ns", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)bh.cpu_clock_overhead_ns);
+    tbb_context("cpu_clock_overhead_ns", buf);
     buf[0] = '\0';
     for (size_t i = 0; i < bh.nbackends; i++) {
         size_t len = strlen(buf);
@@ -161,6 +190,22 @@ static void add_context(const char *harness)
 static int run(char **rest, int nrest, const char *profile,
                const char *seed, const char *harness, const char *backends,
                const char *csv, const char *journal, bool progress);
+
+/* Pins the whole process (threads it starts inherit the mask) to `cpu`. */
+static bool pin(const char *cpu)
+{
+    char *end;
+    long k = strtol(cpu, &end, 10);
+    cpu_set_t set;
+    if (*cpu == '\0' || *end != '\0' || k < 0 || k >= CPU_SETSIZE)
+        return false;
+    CPU_ZERO(&set);
+    CPU_SET((int)k, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        return false;
+    pinned_cpu = (int)k;
+    return true;
+}
 
 int main(int argc, char **argv)
 {
@@ -191,6 +236,14 @@ int main(int argc, char **argv)
             csv = v;
         else if ((v = flag_value(argc, argv, &i, "--journal")))
             journal = v;
+        else if ((v = flag_value(argc, argv, &i, "--cpu"))) {
+            if (!pin(v)) {
+                fprintf(stderr, "timerbench-bench: cannot pin to core "
+                                "'%s'\n", v);
+                free(rest);
+                return 2;
+            }
+        }
         else if (strcmp(argv[i], "--progress") == 0)
             progress = true;
         else if (strcmp(argv[i], "--info") == 0) {
@@ -250,10 +303,21 @@ static int run(char **rest, int nrest, const char *profile,
         }
         fprintf(bh.csv, "benchmark,metric,rep,seq,value_ns,weight\n");
     }
+    /* Memory freed by one benchmark stays in the process for the next:
+     * no mmap'd blocks (glibc returns those to the kernel at free) and no
+     * trimming.  Otherwise whether a fill's growth touched fresh pages
+     * (page faults inside the timed part) depended on what the interleaved
+     * benchmarks before it had freed: fill at 10^5 took 25-35 ns per task
+     * without faults and 250-450 ns with 19 per 1000 tasks, in the same
+     * run. */
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
     bh.timer_slack_ns = bh_timer_slack();
-    bh.clock_overhead_ns = measure_clock_overhead();
+    bh.clock_overhead_ns = measure_clock_overhead(bh_now);
+    bh.cpu_clock_overhead_ns = measure_clock_overhead(bh_cpu_now);
 
     char min_time[64], reps[64];
+    char interleave[] = "--benchmark_enable_random_interleaving=true";
     if (!has_flag(nrest, rest, "--benchmark_min_time")) {
         snprintf(min_time, sizeof min_time, "--benchmark_min_time=%g",
                  bh.profile->min_time);
@@ -264,6 +328,9 @@ static int run(char **rest, int nrest, const char *profile,
                  bh.profile->repetitions);
         rest[nrest++] = reps;
     }
+    if (!has_flag(nrest, rest, "--benchmark_enable_random_interleaving") &&
+        bh.profile->repetitions > 1)
+        rest[nrest++] = interleave;
     rest[nrest] = NULL;
     if (tbb_init(&nrest, rest) != 0) {
         usage(stderr);

@@ -34,10 +34,21 @@
  * clock to the next tick, which is when a wheel sweeps its cancelled
  * queue; base tasks that fire then are replaced.  So a lazy backend holds
  * between N and 1.25 N records, and the `pending_per_n` counter says so.
+ *
+ * Nothing else in the timed part (bench/README.md, "Method").  Set-up
+ * reserves the most records an instance will hold (tb_reserve) and runs
+ * one untimed cycle of batches up to the first flush, so no pool or array
+ * grows, and no fresh page is touched, inside a timed batch.  A short
+ * timed part (wall clock) whose thread was switched out is run again
+ * (tbb_discard); fill and expire, batches of N, are timed on the thread's
+ * CPU clock.  Every result carries the structure's work counted inside
+ * its timed parts (tb_stats deltas per operation) and the evidence that
+ * nothing else ran there (page faults, context switches, growth).
  */
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 
@@ -57,6 +68,16 @@ struct micro_def {
     enum bh_inbox inbox;
     bool rounds;            /* bh_walks_rounds: pays for every tick */
     char name[256];
+};
+
+/* The structure's work and the evidence of anything else, read just outside
+ * a timed part (bench/README.md names the counters they become). */
+struct work {
+    uint64_t sift_levels, visits, rounds, cascades, bucket_offers, ticks,
+        transfers;
+    int64_t bytes;           /* bytes_held */
+    int64_t faults;          /* page faults of this thread */
+    int64_t switches;        /* context switches of this thread */
 };
 
 struct micro;
@@ -93,9 +114,19 @@ struct micro {
     uint64_t fired_ops, cancels;
     uint64_t ring;           /* timeouts: operations done, warm-up included */
     uint64_t completed;      /* expire: tasks that ran within the budget */
+    uint64_t time_cuts;      /* expire: batches cut by the safety net */
+    uint64_t redone;         /* batches run again: switched out while timed */
     uint64_t settle_ticks;   /* ticks taken to drain an inbox, timed */
     /* fill: memory of the last fill */
     double bytes_per_task, malloc_per_task;
+    /* work inside the timed parts since the last report, and the
+     * operations it stands for */
+    struct work work;
+    uint64_t work_ops;
+    /* growth of bytes_held inside timed parts since setup, never reset:
+     * Google Benchmark reports only the last run of its iteration search,
+     * and growth in an earlier run must still show */
+    int64_t timed_growth;
 };
 
 static int count_run(void *arg)
@@ -125,6 +156,63 @@ static size_t malloc_in_use(void)
 {
     struct mallinfo2 mi = mallinfo2();
     return mi.uordblks + mi.hblkhd;
+}
+
+static void work_read(const struct micro *m, struct work *w)
+{
+    struct tb_stats s;
+    struct rusage ru;
+    memset(w, 0, sizeof *w);
+    if (m->s && tb_stats(m->s, &s) == TB_OK) {
+        w->sift_levels = s.sift_levels;
+        w->visits = s.visits;
+        w->rounds = s.rounds;
+        w->cascades = s.cascades;
+        w->bucket_offers = s.bucket_offers;
+        w->ticks = s.ticks;
+        w->transfers = s.transfers;
+        w->bytes = (int64_t)s.bytes_held;
+    }
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+        w->faults = (int64_t)(ru.ru_minflt + ru.ru_majflt);
+        w->switches = (int64_t)(ru.ru_nvcsw + ru.ru_nivcsw);
+    }
+}
+
+/* Adds what happened between two work_read()s taken around a timed part
+ * that did `ops` operations. */
+static void work_add(struct micro *m, const struct work *a,
+                     const struct work *b, uint64_t ops)
+{
+    struct work *w = &m->work;
+    w->sift_levels += b->sift_levels - a->sift_levels;
+    w->visits += b->visits - a->visits;
+    w->rounds += b->rounds - a->rounds;
+    w->cascades += b->cascades - a->cascades;
+    w->bucket_offers += b->bucket_offers - a->bucket_offers;
+    w->ticks += b->ticks - a->ticks;
+    w->transfers += b->transfers - a->transfers;
+    w->bytes += b->bytes - a->bytes;
+    m->timed_growth += b->bytes - a->bytes;
+    w->faults += b->faults - a->faults;
+    w->switches += b->switches - a->switches;
+    m->work_ops += ops;
+}
+
+/* The end of a short timed part (insert, cancel, timeouts, periodic, timed
+ * by the wall clock): if the thread was switched out inside it — another
+ * process took the core — its time is not the operation's, and the shim
+ * runs the batch again (tbb_discard); else its work counts. */
+static bool timed_ok(struct micro *m, tbb_state *st, const struct work *a,
+                     const struct work *b, uint64_t ops)
+{
+    if (b->switches != a->switches) {
+        m->redone++;
+        tbb_discard(st);
+        return false;
+    }
+    work_add(m, a, b, ops);
+    return true;
 }
 
 static bool make_sched(struct micro *m, tbb_state *st)
@@ -234,12 +322,19 @@ static bool refill(struct micro *m, tbb_state *st)
     return true;
 }
 
-/* Brings a lazy backend back to about N records (see the file comment). */
-static bool hold(struct micro *m, tbb_state *st)
+/* How many records a lazy backend may hold before hold() releases the
+ * cancelled ones: N and a quarter (at least two batches). */
+static size_t hold_limit(const struct micro *m)
 {
     size_t slack = (size_t)(m->n / 4 > 2 * m->batch ? m->n / 4
                                                     : 2 * m->batch);
-    size_t limit = (size_t)m->n + slack;
+    return (size_t)m->n + slack;
+}
+
+/* Brings a lazy backend back to about N records (see the file comment). */
+static bool hold(struct micro *m, tbb_state *st)
+{
+    size_t limit = hold_limit(m);
     if (tb_pending(m->s) > limit) {
         m->flushes++;
         if (m->d->b->caps & TB_CAP_PURGE) {
@@ -334,6 +429,30 @@ static void draw_coins(struct micro *m, int64_t n)
         m->coin[i] = bh_unit(&m->rng) < 0.95;
 }
 
+static double insert_batch(void *inst, tbb_state *st, int64_t n);
+static double cancel_batch(void *inst, tbb_state *st, int64_t n);
+
+/* Runs the instance's batches, untimed, through one whole cycle of what
+ * the timed batches will do: a lazy backend fills up with cancelled tasks
+ * until hold() releases them (the flush), so every array reaches the
+ * largest size it will have, and every page of it is touched, before
+ * anything is timed.  A backend that cancels at once holds N throughout:
+ * two batches warm its free list.  The counters start afresh. */
+static bool warm_up(struct micro *m, tbb_state *st)
+{
+    double (*batch)(void *, tbb_state *, int64_t) =
+        m->d->op == OP_INSERT ? insert_batch : cancel_batch;
+    int64_t most = (int64_t)(hold_limit(m) - (size_t)m->n) / m->batch + 2;
+    for (int64_t k = 0; k < most && (k < 2 || m->flushes == 0); k++)
+        if (batch(m, st, m->batch) < 0)
+            return false;
+    m->ops = m->flushes = m->transfers = m->settle_ticks = m->redone = 0;
+    memset(&m->work, 0, sizeof m->work);
+    m->work_ops = 0;
+    m->timed_growth = 0;
+    return true;
+}
+
 static void *micro_setup(void *ctx, tbb_state *st)
 {
     const struct micro_def *d = ctx;
@@ -368,6 +487,21 @@ static void *micro_setup(void *ctx, tbb_state *st)
         m->h = xcalloc(n, sizeof *m->h);
         m->slots = xcalloc(n, sizeof *m->slots);
         m->fired = xcalloc(n, sizeof *m->fired);
+    }
+    if (d->op == OP_INSERT || d->op == OP_CANCEL || d->op == OP_TIMEOUTS) {
+        /* Room for the most records the instance will hold (a lazy
+         * backend's N and a quarter, and a batch on top), so the pool and
+         * a heap's array never grow inside a timed batch.  Where the
+         * backend's own arrays have no ops.reserve, the warm-up below
+         * grows them. */
+        size_t most = hold_limit(m) + 2 * (size_t)m->batch;
+        if (d->op == OP_TIMEOUTS)
+            most = 2 * n + (size_t)m->batch;
+        int rc = tb_reserve(m->s, most);
+        if (rc != TB_OK) {
+            fail(st, "tb_reserve", rc);
+            goto fail;
+        }
     }
     if (d->op == OP_INSERT || d->op == OP_CANCEL) {
         if (!fill_base(m, st))
@@ -407,6 +541,8 @@ static void *micro_setup(void *ctx, tbb_state *st)
             m->perm[i] = (uint32_t)i;
         shuffle(m);
     }
+    if ((d->op == OP_INSERT || d->op == OP_CANCEL) && !warm_up(m, st))
+        goto fail;
     return m;
 fail:
     micro_teardown(m);
@@ -428,7 +564,9 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
         free(delays);
         return -1;
     }
-    int64_t t0 = bh_now();
+    struct work w0, w1;
+    work_read(m, &w0);
+    int64_t t0 = bh_cpu_now();
     for (int64_t i = 0; i < n; i++) {
         int rc = tb_schedule(m->s, delays[i], count_run, &m->runs, NULL);
         if (rc) {
@@ -437,11 +575,13 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
         }
     }
     long rc = settle(m, 0, n, true);
-    int64_t t1 = bh_now();
+    int64_t t1 = bh_cpu_now();
+    work_read(m, &w1);
     if (rc < 0) {
         free(delays);
         return bad(st, "settle", rc);
     }
+    work_add(m, &w0, &w1, (uint64_t)n);
     struct tb_stats s;
     tb_stats(m->s, &s);
     size_t after = malloc_in_use();
@@ -452,7 +592,7 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
     free(delays);
     tb_destroy(m->s);
     m->s = NULL;
-    return bh_seconds(t0, t1);
+    return bh_cpu_seconds(t0, t1);
 }
 
 static double insert_batch(void *inst, tbb_state *st, int64_t n)
@@ -461,6 +601,8 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
     for (int64_t i = 0; i < n; i++)
         m->delays[i] = bh_draw(m->d->w, &m->rng);
     uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
+    struct work w0, w1;
+    work_read(m, &w0);
     int64_t t0 = bh_now();
     for (int64_t i = 0; i < n; i++) {
         int rc = tb_schedule(m->s, m->delays[i], count_run, &m->runs,
@@ -470,12 +612,25 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
     }
     long ran = settle(m, tr0, n, true);
     int64_t t1 = bh_now();
+    work_read(m, &w1);
     if (ran < 0)
         return bad(st, "settle", ran);
+    timed_ok(m, st, &w0, &w1, (uint64_t)n);
     if (m->d->inbox)
         m->transfers += transfers_now(m) - tr0;
     for (int64_t i = 0; i < n; i++)
         tb_cancel(m->s, m->tmp[i]);
+    /* Those cancels are the harness putting the state back, not the next
+     * batch's work: what a backend defers for them happens here, untimed.
+     * Netty unlinks cancelled timeouts at its next tick, which for an
+     * inbox drained only at a tick would otherwise be the next timed
+     * batch's settling tick. */
+    if (m->d->inbox == BH_INBOX_TICK && m->tick > 0) {
+        m->clock = next_tick(m);
+        long rc = tb_advance(m->s, m->clock);
+        if (rc < 0)
+            return bad(st, "tb_advance", rc);
+    }
     m->ops += (uint64_t)n;
     return hold(m, st) ? bh_seconds(t0, t1) : -1;
 }
@@ -490,11 +645,15 @@ static double cancel_batch(void *inst, tbb_state *st, int64_t n)
     for (int64_t i = 0; i < n; i++)
         m->tmp[i] = m->h[slots[i]];
     int64_t ok = 0;
+    struct work w0, w1;
+    work_read(m, &w0);
     int64_t t0 = bh_now();
     for (int64_t i = 0; i < n; i++)
         ok += tb_cancel(m->s, m->tmp[i]) == 1;
     long ran = tb_advance(m->s, tb_now(m->s));
     int64_t t1 = bh_now();
+    work_read(m, &w1);
+    timed_ok(m, st, &w0, &w1, (uint64_t)n);
     if (ran < 0)
         return bad(st, "tb_advance", ran);
     if (ok != n) {
@@ -521,6 +680,13 @@ static inline bool check_now(uint64_t steps)
     return steps < 64 ? (steps & (steps - 1)) == 0 : (steps & 63) == 0;
 }
 
+/* The work an expire batch's cut counts: wheel entries visited and ticks. */
+static uint64_t w_units(const struct micro *m)
+{
+    struct tb_stats s;
+    return tb_stats(m->s, &s) == TB_OK ? s.visits + s.ticks : 0;
+}
+
 static double expire_batch(void *inst, tbb_state *st, int64_t n)
 {
     struct micro *m = inst;
@@ -543,7 +709,13 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     const int64_t step = bh_workloads[m->d->w].expire_step;
     const int64_t end = m->clock + bh_workloads[m->d->w].hi + 2 * step +
                         2 * (m->tick > 0 ? m->tick : 0);
-    const int64_t budget = (int64_t)(bh.profile->batch_budget * 1e9);
+    /* The cut is decided on counted work (wheel visits and ticks: what
+     * grows without tasks firing), never on elapsed time, so it falls on
+     * the same task in every run whatever the machine's load; elapsed time
+     * only stops a batch gone 5 times over the profile's budget. */
+    const int64_t budget = (int64_t)(5 * bh.profile->batch_budget * 1e9);
+    const uint64_t work_budget = (uint64_t)bh.profile->work_budget;
+    const uint64_t units0 = w_units(m);
     const int64_t stall = 10 * (step > m->tick ? step : m->tick);
     /* A wheel that walks rounds pays every tick of a step whatever its
      * length, so cutting a long step into 1 s pieces costs it nothing and
@@ -553,7 +725,10 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     const int64_t start = m->clock;
     uint64_t seen = m->runs;
     int64_t progress = m->clock;
-    int64_t t0 = bh_now(), t1 = t0;
+    struct work w0, w1;
+    work_read(m, &w0);
+    const int64_t wall0 = bh_now();
+    int64_t t0 = bh_cpu_now(), t1 = t0;
     uint64_t pieces = 0;
     bool cut = false;
     while (m->runs < target) {
@@ -561,8 +736,11 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
         rc = tb_advance(m->s, m->clock);
         if (rc < 0)
             return bad(st, "tb_advance", rc);
-        if (check_now(++pieces) && (t1 = bh_now()) - t0 > budget) {
+        if (check_now(++pieces) &&
+            (w_units(m) - units0 > work_budget ||
+             (bh_now() - wall0 > budget && ++m->time_cuts))) {
             cut = true;
+            t1 = bh_cpu_now();
             break;
         }
         /* late is allowed (an inbox may hold tasks back), stuck is not */
@@ -575,7 +753,9 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
         }
     }
     if (!cut)
-        t1 = bh_now();
+        t1 = bh_cpu_now();
+    work_read(m, &w1);
+    work_add(m, &w0, &w1, m->runs - settled);
     m->steps += (uint64_t)((m->clock - start + step - 1) / step);
     m->ops += (uint64_t)n;
     m->completed += m->runs - first;
@@ -583,8 +763,8 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
      * those the untimed settle let run) stands for the batch */
     uint64_t timed = m->runs - settled;
     if (!cut)
-        return timed ? bh_seconds(t0, t1) * (double)n / (double)timed
-                     : bh_seconds(t0, t1);
+        return timed ? bh_cpu_seconds(t0, t1) * (double)n / (double)timed
+                     : bh_cpu_seconds(t0, t1);
     /* Over the profile's time budget (a wheel walking its rounds, say):
      * the rate so far stands for the batch, `completed` says how much of
      * it ran, and the rest is dropped with a fresh scheduler. */
@@ -596,7 +776,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     m->s = NULL;
     if (!make_sched(m, st))
         return -1;
-    return bh_seconds(t0, t1) * (double)n / (double)timed;
+    return bh_cpu_seconds(t0, t1) * (double)n / (double)timed;
 }
 
 static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
@@ -606,6 +786,8 @@ static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
     const int64_t dt = timeout_dt(m);
     const uint64_t k0 = m->ring;
     m->ring += (uint64_t)n;
+    struct work w0, w1;
+    work_read(m, &w0);
     int64_t t0 = bh_now();
     for (int64_t j = 0; j < n; j++) {
         int rc = timeout_op(m, k0 + (uint64_t)j, m->coin[j], dt);
@@ -613,6 +795,8 @@ static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
             return bad(st, "timeouts", rc);
     }
     int64_t t1 = bh_now();
+    work_read(m, &w1);
+    timed_ok(m, st, &w0, &w1, (uint64_t)n);
     m->ops += (uint64_t)n;
     return bh_seconds(t0, t1);
 }
@@ -622,6 +806,8 @@ static double periodic_batch(void *inst, tbb_state *st, int64_t n)
     struct micro *m = inst;
     const int64_t budget = (int64_t)(bh.profile->batch_budget * 1e9);
     uint64_t r0 = m->runs, steps = 0;
+    struct work w0, w1;
+    work_read(m, &w0);
     int64_t t0 = bh_now();
     while (m->runs - r0 < (uint64_t)n) {
         m->clock += TB_MS;
@@ -633,7 +819,9 @@ static double periodic_batch(void *inst, tbb_state *st, int64_t n)
             break;
     }
     int64_t t1 = bh_now();
+    work_read(m, &w1);
     uint64_t runs = m->runs - r0;
+    timed_ok(m, st, &w0, &w1, runs);
     m->steps += steps;
     m->period_runs += runs;
     m->ops += (uint64_t)n;
@@ -643,6 +831,39 @@ static double periodic_batch(void *inst, tbb_state *st, int64_t n)
 }
 
 /* ---- Counters ---------------------------------------------------------- */
+
+/* The structure's work per operation, counted inside the timed parts only
+ * (D2 of the lead's decisions), and the evidence that nothing else ran
+ * there: page faults and growth of the memory held. */
+static void work_report(struct micro *m, tbb_state *st)
+{
+    const struct work *w = &m->work;
+    double ops = m->work_ops ? (double)m->work_ops : 1.0;
+    tbb_counter(st, "sift_levels_per_op", (double)w->sift_levels / ops,
+                TBB_C_PLAIN);
+    tbb_counter(st, "visits_per_op", (double)w->visits / ops, TBB_C_PLAIN);
+    tbb_counter(st, "rounds_per_op", (double)w->rounds / ops, TBB_C_PLAIN);
+    tbb_counter(st, "cascades_per_op", (double)w->cascades / ops,
+                TBB_C_PLAIN);
+    tbb_counter(st, "bucket_offers_per_op", (double)w->bucket_offers / ops,
+                TBB_C_PLAIN);
+    tbb_counter(st, "ticks_per_op", (double)w->ticks / ops, TBB_C_PLAIN);
+    tbb_counter(st, "transfers_per_op", (double)w->transfers / ops,
+                TBB_C_PLAIN);
+    tbb_counter(st, "page_faults_per_kop", 1000.0 * (double)w->faults / ops,
+                TBB_C_PLAIN);
+    tbb_counter(st, "ctx_switches_per_kop",
+                1000.0 * (double)w->switches / ops, TBB_C_PLAIN);
+    if (m->d->op != OP_FILL && m->d->op != OP_EXPIRE)
+        tbb_counter(st, "redone_batches", (double)m->redone, TBB_C_PLAIN);
+    m->redone = 0;
+    tbb_counter(st, "timed_growth_bytes", (double)m->timed_growth,
+                TBB_C_PLAIN);
+    tbb_counter(st, "grown_bytes_per_op", (double)w->bytes / ops,
+                TBB_C_PLAIN);
+    memset(&m->work, 0, sizeof m->work);
+    m->work_ops = 0;
+}
 
 static void micro_report(void *inst, tbb_state *st)
 {
@@ -682,14 +903,17 @@ static void micro_report(void *inst, tbb_state *st)
         if (d->op == OP_EXPIRE || d->op == OP_PERIODIC)
             tbb_counter(st, "steps_per_kop", 1000.0 * (double)m->steps / ops,
                         TBB_C_PLAIN);
-        if (d->op == OP_EXPIRE)
+        if (d->op == OP_EXPIRE) {
             tbb_counter(st, "completed", (double)m->completed / ops,
                         TBB_C_PLAIN);
+            tbb_counter(st, "time_cuts", (double)m->time_cuts, TBB_C_PLAIN);
+        }
         if (d->op == OP_PERIODIC)
             tbb_counter(st, "runs_per_step",
                         m->steps ? (double)m->period_runs / (double)m->steps
                                  : 0.0, TBB_C_PLAIN);
     }
+    work_report(m, st);
     if (d->inbox && (d->op == OP_INSERT || d->op == OP_FILL)) {
         tbb_counter(st, "transferred", (double)m->transfers / ops,
                     TBB_C_PLAIN);
@@ -697,7 +921,7 @@ static void micro_report(void *inst, tbb_state *st)
                     1000.0 * (double)m->settle_ticks / ops, TBB_C_PLAIN);
     }
     m->ops = m->flushes = m->transfers = m->steps = m->period_runs = 0;
-    m->completed = m->settle_ticks = 0;
+    m->completed = m->settle_ticks = m->time_cuts = 0;
 }
 
 static const struct tbb_ops batch_ops[] = {

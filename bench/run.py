@@ -16,7 +16,16 @@ on stdout (./timerbench report captures it):
     shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
     samples.csv                           raw lateness / period-error samples
     shim.log, micro.log, runtime.log      console output and stderr
+    cyclictest.txt                        rt-tests' cyclictest output, when
+                                          installed: an outside reference for
+                                          lateness (its percentiles are in
+                                          machine.json run.cyclictest)
     machine.json                          machine, build and run facts
+
+Method (bench/README.md, "Method"): the single-threaded harnesses (shim,
+micro) run pinned to one core; repetitions are interleaved; a micro
+instance whose median has not settled after the profile's repetitions gets
+more, up to a time budget (SETTLE below), and its JSON entries are merged.
 
 `--profile counts` runs no harness: it builds timerbench-counts (counts.c)
 and runs it under Valgrind's callgrind with its cache simulator for each
@@ -46,10 +55,13 @@ import argparse
 import copy
 import datetime
 import json
+import math
 import os
 import platform
 import re
+import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -61,6 +73,26 @@ import tb_runstate as RS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESSES = ("shim", "micro", "runtime")
+# Harnesses whose timed work runs in one thread: pinned to one core.
+PINNED = ("shim", "micro")
+
+# The stopping rule of the micro repetitions.  A median has settled when
+# its estimated relative standard error, 1.2533 * 1.4826 * MAD / median /
+# sqrt(n) (the normal-theory standard error of a median, sigma estimated
+# from the median absolute deviation), is at most SETTLE_SE.  Unsettled
+# instances get `reps` more repetitions, interleaved among themselves, in
+# up to `rounds` rounds and within `seconds` of extra run time (the worst
+# first, as many as the time of a repetition measured in the main pass
+# lets fit).
+SETTLE_SE = 0.025
+SETTLE = {"smoke": {"rounds": 0, "reps": 0, "seconds": 0},
+          "quick": {"rounds": 1, "reps": 3, "seconds": 45},
+          "standard": {"rounds": 2, "reps": 5, "seconds": 150},
+          "full": {"rounds": 3, "reps": 10, "seconds": 1800}}
+# cyclictest loops of 1 ms per profile (one thread, pinned, SCHED_OTHER).
+CYCLICTEST_LOOPS = {"smoke": 200, "quick": 2000, "standard": 10000,
+                    "full": 100000}
+CYCLICTEST_HIST_US = 10000
 
 
 def read(path, default=None):
@@ -101,6 +133,15 @@ def git(*args):
         return None
 
 
+def pin_cpu():
+    """The core the single-threaded harnesses run on: the last one this
+    process may use (the first tends to take the machine's interrupts)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[-1] if cpus else None
+
+
 def machine_facts():
     governor = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     clock = read("/sys/devices/system/clocksource/clocksource0/"
@@ -117,6 +158,10 @@ def machine_facts():
         "arch": platform.machine(),
         "governor": governor,
         "clocksource": clock,
+        "transparent_hugepage": read(
+            "/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepage_defrag": read(
+            "/sys/kernel/mm/transparent_hugepage/defrag"),
         "load_average_at_start": os.getloadavg(),
         "hostname": platform.node(),
         "python": platform.python_version(),
@@ -156,21 +201,27 @@ PROGRESS = re.compile(r"^tbb: \[(\d+)\] (.*), elapsed ([\d.]+) s$")
 
 
 def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
-                stop=None, lock=None):
+                stop=None, lock=None, out=None, extra=()):
     """Runs one harness; returns (exit status, seconds, the last instance
     it started as (index, name) or None).  Its results go to its journal
-    (tb_runstate) as each instance finishes."""
-    args = base_args(opts, harness) + [
-        "--progress",
-        "--journal=" + RS.journal_path(outdir, harness, session)]
+    (tb_runstate) as each instance finishes; with `out` (the stopping
+    rule's extra repetitions) to that file as Google Benchmark writes it."""
+    args = base_args(opts, harness) + ["--progress"] + list(extra)
+    if out:
+        args += ["--benchmark_out=" + os.path.join(outdir, out),
+                 "--benchmark_out_format=json"]
+    else:
+        args.append("--journal=" + RS.journal_path(outdir, harness, session))
+        RS.trim_torn_line(RS.journal_path(outdir, harness, session))
+    if harness in PINNED and opts.cpu is not None:
+        args.append("--cpu=%d" % opts.cpu)
     if harness == "runtime":
         args.append("--csv=" + RS.journal_path(outdir, "samples", session))
-    RS.trim_torn_line(RS.journal_path(outdir, harness, session))
     t0 = time.monotonic()
     started = None
     with open(os.path.join(outdir, harness + ".log"),
-              "w" if session == 1 else "a") as log:
-        if session > 1:
+              "w" if session == 1 and not out else "a") as log:
+        if session > 1 and not out:
             log.write("\n=== session %d (resumed %s) ===\n" % (session,
                                                               RS.now_utc()))
             log.flush()
@@ -196,6 +247,228 @@ def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
         if stop is not None:
             stop.child = None
     return status, time.monotonic() - t0, started
+
+
+# ---- the stopping rule ---------------------------------------------------
+
+# Fields of a Google Benchmark entry that are not counters.
+NOT_COUNTERS = {"name", "family_index", "per_family_instance_index",
+                "run_name", "run_type", "repetitions", "repetition_index",
+                "threads", "iterations", "real_time", "cpu_time",
+                "time_unit", "aggregate_name", "aggregate_unit",
+                "error_occurred", "error_message", "label", "big_o",
+                "real_coefficient", "cpu_coefficient", "rms"}
+AGGREGATES = ("mean", "median", "stddev", "cv")
+
+
+def median_se(times):
+    """Estimated relative standard error of the median of `times`."""
+    if len(times) < 2:
+        return math.inf
+    med = statistics.median(times)
+    if med <= 0:
+        return math.inf
+    mad = statistics.median(abs(t - med) for t in times)
+    return 1.2533 * 1.4826 * mad / med / math.sqrt(len(times))
+
+
+def instances(doc):
+    """{run_name: [iteration entries]} of the instances that ran cleanly."""
+    out = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type") == "iteration":
+            out.setdefault(b["run_name"], []).append(b)
+    return {k: v for k, v in out.items()
+            if not any(b.get("error_occurred") for b in v)}
+
+
+def aggregate(values, how):
+    vals = [v for v in values if isinstance(v, (int, float))
+            and math.isfinite(v)]
+    if not vals:
+        return float("nan")
+    if how == "mean":
+        return statistics.fmean(vals)
+    if how == "median":
+        return statistics.median(vals)
+    sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
+    if how == "stddev":
+        return sd
+    mean = statistics.fmean(vals)
+    return sd / mean if mean else float("nan")
+
+
+def merge_repetitions(doc, extra):
+    """Adds the iteration entries of `extra` to the same instances of `doc`
+    as further repetitions, and recomputes those instances' aggregates as
+    Google Benchmark does (stddev over n - 1, cv = stddev / mean)."""
+    more = instances(extra)
+    runs = doc["benchmarks"]
+    for name, new in more.items():
+        old = [b for b in runs if b.get("run_name") == name and
+               b.get("run_type") == "iteration"]
+        if not old:
+            continue
+        last = max(i for i, b in enumerate(runs) if b is old[-1])
+        for k, b in enumerate(new):
+            b["repetition_index"] = len(old) + k
+        runs[last + 1:last + 1] = new
+        every = old + new
+        for b in every:
+            b["repetitions"] = len(every)
+        fields = ["real_time", "cpu_time"] + sorted(
+            {k for b in every for k in b if k not in NOT_COUNTERS})
+        for a in runs:
+            if (a.get("run_name") == name and a.get("run_type") ==
+                    "aggregate" and a.get("aggregate_name") in AGGREGATES):
+                a["repetitions"] = len(every)
+                a["iterations"] = len(every)
+                for f in fields:
+                    a[f] = aggregate([b.get(f) for b in every],
+                                     a["aggregate_name"])
+
+
+def settle(binary, opts, outdir, t_start, main_seconds, stop=None,
+           lock=None):
+    """Runs more repetitions of the micro instances whose median has not
+    settled (SETTLE_SE), merging them into micro.json.  Returns the facts
+    for machine.json."""
+    rule = SETTLE[opts.profile]
+    path = os.path.join(outdir, "micro.json")
+    facts = {"rule": "relative standard error of the median, 1.2533 * "
+                     "1.4826 * MAD / median / sqrt(n), at most %g; else %d "
+                     "more repetitions, up to %d rounds within %d s" %
+                     (SETTLE_SE, rule["reps"], rule["rounds"],
+                      rule["seconds"]),
+             "rounds": []}
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return facts
+    inst = instances(doc)
+    reps = sum(len(v) for v in inst.values())
+    per_rep = main_seconds / reps if reps else 0.0
+    spent = 0.0
+    for rnd in range(rule["rounds"]):
+        se = {k: median_se([b["real_time"] for b in v])
+              for k, v in inst.items()}
+        todo = sorted((k for k in se if se[k] > SETTLE_SE),
+                      key=lambda k: -se[k])
+        if not todo:
+            break
+        fit = int((rule["seconds"] - spent) / (per_rep * rule["reps"])) \
+            if per_rep > 0 else len(todo)
+        chosen = todo[:max(0, fit)]
+        if not chosen:
+            break
+        regex = "^(%s)$" % "|".join(re.sub(r"([.\[\](){}*+?|^$\\])",
+                                           r"\\\1", k) for k in chosen)
+        out = "micro.settle%d.json" % (rnd + 1)
+        sys.stderr.write("timerbench: %d of %d micro instances not settled; "
+                         "%d more repetitions of %d of them\n" %
+                         (len(todo), len(inst), rule["reps"], len(chosen)))
+        if stop is not None and stop.signum:
+            break
+        status, secs, _ = run_harness(
+            binary, opts, "micro", outdir, len(chosen), t_start, stop=stop,
+            lock=lock, out=out,
+            extra=["--benchmark_filter=" + regex,
+                   "--benchmark_repetitions=%d" % rule["reps"],
+                   "--benchmark_enable_random_interleaving=true"])
+        spent += secs
+        try:
+            with open(os.path.join(outdir, out)) as f:
+                extra = json.load(f)
+        except (OSError, ValueError):
+            facts["rounds"].append({"instances": len(chosen),
+                                    "seconds": secs, "exit": status,
+                                    "merged": False})
+            break
+        merge_repetitions(doc, extra)
+        os.remove(os.path.join(outdir, out))
+        inst = instances(doc)
+        facts["rounds"].append({"unsettled": len(todo),
+                                "instances": len(chosen),
+                                "seconds": secs, "exit": status,
+                                "merged": True})
+    se = {k: median_se([b["real_time"] for b in v]) for k, v in inst.items()}
+    facts["unsettled_after"] = sorted(k for k in se if se[k] > SETTLE_SE)
+    facts["instances"] = len(inst)
+    facts["seconds"] = spent
+    if facts["rounds"]:
+        RS.write_json(path, doc)   # whole or not at all, as every results file
+    return facts
+
+
+# ---- cyclictest ---------------------------------------------------------
+
+def cyclictest(opts, outdir):
+    """rt-tests' cyclictest as an outside reference for the lateness floors:
+    one thread, pinned, SCHED_OTHER (as the backends' threads), 1 ms
+    interval, without tuning the machine (--default-system).  Writes
+    cyclictest.txt (its output); returns its percentiles in ns (from its
+    histogram) for machine.json, or a reason.  Not a .json of its own: the
+    report reads every .json of the directory as Google Benchmark output."""
+    exe = shutil.which("cyclictest")
+    if not exe:
+        return {"ran": False, "why": "cyclictest not installed (rt-tests)"}
+    loops = CYCLICTEST_LOOPS[opts.profile]
+    cmd = [exe, "--default-system", "-m", "-q", "-t", "1", "-i", "1000",
+           "-l", str(loops), "-h", str(CYCLICTEST_HIST_US)]
+    if opts.cpu is not None:
+        cmd += ["-a", str(opts.cpu)]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT,
+                              universal_newlines=True,
+                              timeout=loops / 1000.0 * 3 + 30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"ran": False, "why": str(e)}
+    with open(os.path.join(outdir, "cyclictest.txt"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + proc.stdout)
+    res = {"ran": proc.returncode == 0, "command": cmd,
+           "exit": proc.returncode, "interval_us": 1000,
+           "histogram_limit_us": CYCLICTEST_HIST_US}
+    res.update(parse_cyclictest(proc.stdout))
+    return res
+
+
+def parse_cyclictest(text):
+    """count, overflows, min, mean, max and nearest-rank p50 ... p999 (ns)
+    from cyclictest -q -h output; a rank that falls among the histogram's
+    overflows is given cyclictest's maximum."""
+    hist, summary = [], {}
+    for line in text.splitlines():
+        m = re.match(r"^(\d+)\s+(\d+)$", line)
+        if m:
+            hist.append((int(m.group(1)), int(m.group(2))))
+            continue
+        m = re.match(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|"
+                     r"Histogram Overflows):\s+(\d+)", line)
+        if m:
+            summary[m.group(1)] = int(m.group(2))
+    overflow = summary.get("Histogram Overflows", 0)
+    count = sum(c for _, c in hist) + overflow
+    res = {"count": count, "overflows": overflow}
+    for key, name in (("Min Latencies", "min"), ("Avg Latencies", "mean"),
+                      ("Max Latencies", "max")):
+        if key in summary:
+            res[name] = summary[key] * 1000
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99),
+                    ("p999", 0.999)):
+        rank = max(1, math.ceil(q * count)) if count else 0
+        seen, val = 0, None
+        for us, c in hist:
+            seen += c
+            if seen >= rank:
+                val = us * 1000
+                break
+        # a rank among the overflows: at least the histogram's limit
+        res[name] = val if val is not None or not count else \
+            res.get("max", CYCLICTEST_HIST_US * 1000)
+    res["enough_for_p999"] = count >= 10000
+    return res
 
 
 def summarize(path):
@@ -250,6 +523,13 @@ def parse_args(argv=None):
     ap.add_argument("--resume-command", default="bench/run.py --resume",
                     help="the command the messages tell the user to continue "
                     "with (the results directory is appended)")
+    ap.add_argument("--cpu", type=int, default=pin_cpu(),
+                    help="core for the single-threaded harnesses (default "
+                    "the last usable one)")
+    ap.add_argument("--no-pin", dest="cpu", action="store_const", const=None,
+                    help="do not pin")
+    ap.add_argument("--no-settle", action="store_true",
+                    help="no extra repetitions for unsettled medians")
     opts = ap.parse_args(argv)
     if isinstance(opts.seed, str):
         opts.seed = int(opts.seed, 0)
@@ -348,6 +628,9 @@ def start_fresh(opts, stop):
             "filter": opts.filter,
             "harnesses": opts.harnesses,
             "timer_slack_ns": info.get("timer_slack_ns"),
+            "pinned_cpu": {h: (opts.cpu if h in PINNED else None)
+                           for h in opts.harnesses},
+            "interleaved": True,
             "started_utc": started.isoformat(),
             "command": sys.argv,
             "status": "running",
@@ -445,10 +728,22 @@ def check_only(opts):
 
 
 def where(stopped):
-    h, started, total = stopped
+    h, started, total, reps = stopped
     if not started:
         return "before %s's first instance" % h
+    if reps > 1:
+        # interleaved: progress counts one step per repetition
+        return "in %s, step %d of %d (repetitions interleaved: %s)" % (
+            h, started[0], total, started[1])
     return "in %s, instance %d of %d (%s)" % (h, started[0], total, started[1])
+
+
+def repetitions(facts, opts, harness):
+    """Repetitions per instance, as the binary's profile sets them."""
+    prof = facts.get("build", {}).get("profiles", {}).get(opts.profile, {})
+    if harness == "runtime":
+        return max(1, prof.get("runtime_repetitions", 1))
+    return max(1, prof.get("repetitions", 1))
 
 
 def run_sessions(binary, opts, outdir, lock, facts, stop):
@@ -485,15 +780,29 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
             if flt is not None:
                 o = copy.copy(opts)
                 o.filter = flt
-            st, secs, started = run_harness(binary, o, h, outdir, len(names),
-                                            t_session, session, stop, lock)
+            reps = repetitions(facts, opts, h)
+            st, secs, started = run_harness(binary, o, h, outdir,
+                                            len(names) * reps, t_session,
+                                            session, stop, lock)
             seconds[h] = seconds.get(h, 0.0) + secs
             status[h] = st
             if stop.signum or st != 0:
-                stopped = (h, started, len(names))
+                stopped = (h, started, len(names) * reps, reps)
                 break
         left = RS.commit(outdir, facts)
         entry["ran"][h] = len(names) - len(left.get(h, []))
+        # The stopping rule's extra repetitions go into micro.json once all
+        # its instances are there (the file is then sealed: later commits
+        # keep the merge); cyclictest once the runtime experiments are done.
+        if not stop.signum and not left.get(h):
+            if h == "micro" and not opts.no_settle:
+                run["settle"] = settle(binary, opts, outdir, t_session,
+                                       seconds[h], stop, lock)
+                seconds["micro_settle"] = run["settle"]["seconds"]
+            if h == "runtime":
+                t0 = time.monotonic()
+                run["cyclictest"] = cyclictest(opts, outdir)
+                seconds["cyclictest"] = time.monotonic() - t0
         n, errs = summarize(os.path.join(outdir, h + ".json"))
         RS.say("timerbench: %s: %d of %d instances done, %d results, %d "
                "errors, %s" % (h, len(expected[h]) - len(left[h]),

@@ -8,13 +8,20 @@
  * CSV (bh_csv_samples).  Experiments, by <op>:
  *
  *   lateness      one-shot probes, delays uniform 1-10 ms, submitted every
- *                 2 ms (workload "light", N:0) or the same on top of N
+ *                 0.5 ms (workload "light", N:0) or the same on top of N
  *                 background tasks 100-1000 s away (workload "loaded");
  *                 lateness = start - (time read before tb_schedule + delay),
  *                 an upper bound by the schedule call's own duration, so a
- *                 negative value is a certain early fire ("early").  The
- *                 backend "floor" is a plain clock_nanosleep loop to the
- *                 same planned times: the machine's own wake-up latency.
+ *                 negative value is a certain early fire ("early").  Two
+ *                 pseudo-backends measure the machine's own wake-up
+ *                 latency with the same submitting thread and cadence:
+ *                 "floor", one thread waiting with pthread_cond_timedwait
+ *                 on CLOCK_MONOTONIC for the earliest probe and signalled
+ *                 when a submission becomes the earliest (the primitive
+ *                 and the signalling of every backend here: the floor a
+ *                 backend is held to, see floor_wait_of), and "nanosleep",
+ *                 one thread in clock_nanosleep(TIMER_ABSTIME) to each
+ *                 planned time in turn.
  *                 Config slack=default|1ns: the thread's timer slack
  *                 (threads inherit it from the thread that starts them).
  *   jitter        one 1 ms fixed-rate task; lateness against the planned
@@ -50,7 +57,8 @@ enum kind { K_LATENESS, K_JITTER, K_INTERFERENCE, K_BURST, K_IDLE,
 
 struct rt_def {
     enum kind kind;
-    const struct tb_backend *b;   /* NULL: the clock_nanosleep floor */
+    const struct tb_backend *b;   /* NULL: a floor (see `wait`) */
+    int wait;                     /* floor: FLOOR_CONDVAR, FLOOR_NANOSLEEP */
     struct bh_config c;
     int64_t n;                    /* background / burst / per producer */
     int producers;
@@ -242,7 +250,163 @@ static bool load(struct tb_sched *s, int64_t n, uint64_t *rng, tbb_state *st)
 
 /* ---- lateness ---------------------------------------------------------- */
 
-#define LIGHT_SPACING (2 * TB_MS)
+/* 0.5 ms between probes: 2000 a second, so the standard profile's 10^4
+ * samples per configuration take 5 s, and about 11 probes of 1-10 ms are
+ * pending at a time: still a light load. */
+#define LIGHT_SPACING (TB_MS / 2)
+
+enum { FLOOR_CONDVAR, FLOOR_NANOSLEEP };
+
+static const char *const floor_names[] = {[FLOOR_CONDVAR] = "floor",
+                                          [FLOOR_NANOSLEEP] = "nanosleep"};
+
+/* The floor a backend is held to: the wait primitive its threads sleep in,
+ * read from their sources (every backend here waits in
+ * pthread_cond_timedwait on CLOCK_MONOTONIC; none sleeps in
+ * clock_nanosleep).  A backend this table does not know is compared with
+ * the condition-variable floor, and the JSON context says "assumed". */
+static const char *floor_wait_of(const struct tb_backend *b, bool *known)
+{
+    static const char *const condvar_backends[] = {
+        "heapqueue", "timerthread", "timerwheel", "hierwheel"};
+    *known = false;
+    for (size_t i = 0; i < sizeof condvar_backends / sizeof *condvar_backends;
+         i++)
+        if (strcmp(b->name, condvar_backends[i]) == 0)
+            *known = true;
+    return floor_names[FLOOR_CONDVAR];
+}
+
+/* The condition-variable floor: probes in a min-heap of planned times,
+ * one waiter, signalled when a submission becomes the earliest (as
+ * DelayedWorkQueue signals a new head). */
+struct cv_floor {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct probe **heap;
+    size_t n, left;
+};
+
+static void cvf_push(struct cv_floor *f, struct probe *p)
+{
+    size_t k = f->n++;
+    while (k > 0 && f->heap[(k - 1) / 2]->planned > p->planned) {
+        f->heap[k] = f->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    f->heap[k] = p;
+}
+
+static struct probe *cvf_pop(struct cv_floor *f)
+{
+    struct probe *top = f->heap[0], *x = f->heap[--f->n];
+    size_t k = 0;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= f->n)
+            break;
+        if (c + 1 < f->n && f->heap[c + 1]->planned < f->heap[c]->planned)
+            c++;
+        if (x->planned <= f->heap[c]->planned)
+            break;
+        f->heap[k] = f->heap[c];
+        k = c;
+    }
+    if (f->n)
+        f->heap[k] = x;
+    return top;
+}
+
+static void *cvf_waiter(void *arg)
+{
+    struct cv_floor *f = arg;
+    pthread_mutex_lock(&f->lock);
+    while (f->left) {
+        if (!f->n) {
+            pthread_cond_wait(&f->cond, &f->lock);
+            continue;
+        }
+        int64_t due = f->heap[0]->planned;
+        if (bh_now() >= due) {
+            struct probe *p = cvf_pop(f);
+            f->left--;
+            pthread_mutex_unlock(&f->lock);
+            p->start = bh_now();
+            pthread_mutex_lock(&f->lock);
+            continue;
+        }
+        struct timespec ts = {(time_t)(due / TB_SEC), (long)(due % TB_SEC)};
+        pthread_cond_timedwait(&f->cond, &f->lock, &ts);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return NULL;
+}
+
+/* The clock_nanosleep floor's waiter: each planned time in turn. */
+struct ns_floor {
+    struct probe *p;   /* sorted by planned time */
+    size_t n;
+};
+
+static void *nsf_waiter(void *arg)
+{
+    struct ns_floor *f = arg;
+    for (size_t i = 0; i < f->n; i++) {
+        bh_sleep_until(f->p[i].planned);
+        f->p[i].start = bh_now();
+    }
+    return NULL;
+}
+
+/* Runs a floor: the submitting loop of the backends' experiment in this
+ * thread, the waiting in another.  False if the thread cannot start. */
+static bool run_floor(int wait, struct probe *p, const int64_t *delay,
+                      size_t n, int64_t base, int64_t *scratch)
+{
+    pthread_t th;
+    if (wait == FLOOR_NANOSLEEP) {
+        /* planned times fixed in advance (a sleeping thread cannot be told
+         * of an earlier one): the ideal submission times plus the delays */
+        for (size_t i = 0; i < n; i++)
+            scratch[i] = base + (int64_t)i * LIGHT_SPACING + delay[i];
+        bh_sort(scratch, n);
+        for (size_t i = 0; i < n; i++)
+            p[i].planned = scratch[i];
+        struct ns_floor f = {p, n};
+        if (pthread_create(&th, NULL, nsf_waiter, &f))
+            return false;
+        for (size_t i = 0; i < n; i++) /* the same cadence of wake-ups */
+            bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
+        pthread_join(th, NULL);
+        return true;
+    }
+    struct cv_floor f = {.heap = calloc(n ? n : 1, sizeof *f.heap),
+                         .left = n};
+    if (!f.heap)
+        return false;
+    pthread_mutex_init(&f.lock, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&f.cond, &a);
+    pthread_condattr_destroy(&a);
+    bool ok = pthread_create(&th, NULL, cvf_waiter, &f) == 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
+        pthread_mutex_lock(&f.lock);
+        p[i].planned = bh_now() + delay[i];
+        cvf_push(&f, &p[i]);
+        if (f.heap[0] == &p[i])
+            pthread_cond_signal(&f.cond);
+        pthread_mutex_unlock(&f.lock);
+    }
+    if (ok)
+        pthread_join(th, NULL);
+    pthread_cond_destroy(&f.cond);
+    pthread_mutex_destroy(&f.lock);
+    free(f.heap);
+    return ok;
+}
 
 static double lateness(struct rt *r, tbb_state *st)
 {
@@ -289,19 +453,9 @@ static double lateness(struct rt *r, tbb_state *st)
             skip_ran(st, ran, n);
             goto out;
         }
-    } else {
-        /* the floor: one thread sleeping to each planned time in order */
-        for (size_t i = 0; i < n; i++)
-            p[i].planned = base + (int64_t)i * LIGHT_SPACING + delay[i];
-        int64_t *order = late; /* planned times, sorted, reused below */
-        for (size_t i = 0; i < n; i++)
-            order[i] = p[i].planned;
-        bh_sort(order, n);
-        for (size_t i = 0; i < n; i++) {
-            p[i].planned = order[i];
-            bh_sleep_until(order[i]);
-            p[i].start = bh_now();
-        }
+    } else if (!run_floor(d->wait, p, delay, n, base, late)) {
+        tbb_skip(st, "the floor's waiting thread did not start");
+        goto out;
     }
     seconds = bh_seconds(t0, bh_now());
     for (size_t i = 0; i < n; i++)
@@ -831,9 +985,10 @@ static const char *const kind_names[] = {
     [K_PRODUCERS] = "producers",
 };
 
-static void add(enum kind kind, const struct tb_backend *b,
-                const char *workload, const struct bh_config *c, int64_t n,
-                int producers_count, long slack)
+/* Registers one experiment family; `wait` picks the floor when b is NULL. */
+static void add_exp(enum kind kind, const struct tb_backend *b,
+                    const char *workload, const struct bh_config *c,
+                    int64_t n, int producers_count, long slack, int wait)
 {
     struct rt_def *d = bh_keep(xmalloc(sizeof *d));
     d->kind = kind;
@@ -842,8 +997,9 @@ static void add(enum kind kind, const struct tb_backend *b,
     d->n = n;
     d->producers = producers_count;
     d->slack = slack;
-    bh_name(d->name, sizeof d->name, kind_names[kind], b ? b->name : "floor",
-            workload, c->label);
+    d->wait = wait;
+    bh_name(d->name, sizeof d->name, kind_names[kind],
+            b ? b->name : floor_names[wait], workload, c->label);
     tbb_bench *f = tbb_register(d->name, &rt_ops, d,
                                 TBB_MANUAL_TIME | TBB_REUSE);
     static const char *const arg_names[] = {"N"};
@@ -852,6 +1008,13 @@ static void add(enum kind kind, const struct tb_backend *b,
     tbb_iterations(f, 1);
     tbb_repetitions(f, bh.profile->runtime_repetitions);
     tbb_unit(f, TBB_MS);
+}
+
+static void add(enum kind kind, const struct tb_backend *b,
+                const char *workload, const struct bh_config *c, int64_t n,
+                int producers_count, long slack)
+{
+    add_exp(kind, b, workload, c, n, producers_count, slack, FLOOR_CONDVAR);
 }
 
 /* The configurations of backend b in the runtime series. */
@@ -871,13 +1034,22 @@ void bh_register_runtime(void)
     const struct bh_profile *p = bh.profile;
     struct bh_config cs[BH_MAX_CONFIGS];
     static const long slacks[] = {0, 1};
-    for (size_t k = 0; k < 2; k++) {
-        struct bh_config floor = {.label = ""};
-        bh_label_add(&floor, "slack", slacks[k] ? "1ns" : "default");
-        add(K_LATENESS, NULL, "light", &floor, 0, 0, slacks[k]);
-    }
+    for (int wait = FLOOR_CONDVAR; wait <= FLOOR_NANOSLEEP; wait++)
+        for (size_t k = 0; k < 2; k++) {
+            struct bh_config floor = {.label = ""};
+            bh_label_add(&floor, "slack", slacks[k] ? "1ns" : "default");
+            add_exp(K_LATENESS, NULL, "light", &floor, 0, 0, slacks[k], wait);
+        }
     for (size_t i = 0; i < bh.nbackends; i++) {
         const struct tb_backend *b = bh.backends[i];
+        bool known;
+        char key[64], fv[96];
+        const char *fl = floor_wait_of(b, &known);
+        snprintf(key, sizeof key, "floor_of.%s", b->name);
+        snprintf(fv, sizeof fv, "%s%s", fl,
+                 known ? " (pthread_cond_timedwait, CLOCK_MONOTONIC)"
+                       : " (assumed: wait primitive not known)");
+        tbb_context(key, fv);
         size_t nc = runtime_configs(b, 0, 0, cs);
         for (size_t j = 0; j < nc; j++) {
             for (size_t k = 0; k < 2; k++) {

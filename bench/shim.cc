@@ -9,6 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cerrno>
 #include <deque>
+#include <list>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -39,6 +41,7 @@ struct tbb_state {
     benchmark::State *st;
     tbb_bench *def;
     int64_t batch;
+    bool discard;  // tbb_discard(): run the batch again
 };
 
 namespace {
@@ -51,9 +54,13 @@ std::deque<std::unique_ptr<tbb_bench>> &families()
     return f;
 }
 
-// The one live instance.  Google Benchmark runs one instance at a time and
-// all runs of an instance back to back, so a single slot is enough to keep
-// an instance across runs (TBB_REUSE) and to notice when a new one starts.
+// Live instances, most recently used first.  Google Benchmark runs one
+// instance at a time; with --benchmark_enable_random_interleaving the
+// repetitions of an instance are scattered among the others', so a
+// TBB_REUSE instance is kept while the process's resident memory stays
+// within a budget (TBB_CACHE_MB, default a quarter of the machine's memory,
+// at most 4 GiB), the least recently used torn down first: an instance
+// holding 10^6 tasks is then not filled again for every repetition.
 struct Instance {
     tbb_bench *def = nullptr;
     std::vector<int64_t> args;
@@ -63,16 +70,64 @@ struct Instance {
     bool live = false;
 };
 
-Instance current;
+std::list<Instance> cache;
+const size_t kMaxCached = 512;
 bool progress_enabled = false;
 size_t instances_started = 0;
 std::chrono::steady_clock::time_point run_start;
 
-void drop_current()
+size_t resident_bytes()
 {
-    if (current.live && current.inst && current.def->ops.teardown)
-        current.def->ops.teardown(current.inst);
-    current = Instance();
+    unsigned long size = 0, resident = 0;
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    if (f) {
+        if (std::fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    return static_cast<size_t>(resident) *
+           static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+size_t cache_budget()
+{
+    static size_t budget = [] {
+        const char *env = std::getenv("TBB_CACHE_MB");
+        if (env && *env)
+            return static_cast<size_t>(std::strtoull(env, nullptr, 10)) << 20;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t quarter = pages > 0 && page > 0
+                             ? static_cast<size_t>(pages) *
+                                   static_cast<size_t>(page) / 4
+                             : size_t(1) << 30;
+        return std::min(quarter, size_t(4) << 30);
+    }();
+    return budget;
+}
+
+void teardown(Instance &in)
+{
+    if (in.live && in.inst && in.def->ops.teardown)
+        in.def->ops.teardown(in.inst);
+    in.inst = nullptr;
+}
+
+void drop_all()
+{
+    for (Instance &in : cache)
+        teardown(in);
+    cache.clear();
+}
+
+// Tears down the least recently used instances, never the front one (the
+// running instance), while over the budget.
+void trim()
+{
+    while (cache.size() > 1 &&
+           (cache.size() > kMaxCached || resident_bytes() > cache_budget())) {
+        teardown(cache.back());
+        cache.pop_back();
+    }
 }
 
 std::vector<int64_t> args_of(const tbb_bench *def, benchmark::State &st)
@@ -106,21 +161,27 @@ void announce(const tbb_bench *def, const std::vector<int64_t> &args)
 bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
 {
     std::vector<int64_t> args = args_of(def, st);
-    bool same = current.live && current.def == def && current.args == args;
+    auto it = cache.begin();
+    while (it != cache.end() && !(it->def == def && it->args == args))
+        ++it;
+    bool same = it != cache.end();
+    if (same)
+        cache.splice(cache.begin(), cache, it);  // most recently used
+    else
+        cache.emplace_front();
+    Instance &current = cache.front();
     if (same && !current.error.empty()) {
         st.SkipWithError(current.error.c_str());
         return false;
     }
-    if (same && (def->flags & TBB_REUSE)) {
+    if (same && (def->flags & TBB_REUSE) && current.inst) {
         w.batch = current.batch;
         return true;
     }
-    if (!same) {
-        drop_current();
+    if (!same)
         announce(def, args);
-    } else if (current.inst && def->ops.teardown) {
-        def->ops.teardown(current.inst);  // a new run without TBB_REUSE
-    }
+    else
+        teardown(current);  // a new run without TBB_REUSE
     current.def = def;
     current.args = args;
     current.live = true;
@@ -142,23 +203,31 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
     }
     current.inst = def->ops.setup ? inst : nullptr;
     current.batch = w.batch;
+    trim();
     return true;
 }
 
 void run(benchmark::State &st, tbb_bench *def)
 {
-    tbb_state w{&st, def, 1};
+    tbb_state w{&st, def, 1, false};
     if (!acquire(def, st, w)) {
         while (st.KeepRunningBatch(1)) {
         }
         return;
     }
+    Instance &current = cache.front();
     void *inst = def->ops.setup ? current.inst : def->ctx;
     const int64_t batch = w.batch;
     double (*const fn)(void *, tbb_state *, int64_t) = def->ops.batch;
     if (def->flags & TBB_MANUAL_TIME) {
         while (st.KeepRunningBatch(batch)) {
-            double seconds = fn(inst, &w, batch);
+            double seconds;
+            int tries = 0;
+            do {
+                w.discard = false;
+                seconds = fn(inst, &w, batch);
+            } while (w.discard && seconds >= 0 && !st.error_occurred() &&
+                     ++tries < 16);
             if (seconds < 0 || st.error_occurred()) {
                 if (!st.error_occurred())
                     st.SkipWithError("batch failed");
@@ -535,6 +604,11 @@ void tbb_skip(tbb_state *st, const char *message)
         st->st->SkipWithError(message);
 }
 
+void tbb_discard(tbb_state *st)
+{
+    st->discard = true;
+}
+
 int tbb_failed(const tbb_state *st)
 {
     return st->st->error_occurred();
@@ -600,7 +674,7 @@ size_t tbb_run(void)
         display = &journal;
     size_t n = benchmark::RunSpecifiedBenchmarks(display,
                                                  json_out ? &json : nullptr);
-    drop_current();
+    drop_all();
     if (journal_fd >= 0) {
         ::close(journal_fd);
         journal_fd = -1;

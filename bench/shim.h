@@ -17,8 +17,11 @@
  * instance survives from one run to the next (Google Benchmark runs a
  * benchmark several times while it searches for an iteration count, and
  * once per repetition): an expensive setup such as filling a scheduler
- * with 10^6 tasks is then paid once.  The instance is torn down when the
- * next benchmark starts, or at tbb_run()'s end.
+ * with 10^6 tasks is then paid once.  Repetitions interleaved with other
+ * benchmarks' find their instance still alive while the process's resident
+ * memory stays within TBB_CACHE_MB (environment; default a quarter of the
+ * machine's memory, at most 4 GiB): the least recently used instances are
+ * torn down first, and all at tbb_run()'s end.
  *
  * Timing.  Without TBB_MANUAL_TIME Google Benchmark times the whole batch
  * call.  With it, batch() returns the seconds its timed part took and
@@ -141,6 +144,12 @@ void tbb_label(tbb_state *st, const char *label);
 /** Marks the run as failed with a message; the result carries
  *  "error_occurred" and the message instead of timings. */
 void tbb_skip(tbb_state *st, const char *message);
+
+/** Called from batch(): the time this batch returns does not stand for its
+ *  operations (its thread was switched out while timed, say), so the shim
+ *  runs batch() again, up to 16 times, and keeps the last time.  The
+ *  iteration count is unchanged: the discarded operations are not counted. */
+void tbb_discard(tbb_state *st);
 
 /** True if the run was marked failed. */
 int tbb_failed(const tbb_state *st);

@@ -44,7 +44,10 @@
  * by `now`.
  * As in Kafka the clocks move only to polled buckets' times, so after an
  * idle spell they lag the real clock and a short timer added then may land
- * a level higher than its delay suggests and cascade down at once.
+ * a level higher than its delay suggests and cascade down at once.  Even a
+ * delay of 0 goes to the executor at once only while the level-0 clock is
+ * current: after 5 s idle at the defaults it lands in a level-2 bucket that
+ * is already due, and reaches the executor by cascading through level 1.
  *
  * Complexity.  Insert O(m) for m levels: a compare per level (starting at
  * the lowest level the distance's top bit allows) and one division, by a
@@ -77,15 +80,19 @@
  *     re-added through the same insert path after each run; one that fails
  *     (non-zero return) stops, as it would under the JDK executor Kafka uses
  *     for periodic work.  If re-adding it needs a new level and memory runs
- *     out, it stops too (counted finished and rejected).
+ *     out, or max_pending tasks are already pending (DECISIONS D1: a re-arm
+ *     is refused exactly like a schedule), it stops too (counted finished
+ *     and rejected).
  *   - Cancel returns 1 only if no run will start after it: a waiting task is
  *     unlinked; a periodic task queued for the executor is taken off that
  *     queue.  A one-shot already handed to the executor cannot be stopped
  *     (TimerTask.cancel() cannot recall it either) and the answer is 0.
  *   - Shutdown: tb_shutdown drops what is in the wheel and says how many;
- *     tasks already handed to the executor still run (Kafka closes its
- *     executor gracefully).  tb_shutdown_now also returns those queued
- *     tasks.
+ *     tasks already handed to the executor still run, however long that
+ *     takes.  Kafka's close gives its executor 5 s to finish and then
+ *     switches to shutdownNow(); that switch is not modelled (a caller can
+ *     call tb_shutdown_now itself).
+ *     tb_shutdown_now also returns those queued tasks.
  *   - A task is "pending" (tb_pending, Kafka's size()) while it sits in a
  *     bucket; once handed to the executor it counts as running.
  */
@@ -530,8 +537,11 @@ static void run_task(struct hw *w, struct hw_task *t)
         retire(w, t);
         return;
     }
+    /* D1: a full timer refuses the re-arm as it refuses a schedule (Kafka's
+     * add has no cap; the interface's is checked the same way for both) */
+    size_t max = w->base.cfg.max_pending;
     int64_t e = ticks_up(w, t->base.deadline);
-    int l = find_level(w, e);
+    int l = max && w->size >= max ? HW_NO_LEVEL : find_level(w, e);
     if (l == HW_NO_LEVEL) {
         w->st.rejected++;
         w->st.finished++;

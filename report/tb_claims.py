@@ -13,6 +13,7 @@ tested, the verdict is "undecided" and says which, with the p-value.
 import math
 
 import tb_analysis as A
+import tb_experiments
 import tb_results
 import tb_experiments
 import tb_stats as S
@@ -376,7 +377,7 @@ def netty_ticks(ctx):
     idle = [m for m in rt.get("idle", []) if m.backend == "timerwheel"]
     late = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == "timerwheel"
             and m.workload == "light" and m.cfg.get("slack", "default") == "default"]
-    floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend in ctx.floor
+    floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == tb_experiments.primary_floor(ctx)
              and m.cfg.get("slack", "default") == "default"]
     if not idle and not late:
         return _set(c, UNTESTED, UNTESTED + ": no idle or lateness results for timerwheel", "no data")

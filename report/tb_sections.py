@@ -128,6 +128,14 @@ def is_floor(backend):
     return backend.lower() in FLOOR_NAMES
 
 
+def _floor_text(backend):
+    """What a floor pseudo-backend of bench/runtime.c measures."""
+    if backend == "floor":
+        return ("pthread_cond_timedwait on CLOCK_MONOTONIC, signalled by each new "
+                "earliest probe: the wait of every backend here, the floor they are held to")
+    return "clock_nanosleep loop: the machine's own wake-up latency"
+
+
 _SERIES_TICKS = {}
 
 
@@ -331,7 +339,7 @@ def how_to_read_section(ctx, doc):
     if ctx.backends:
         doc.p("Each backend keeps one colour in every figure: ",
               *_join([(Code(b), " (%s)" % _colour_name(ctx.colour(b))) for b in ctx.backends]),
-              "." + (" The sleep-loop floor is drawn in black." if ctx.floor else ""))
+              "." + (" The floors (one per wait primitive) are drawn in black." if ctx.floor else ""))
 
 
 def _colour_name(hexcol):
@@ -416,8 +424,7 @@ def method_section(ctx, doc, micro_ops):
         doc.table(["backend", "models", "colour"],
                   [[Code(b), str(descr.get(b, "(no description recorded)")), _colour_name(ctx.colour(b))]
                    for b in ctx.backends] +
-                  [[Code(b), "clock_nanosleep loop: the machine's own wake-up latency", "black"]
-                   for b in ctx.floor])
+                  [[Code(b), _floor_text(b), "black"] for b in ctx.floor])
     prof = res.fact("profile")
     if isinstance(prof, str):
         doc.p("Profile: ", Code(prof), ".")

@@ -23,6 +23,15 @@ import sys
 import tempfile
 
 MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
+# The structure's work per operation (tb_stats deltas across the timed
+# parts), on every micro result; bench/README.md defines them.
+WORK_COUNTERS = ["sift_levels_per_op", "visits_per_op", "rounds_per_op",
+                 "cascades_per_op", "bucket_offers_per_op", "ticks_per_op",
+                 "transfers_per_op", "page_faults_per_kop",
+                 "ctx_switches_per_kop", "grown_bytes_per_op",
+                 "timed_growth_bytes"]
+# The lateness floors, one per wait primitive (bench/runtime.c).
+FLOORS = ("floor", "nanosleep")
 RUNTIME_OPS = ["lateness", "jitter", "burst", "idle", "producers",
                "interference", "workers"]
 # Google Benchmark's own name segments, dropped to get the canonical name.
@@ -84,6 +93,7 @@ def iteration_runs(doc):
 def check_context(doc, harness):
     ctx = doc["context"]
     for key in ("profile", "seed", "timer_slack_ns", "backends", "build_type",
+                "pinned_cpu", "cpu_clock_overhead_ns",
                 "c_compiler", "google_benchmark", "git_commit",
                 "clock_overhead_ns", "workload.uniform"):
         check(key in ctx, "%s: context lacks %s" % (harness, key))
@@ -147,7 +157,7 @@ def by_backend(doc, harness):
         if not check(p is not None, "%s: name breaks the grammar: %s" %
                      (harness, b["run_name"])):
             continue
-        if p["backend"] != "floor":
+        if p["backend"] not in FLOORS:
             check("series" in p["cfg"], "%s: no series in %s" %
                   (harness, b["run_name"]))
         b["_p"] = p
@@ -172,6 +182,26 @@ def check_micro(doc, backends):
         if not p or b.get("error_occurred"):
             continue
         check(b["real_time"] > 0, "micro: %s took no time" % b["name"])
+        for c in WORK_COUNTERS:
+            if check(c in b, "micro: %s lacks the counter %s" %
+                     (b["name"], c)):
+                check(math.isfinite(b[c]) and
+                      (b[c] >= 0 or c == "grown_bytes_per_op"),
+                      "micro: %s: %s = %r" % (b["name"], c, b[c]))
+        # Growth is fill's subject and no one else's: the pool and a heap's
+        # array are reserved and warmed up before anything is timed.
+        if p["op"] in ("insert", "cancel"):
+            check(b.get("timed_growth_bytes") == 0,
+                  "micro: %s grew by %s bytes inside its timed parts" %
+                  (b["name"], b.get("timed_growth_bytes")))
+        if p["op"] == "fill":
+            check(b.get("timed_growth_bytes", 0) > 0 and
+                  b.get("grown_bytes_per_op", 0) > 0,
+                  "micro: %s grew nothing while filling" % b["name"])
+        if p["op"] == "expire":
+            check(b.get("completed", 0) > 0 and b.get("time_cuts") == 0,
+                  "micro: %s completed %s, cut by time %s times" %
+                  (b["name"], b.get("completed"), b.get("time_cuts")))
         if p["op"] == "fill":
             check(b["bytes_per_task"] > 0, "micro: %s holds no bytes" %
                   b["name"])
@@ -204,7 +234,18 @@ def check_runtime(doc, backends, samples_csv):
     for op in RUNTIME_OPS:
         for be in backends:
             check((op, be) in seen, "runtime: %s has no %s results" % (be, op))
-    check(("lateness", "floor") in seen, "runtime: no clock_nanosleep floor")
+    # one floor per wait primitive: "floor" waits as every backend here
+    # does (pthread_cond_timedwait), "nanosleep" in clock_nanosleep; each
+    # at both slacks, and each backend names the floor it is held to
+    for floor in FLOORS:
+        slacks = {b["_p"]["cfg"].get("slack")
+                  for b in seen.get(("lateness", floor), [])}
+        check(slacks == {"default", "1ns"}, "runtime: the %s floor ran at "
+              "slacks %s" % (floor, sorted(s for s in slacks if s)))
+    for be in backends:
+        check(doc["context"].get("floor_of." + be, "").split(" ")[0] in
+              FLOORS,
+              "runtime: no floor named for %s" % be)
     slack1 = [b for b in iteration_runs(doc)
               if b.get("_p") and b["_p"]["cfg"].get("slack") == "1ns"]
     check(slack1 and all(b["slack_ns"] == 1 for b in slack1),
@@ -252,6 +293,93 @@ def check_runtime(doc, backends, samples_csv):
                   (weights.get((name, "lateness", rep)), name, count))
 
 
+def check_profiles(info):
+    """The sample-count rule: a lateness configuration of the standard and
+    full profiles holds at least 10^4 samples (its repetitions together),
+    enough to back a p99.9."""
+    profiles = info.get("profiles", {})
+    for name in ("standard", "full"):
+        p = profiles.get(name)
+        if check(p is not None, "--info lacks the %s profile" % name):
+            total = p["light_samples"] * p["runtime_repetitions"]
+            check(total >= 10000, "profile %s: %d lateness samples per "
+                  "configuration (%d x %d), fewer than 10^4" %
+                  (name, total, p["runtime_repetitions"],
+                   p["light_samples"]))
+
+
+def load_run_py():
+    """bench/run.py as a module (it runs nothing on import)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "bench", "run.py")
+    spec = importlib.util.spec_from_file_location("tb_run", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_run_py():
+    """run.py's stopping rule, its merge of extra repetitions and its
+    reading of cyclictest, on hand-made inputs."""
+    r = load_run_py()
+    check(r.median_se([100.0] * 5) == 0, "run.py: identical repetitions "
+          "have not settled")
+    # MAD 10 of median 100 over 5: 1.2533 * 1.4826 * 0.1 / sqrt(5) = 8.3 %
+    se = r.median_se([80.0, 90.0, 100.0, 110.0, 120.0])
+    check(abs(se - 0.0831) < 1e-3 and se > r.SETTLE_SE,
+          "run.py: median SE %r, expected 0.0831 (unsettled)" % se)
+    check(r.median_se([100.0]) == math.inf, "run.py: one repetition settled")
+
+    def it(name, i, t, c):
+        return {"name": name, "run_name": name, "run_type": "iteration",
+                "repetitions": 2, "repetition_index": i, "iterations": 1,
+                "real_time": t, "cpu_time": t, "time_unit": "ns",
+                "visits_per_op": c}
+
+    def agg(name, how, t):
+        return {"name": name + "_" + how, "run_name": name,
+                "run_type": "aggregate", "aggregate_name": how,
+                "repetitions": 2, "iterations": 2, "real_time": t,
+                "cpu_time": t, "time_unit": "ns", "visits_per_op": 0}
+    doc = {"benchmarks": [it("a", 0, 10.0, 1.0), it("a", 1, 20.0, 3.0),
+                          agg("a", "mean", 15.0), agg("a", "median", 15.0),
+                          agg("a", "stddev", 7.07), agg("a", "cv", 0.47),
+                          it("b", 0, 5.0, 0.0)]}
+    extra = {"benchmarks": [it("a", 0, 30.0, 5.0)]}
+    r.merge_repetitions(doc, extra)
+    runs = doc["benchmarks"]
+    its = [b for b in runs if b["run_name"] == "a" and
+           b["run_type"] == "iteration"]
+    aggs = {b["aggregate_name"]: b for b in runs
+            if b["run_type"] == "aggregate"}
+    check([b["real_time"] for b in its] == [10.0, 20.0, 30.0] and
+          [b["repetition_index"] for b in its] == [0, 1, 2] and
+          all(b["repetitions"] == 3 for b in its),
+          "run.py: merged repetitions %r" % [(b["real_time"],
+                                             b["repetition_index"])
+                                            for b in its])
+    check(aggs["median"]["real_time"] == 20.0 and
+          aggs["mean"]["real_time"] == 20.0 and
+          abs(aggs["stddev"]["real_time"] - 10.0) < 1e-9 and
+          abs(aggs["cv"]["real_time"] - 0.5) < 1e-9 and
+          aggs["median"]["visits_per_op"] == 3.0 and
+          aggs["median"]["repetitions"] == 3,
+          "run.py: aggregates after the merge %r" % aggs)
+    check(runs[-1]["run_name"] == "b" and len(runs) == 8,
+          "run.py: the merge touched another instance")
+    text = ("# Histogram\n000010 000004\n000020 000005\n000100 000001\n"
+            "# Total: 000000010\n# Min Latencies: 00010\n"
+            "# Avg Latencies: 00040\n# Max Latencies: 12000\n"
+            "# Histogram Overflows: 00001\n")
+    ct = r.parse_cyclictest(text)
+    check(ct["count"] == 11 and ct["overflows"] == 1 and
+          ct["p50"] == 20000 and ct["p90"] == 100000 and
+          ct["p99"] == 12000000 and ct["min"] == 10000 and
+          not ct["enough_for_p999"],
+          "run.py: cyclictest read as %r" % ct)
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -263,6 +391,8 @@ def main():
                                               universal_newlines=True))
     backends = info["backends"]
     check(backends, "the registry is empty")
+    check_profiles(info)
+    check_run_py()
     if keep:
         os.makedirs(keep, exist_ok=True)
         return check_all(binary, backends, keep)

@@ -539,6 +539,71 @@ static void test_max_pending(void **state)
     tb_destroy(s);
 }
 
+/* DECISIONS D1: max_pending holds at every moment, periodic re-arms
+ * included.  A 1 ms fixed-rate task whose first run schedules a one-shot,
+ * with room for one task: either the re-arm is refused (the task retires
+ * as finished, counted once in `rejected`) or, where the original keeps the
+ * periodic task queued during its run, the inner schedule gets TB_EFULL. */
+struct d1_task {
+    struct tb_sched *s;
+    struct probe *child;
+    int runs, inner_rc;
+};
+
+static int d1_rate(void *arg)
+{
+    struct d1_task *d = arg;
+    if (++d->runs == 1)
+        d->inner_rc = tb_schedule(d->s, 20 * TB_MS, probe_task, d->child,
+                                  NULL);
+    return 0;
+}
+
+static void test_max_pending_periodic_rearm(void **state)
+{
+    (void)state;
+    struct tb_config c = base_config();
+    c.max_pending = 1;
+    struct tb_sched *s = make_sched(backend, &c);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe child = {.rec = &rec, .id = 1};
+    struct d1_task d = {.s = s, .child = &child, .inner_rc = 1};
+    tb_handle h;
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, d1_rate, &d, &h),
+                     TB_OK);
+    struct tb_stats st;
+    for (int64_t t = TB_MS; t <= 10 * TB_MS; t += TB_MS) {
+        assert_true(tb_advance(s, t) >= 0);
+        assert_true(tb_pending(s) <= 1);
+        tb_stats(s, &st);
+        assert_true(st.peak_pending <= 1);
+        assert_balanced(s);
+    }
+    assert_true(d.runs >= 1);
+    if (d.inner_rc == TB_OK) {
+        /* the re-arm was refused: the task stopped after its first run */
+        assert_int_equal(d.runs, 1);
+        assert_int_equal(st.rejected, 1);
+        assert_int_equal(st.finished, 1);
+        assert_int_equal(tb_cancel(s, h), 0);
+        assert_int_equal(tb_advance(s, 30 * TB_MS), 1);
+        assert_int_equal(child.runs, 1);
+    } else {
+        /* the task kept its place: the inner schedule was refused */
+        assert_int_equal(d.inner_rc, TB_EFULL);
+        assert_int_equal(d.runs, 10);
+        assert_true(st.rejected >= 1);
+        assert_int_equal(child.runs, 0);
+        assert_int_equal(tb_cancel(s, h), 1);
+    }
+    tb_stats(s, &st);
+    assert_true(st.peak_pending <= 1);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 static void test_allocation_failure(void **state)
 {
     (void)state;
@@ -856,6 +921,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_accounting_random),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_max_pending),
+        cmocka_unit_test(test_max_pending_periodic_rearm),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_mode_errors),
         cmocka_unit_test(test_shutdown_now_returns_unrun),

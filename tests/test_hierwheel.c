@@ -765,6 +765,48 @@ static void test_check_random(void **state)
     tb_destroy(s);
 }
 
+/* The wheel's clocks move only to polled buckets' times (as in Kafka), so
+ * after 5 s idle at the defaults (1 ms, 20 buckets) a delay of 0 does not go
+ * straight to the executor: level 0's clock still reads 0, the task lands
+ * in a level-2 bucket (400 ms ticks) that is already due, cascades once to
+ * level 1 and only then reaches the executor, all within one advance.
+ * Once the clocks have caught up, a delay of 0 is handed off at once. */
+static void test_delay0_after_idle_cascades(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(hw(), NULL);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe late = {.rec = &rec, .id = 1}, now = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_advance(s, 5 * TB_SEC), 0);
+    assert_int_equal(tb_schedule(s, 0, probe_task, &late, NULL), TB_OK);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.levels, 3);         /* levels 1 and 2 created */
+    assert_int_equal(tb_pending(s), 1);     /* in a bucket, not handed off */
+    assert_int_equal(st.running, 0);
+    assert_int_equal(st.bucket_offers, 1);
+    assert_sound(s);
+    assert_int_equal(tb_advance(s, 5 * TB_SEC), 1);
+    assert_int_equal(late.runs, 1);
+    assert_int_equal(rec.runs[0].at, 5 * TB_SEC); /* not late */
+    st = stats_of(s);
+    assert_int_equal(st.cascades, 1);       /* level 2 -> level 1 */
+    assert_int_equal(st.ticks, 2);          /* the level-2, then level-1 bucket */
+    assert_int_equal(st.bucket_offers, 2);
+    /* the clocks now read 5 s: straight to the executor */
+    assert_int_equal(tb_schedule(s, 0, probe_task, &now, NULL), TB_OK);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(stats_of(s).running, 1);
+    assert_int_equal(tb_advance(s, 5 * TB_SEC), 1);
+    st = stats_of(s);
+    assert_int_equal(st.cascades, 1);
+    assert_int_equal(st.bucket_offers, 2);
+    assert_int_equal(now.runs, 1);
+    assert_sound(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 /* ---- Threaded mode ----------------------------------------------------- */
 
 static _Atomic int64_t ran_at;
@@ -934,6 +976,180 @@ static void test_threaded_periodic_and_cancel(void **state)
     tb_destroy(s);
 }
 
+/* Never early with many tasks through the threads: 2000 tasks with delays
+ * up to 300 ms on 3-bucket levels (so most cascade on the way down), each
+ * noting when it ran.  A task's deadline is at least the time read before
+ * its schedule plus its delay. */
+enum { NE_N = 2000 };
+static int64_t ne_due[NE_N];
+static _Atomic int64_t ne_ran[NE_N];
+static _Atomic int ne_count;
+
+static int ne_task(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    atomic_store(&ne_ran[i], tb_monotonic_ns());
+    atomic_fetch_add(&ne_count, 1);
+    return 0;
+}
+
+static int ne_all_ran(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&ne_count) == NE_N;
+}
+
+static void test_threaded_never_early_many(void **state)
+{
+    (void)state;
+    atomic_store(&ne_count, 0);
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .wheel_size = 3,
+                          .threads = 2};
+    struct tb_sched *s = make_sched(hw(), &c);
+    assert_int_equal(tb_start(s), TB_OK);
+    uint64_t rng = 99;
+    for (int i = 0; i < NE_N; i++) {
+        int64_t delay = rng_range(&rng, 0, 300 * TB_MS);
+        atomic_store(&ne_ran[i], 0);
+        ne_due[i] = tb_monotonic_ns() + delay;
+        assert_int_equal(tb_schedule(s, delay, ne_task, (void *)(intptr_t)i,
+                                     NULL), TB_OK);
+    }
+    assert_true(wait_until(ne_all_ran, NULL, 60 * TB_SEC));
+    for (int i = 0; i < NE_N; i++)
+        assert_true(atomic_load(&ne_ran[i]) >= ne_due[i]);
+    struct tb_stats st = stats_of(s);
+    assert_true(st.cascades > 0);
+    assert_int_equal(tb_shutdown(s), 0);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    st = stats_of(s);
+    assert_int_equal(st.fired, NE_N);
+    assert_int_equal(st.finished, NE_N);
+    assert_sound(s);
+    tb_destroy(s);
+}
+
+/* A task that holds the only executor until released, so that tasks due
+ * meanwhile wait in the executor's queue (handed off, no longer pending). */
+static _Atomic int blocker_in, blocker_go, queued_runs;
+
+static int blocker(void *arg)
+{
+    (void)arg;
+    atomic_store(&blocker_in, 1);
+    int64_t end = tb_monotonic_ns() + 30 * TB_SEC;
+    while (!atomic_load(&blocker_go) && tb_monotonic_ns() < end) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static int queued_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&queued_runs, 1);
+    return 0;
+}
+
+static int blocker_running(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&blocker_in);
+}
+
+static int five_queued(void *ctx)
+{
+    struct tb_stats st;
+    tb_stats(ctx, &st);
+    return st.running == 6; /* the blocker and five in the queue */
+}
+
+/* Blocks the executor, then has five tasks handed off behind it and one
+ * far task in the wheel. */
+static struct tb_sched *executor_backlog(tb_handle h[5])
+{
+    atomic_store(&blocker_in, 0);
+    atomic_store(&blocker_go, 0);
+    atomic_store(&queued_runs, 0);
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 1};
+    struct tb_sched *s = make_sched(hw(), &c);
+    assert_int_equal(tb_start(s), TB_OK);
+    assert_int_equal(tb_schedule(s, 0, blocker, NULL, NULL), TB_OK);
+    assert_true(wait_until(blocker_running, NULL, 30 * TB_SEC));
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tb_schedule(s, 2 * TB_MS, queued_task, NULL, &h[i]),
+                         TB_OK);
+    assert_int_equal(tb_schedule(s, 3600 * TB_SEC, queued_task, NULL, NULL),
+                     TB_OK);
+    assert_true(wait_until(five_queued, s, 30 * TB_SEC));
+    assert_int_equal(tb_pending(s), 1);
+    return s;
+}
+
+struct returned {
+    tb_handle h[8];
+    int n;
+};
+
+static void note_returned(void *ctx, tb_handle h, tb_fn fn, void *arg)
+{
+    struct returned *r = ctx;
+    assert_ptr_equal(fn, queued_task);
+    (void)arg;
+    if (r->n < 8)
+        r->h[r->n] = h;
+    r->n++;
+}
+
+/* shutdown_now returns the tasks already handed to the executor but not
+ * started, with the wheel's; none of them runs. */
+static void test_threaded_shutdown_now_returns_queued(void **state)
+{
+    (void)state;
+    tb_handle h[5];
+    struct tb_sched *s = executor_backlog(h);
+    struct returned r = {0};
+    assert_int_equal(tb_shutdown_now(s, note_returned, &r), 6);
+    assert_int_equal(r.n, 6);
+    for (int i = 0; i < 5; i++) {
+        int found = 0;
+        for (int k = 0; k < r.n; k++)
+            found += r.h[k] == h[i];
+        assert_int_equal(found, 1);
+    }
+    atomic_store(&blocker_go, 1);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_int_equal(atomic_load(&queued_runs), 0);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.dropped, 6);
+    assert_int_equal(st.fired, 1);
+    assert_int_equal(st.running, 0);
+    assert_sound(s);
+    tb_destroy(s);
+}
+
+/* tb_shutdown drops the wheel's task but the executor still runs the five
+ * handed to it, after the blocker. */
+static void test_threaded_shutdown_runs_queued(void **state)
+{
+    (void)state;
+    tb_handle h[5];
+    struct tb_sched *s = executor_backlog(h);
+    assert_int_equal(tb_shutdown(s), 1);
+    assert_int_equal(tb_schedule(s, 0, queued_task, NULL, NULL),
+                     TB_ESHUTDOWN);
+    atomic_store(&blocker_go, 1);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_int_equal(atomic_load(&queued_runs), 5);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.fired, 6);
+    assert_int_equal(st.running, 0);
+    assert_sound(s);
+    tb_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -955,12 +1171,16 @@ int main(void)
         cmocka_unit_test(test_full_range),
         cmocka_unit_test(test_memory_per_task),
         cmocka_unit_test(test_cascades_per_task),
+        cmocka_unit_test(test_delay0_after_idle_cascades),
         cmocka_unit_test(test_sift_levels_exact),
         cmocka_unit_test(test_check_random),
         cmocka_unit_test(test_reaper_wakes_for_earlier_bucket),
         cmocka_unit_test(test_reaper_bounded_poll),
         cmocka_unit_test(test_executor_pool),
         cmocka_unit_test(test_threaded_periodic_and_cancel),
+        cmocka_unit_test(test_threaded_never_early_many),
+        cmocka_unit_test(test_threaded_shutdown_now_returns_queued),
+        cmocka_unit_test(test_threaded_shutdown_runs_queued),
     };
     return cmocka_run_group_tests_name("hierwheel", tests, NULL, NULL);
 }

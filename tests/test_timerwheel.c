@@ -2,8 +2,11 @@
  * test_timerwheel.c — fidelity tests of the timerwheel backend against
  * Netty's HashedWheelTimer: tick rounding, rounds across revolutions, the
  * inbox transfer limit, lazy cancel and the pending count (Netty #14959),
- * max_pending, stop() semantics, huge delays (Netty #7760), drift (Netty
- * #1959), and the threaded worker with several producers.
+ * max_pending (periodic re-arms included, DECISIONS D1), the order of a
+ * tick's steps and of overdue entries, stop() semantics, huge delays (Netty
+ * #7760) and whole revolutions skipped in bulk, the cancel windows of a
+ * lock-free schedule (through timerwheel_hook.h), drift and catch-up after
+ * a stall (Netty #1959), and the threaded worker with several producers.
  *
  * Virtual-clock tests are exact; threaded tests wait with generous margins
  * and assert only order and accounting, never speed.  Tasks that run on the
@@ -16,6 +19,7 @@
 #include <time.h>
 
 #include "testlib.h"
+#include "../timerwheel/timerwheel_hook.h"
 
 static const struct tb_backend *tw(void)
 {
@@ -474,8 +478,13 @@ static void test_shutdown_now(void **state)
     assert_int_equal(tb_cancel(s, near), 0);
     assert_int_equal(tb_advance(s, 100 * tick), 0);
     assert_int_equal(tb_pending(s), 0);
+    /* Deliberately unlike Netty's stop(), which cancels what it returns
+     * and leaves pendingTimeouts counting them: returned timeouts are
+     * dropped, not cancelled, and leave the pending count (README). */
     struct tb_stats st = stats_of(s);
     assert_int_equal(st.dropped, 3);
+    assert_int_equal(st.cancelled, 1); /* `gone` only */
+    assert_int_equal(st.pending, 0);
     assert_int_equal(st.zombies, 0);
     assert_int_equal(st.finished, 1);
     assert_balanced(s);
@@ -682,6 +691,346 @@ static void test_catch_up_orders_by_tick(void **state)
     tb_destroy(s);
 }
 
+/* DECISIONS D1: a periodic re-arm that finds max_pending reached is
+ * refused like a schedule (Netty's newTimeout throws when run() re-arms):
+ * the task retires as finished, the refusal counts once in `rejected`, and
+ * the pending count never passes the cap.  A zombie (cancelled, not yet
+ * processed) holds its place against a re-arm as against a schedule. */
+struct filler {
+    struct tb_sched *s;
+    int runs, rc;
+};
+
+static int fill_once(void *arg)
+{
+    struct filler *f = arg;
+    if (f->runs++ == 0)
+        f->rc = tb_schedule(f->s, 50 * TB_MS, noop_task, NULL, NULL);
+    return 0;
+}
+
+static void test_rearm_refused_at_cap(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 8, 2);
+    tb_handle far, hp;
+    assert_int_equal(tb_schedule(s, 100 * tick, noop_task, NULL, &far), TB_OK);
+    struct filler f = {.s = s, .rc = 1};
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, fill_once, &f, &hp),
+                     TB_OK);
+    for (int64_t t = tick; t <= 10 * tick; t += tick) {
+        assert_true(tb_advance(s, t) >= 0);
+        assert_true(tb_pending(s) <= 2);
+        assert_int_equal(tb_check(s), TB_OK);
+    }
+    assert_int_equal(f.rc, TB_OK);   /* the run's own schedule got the place */
+    assert_int_equal(f.runs, 1);     /* ... so its re-arm was refused */
+    assert_int_equal(tb_cancel(s, hp), 0);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.rejected, 1);
+    assert_int_equal(st.finished, 1);
+    assert_int_equal(st.fired, 1);
+    assert_int_equal(st.peak_pending, 2);
+    assert_int_equal(tb_pending(s), 2);
+    assert_balanced(s);
+    /* a zombie keeps its place until the next tick */
+    assert_int_equal(tb_cancel(s, far), 1);  /* pending 2: one zombie */
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, tick, noop_task, NULL, NULL),
+                     TB_EFULL);
+    assert_int_equal(tb_advance(s, 11 * tick), 0); /* zombie processed */
+    assert_int_equal(tb_pending(s), 1);
+    /* with a place free, a periodic task's re-arm always finds its own */
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe g = {.rec = &rec, .id = 1};
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, probe_task, &g,
+                                            &hp), TB_OK);
+    assert_int_equal(tb_advance(s, 15 * tick), 4); /* 12, 13, 14, 15 */
+    assert_int_equal(g.runs, 4);
+    assert_int_equal(tb_pending(s), 2);
+    assert_int_equal(tb_cancel(s, hp), 1);
+    rec_free(&rec);
+    st = stats_of(s);
+    assert_int_equal(st.rejected, 2);
+    assert_true(st.peak_pending <= 2);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* Defects 4 and the budget: 100 000 cancelled inbox entries use up the
+ * tick's transfer budget, as in Netty, so a live entry behind them waits a
+ * tick in the inbox and is overdue when placed.  It then runs ahead of the
+ * entry that is due at that later tick (Netty would append it to the
+ * bucket's tail and run it after): wheels run in tick order. */
+static void test_overdue_runs_before_bucket(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 8, 0);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe later = {.rec = &rec, .id = 1}, held = {.rec = &rec, .id = 2};
+    assert_int_equal(tb_schedule(s, 2 * tick, probe_task, &later, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 0), 0); /* `later` sits in bucket 2 */
+    assert_int_equal(stats_of(s).transfers, 1);
+    tb_handle *h = malloc(N * sizeof *h);
+    assert_non_null(h);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tb_schedule(s, 5 * tick, noop_task, NULL, &h[i]),
+                         TB_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tb_cancel(s, h[i]), 1);
+    free(h);
+    assert_int_equal(tb_schedule(s, tick, probe_task, &held, NULL), TB_OK);
+    /* tick 1: the cancelled entries take the whole budget */
+    assert_int_equal(tb_advance(s, tick), 0);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.transfers, 1);
+    assert_int_equal(held.runs, 0);
+    assert_int_equal(tb_pending(s), 2);
+    assert_int_equal(tb_check(s), TB_OK);
+    /* tick 2: `held` (due at tick 1) first, then the bucket's `later` */
+    assert_int_equal(tb_advance(s, 2 * tick), 2);
+    assert_int_equal(rec.n, 2);
+    assert_int_equal(rec.runs[0].id, 2);
+    assert_int_equal(rec.runs[1].id, 1);
+    st = stats_of(s);
+    assert_int_equal(st.transfers, 2);
+    assert_int_equal(st.visits, 1); /* only `later` was walked */
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* Defect 5: the tick processes cancels before it walks (Netty 4.1), so a
+ * timeout cancelled before its bucket's turn is never visited; 4.2's order
+ * (cancels after the walk) would visit and unlink it there. */
+static void test_cancel_processed_before_walk(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 8, 0);
+    tb_handle h;
+    struct shot keep = {s, 0, 0};
+    /* due at tick 11: bucket 3, one round to wait */
+    assert_int_equal(tb_schedule(s, 11 * tick, noop_task, NULL, &h), TB_OK);
+    assert_int_equal(tb_schedule(s, 3 * tick, shot_task, &keep, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, 2 * tick), 0);
+    assert_int_equal(tb_cancel(s, h), 1);
+    assert_int_equal(tb_pending(s), 2);
+    assert_int_equal(tb_advance(s, 3 * tick), 1); /* bucket 3's turn */
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.visits, 1);  /* `keep` only */
+    assert_int_equal(st.rounds, 0);
+    assert_int_equal(st.zombies, 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* ---- The cancel windows of a lock-free schedule ------------------------ */
+
+/* tb_pool_get publishes a record as WAITING before schedule has filled it
+ * and pushed it (core/tb_core.h), and a re-arm is WAITING again before its
+ * push; another thread may cancel in either window.  The hook stops the
+ * scheduling thread there and cancels, each window in turn. */
+static enum tw_hook_point window;
+static int window_hits, window_cancel;
+
+static void cancel_in_window(struct tb_sched *s, enum tw_hook_point at,
+                             tb_handle h)
+{
+    if (at != window || window_hits++)
+        return;
+    window_cancel = tb_cancel(s, h);
+}
+
+static void arm_window(enum tw_hook_point at)
+{
+    window = at;
+    window_hits = 0;
+    window_cancel = -1;
+    tw_test_hook = cancel_in_window;
+}
+
+static void test_cancel_in_schedule_window(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    /* once on its own, once with another task already in the inbox */
+    for (int k = 0; k < 2; k++) {
+        struct tb_sched *s = virt(tick, 8, 0);
+        struct shot w = {s, 0, 0};
+        if (k)
+            assert_int_equal(tb_schedule(s, 5 * tick, shot_task, &w, NULL),
+                             TB_OK);
+        struct shot x = {s, 0, 0}, y = {s, 0, 0};
+        tb_handle hx, hy;
+        arm_window(TW_HOOK_PUBLISHED);
+        assert_int_equal(tb_schedule(s, 5 * tick, shot_task, &x, &hx), TB_OK);
+        tw_test_hook = NULL;
+        assert_int_equal(window_hits, 1);
+        assert_int_equal(window_cancel, 1); /* it prevented the run */
+        assert_int_not_equal(hx, TB_HANDLE_NONE);
+        assert_int_equal(tb_cancel(s, hx), 0);
+        struct tb_stats st = stats_of(s);
+        assert_int_equal(st.cancelled, 1);
+        assert_int_equal(st.zombies, 1);
+        assert_int_equal(tb_pending(s), 1 + k); /* until the next tick */
+        assert_balanced(s);
+        assert_int_equal(tb_check(s), TB_OK);
+        /* the slot is not freed under the inbox: a new task is unharmed */
+        assert_int_equal(tb_schedule(s, 5 * tick, shot_task, &y, &hy), TB_OK);
+        assert_int_equal(tb_advance(s, 0), 0);
+        assert_int_equal(tb_pending(s), 1 + k);
+        assert_int_equal(stats_of(s).transfers, 1 + k);
+        assert_int_equal(tb_advance(s, 10 * tick), 1 + k);
+        assert_int_equal(x.runs, 0);
+        assert_int_equal(y.runs, 1);
+        assert_int_equal(w.runs, k);
+        assert_int_equal(tb_cancel(s, hx), 0);
+        st = stats_of(s);
+        assert_int_equal(st.zombies, 0);
+        assert_int_equal(st.cancelled, 1);
+        assert_int_equal(tb_pending(s), 0);
+        assert_balanced(s);
+        assert_int_equal(tb_check(s), TB_OK);
+        tb_destroy(s);
+    }
+}
+
+static void test_cancel_in_rearm_window(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 8, 0);
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p = {.rec = &rec, .id = 1};
+    arm_window(TW_HOOK_REARMED);
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, probe_task, &p,
+                                            &p.self), TB_OK);
+    assert_int_equal(tb_advance(s, tick), 1);
+    tw_test_hook = NULL;
+    assert_int_equal(window_hits, 1);
+    assert_int_equal(window_cancel, 1);
+    assert_int_equal(tb_cancel(s, p.self), 0);
+    assert_int_equal(tb_pending(s), 1); /* the re-armed zombie */
+    assert_balanced(s);
+    assert_int_equal(tb_advance(s, 10 * tick), 0);
+    assert_int_equal(p.runs, 1);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.cancelled, 1);
+    assert_int_equal(st.fired, 1);
+    assert_int_equal(st.finished, 0);
+    assert_int_equal(st.zombies, 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    assert_int_equal(tb_check(s), TB_OK);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* ---- Whole revolutions skipped in bulk --------------------------------- */
+
+/* The virtual clock across the whole clock: a TB_MAX_DELAY timeout on a
+ * 1 ms tick waits about 9 x 10^9 revolutions of 512 buckets; walking them
+ * one by one would take hours (main did).  Skipped in bulk, the counters
+ * are still those of the per-tick walk, and the timeout fires on its tick. */
+static void test_advance_across_the_clock(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 512, 0);
+    struct shot a = {s, 0, 0};
+    assert_int_equal(tb_schedule(s, TB_MAX_DELAY, shot_task, &a, NULL), TB_OK);
+    const int64_t due = (TB_MAX_DELAY + tick - 1) / tick; /* filed at tick 0 */
+    const int64_t b = due & 511;
+    const int64_t last = (TB_MAX_DELAY - TB_SEC) / tick;
+    assert_int_equal(tb_advance(s, TB_MAX_DELAY - TB_SEC), 0);
+    assert_int_equal(tb_check(s), TB_OK); /* rounds left match the due tick */
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.ticks, last + 1);
+    assert_int_equal(st.empty_ticks, last + 1);
+    assert_int_equal(st.visits, (last - b) / 512 + 1); /* bucket b's turns */
+    assert_int_equal(st.rounds, st.visits);
+    assert_int_equal(tb_advance(s, due * tick - 1), 0);
+    assert_int_equal(tb_advance(s, due * tick), 1);
+    assert_int_equal(a.runs, 1);
+    assert_int_equal(a.at, due * tick);
+    st = stats_of(s);
+    assert_int_equal(st.rounds, due / 512);  /* every one of its rounds */
+    assert_int_equal(st.visits, due / 512 + 1);
+    assert_int_equal(st.ticks, due + 1);
+    assert_int_equal(st.empty_ticks, due);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* One scheduler advances in long jumps (whole revolutions skipped), the
+ * other in steps shorter than a revolution (never skipped): every counter,
+ * every run and its time agree, and the checker holds at each step. */
+static int twin_run(void *arg)
+{
+    struct probe *p = arg;
+    return probe_task(p);
+}
+
+static void test_bulk_skip_matches_walk(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    const int64_t tick = TB_MS;
+    struct tb_sched *s[2] = {virt(tick, 8, 0), virt(tick, 8, 0)};
+    struct recorder rec[2];
+    static struct probe p[2][N];
+    for (int k = 0; k < 2; k++) {
+        rec_init(&rec[k], s[k]);
+        uint64_t rng = 5;
+        for (int i = 0; i < N; i++) {
+            p[k][i] = (struct probe){.rec = &rec[k], .id = i};
+            int64_t d = rng_range(&rng, 1, 3000) * tick + (i % 3);
+            int rc = i % 8 == 0
+                         ? tb_schedule_fixed_rate(s[k], d, 700 * tick,
+                                                  twin_run, &p[k][i], NULL)
+                         : tb_schedule(s[k], d, twin_run, &p[k][i], NULL);
+            assert_int_equal(rc, TB_OK);
+        }
+    }
+    int64_t jumps[] = {0, 5, 400, 401, 2999, 3001, 6000, 20000};
+    for (size_t j = 0; j < sizeof jumps / sizeof *jumps; j++) {
+        int64_t to = jumps[j] * tick;
+        assert_true(tb_advance(s[0], to) >= 0);
+        for (int64_t t = tb_now(s[1]) + 3 * tick; t < to; t += 3 * tick)
+            assert_true(tb_advance(s[1], t) >= 0);
+        assert_true(tb_advance(s[1], to) >= 0);
+        assert_int_equal(tb_check(s[0]), TB_OK);
+        assert_int_equal(tb_check(s[1]), TB_OK);
+        struct tb_stats a = stats_of(s[0]), b = stats_of(s[1]);
+        assert_int_equal(a.ticks, b.ticks);
+        assert_int_equal(a.empty_ticks, b.empty_ticks);
+        assert_int_equal(a.visits, b.visits);
+        assert_int_equal(a.rounds, b.rounds);
+        assert_int_equal(a.fired, b.fired);
+        assert_int_equal(a.transfers, b.transfers);
+        assert_int_equal(rec[0].n, rec[1].n);
+    }
+    assert_true(stats_of(s[0]).rounds > 0);
+    /* the same runs in the same order (the recorded times differ: a
+     * virtual run sees the time its advance was called with) */
+    for (size_t i = 0; i < rec[0].n; i++)
+        assert_int_equal(rec[0].runs[i].id, rec[1].runs[i].id);
+    for (int k = 0; k < 2; k++) {
+        assert_balanced(s[k]);
+        rec_free(&rec[k]);
+        tb_destroy(s[k]);
+    }
+}
+
 /* ---- Ticks, visits and the invariant checker --------------------------- */
 
 static void test_ticks_and_visits(void **state)
@@ -714,6 +1063,78 @@ static void test_ticks_and_visits(void **state)
     assert_int_equal(stats_of(a).empty_ticks, 100);
     tb_destroy(a);
     tb_destroy(b);
+}
+
+/* DECISIONS D2: exact work counters for a case checked by hand.  Wheel of
+ * 4 one-millisecond buckets, everything scheduled at time 0 and moved in at
+ * tick 0 (transfers 4: D is cancelled in the inbox and skipped):
+ *   A due 1: bucket 1, rounds 0     B due 9: bucket 1, rounds 2
+ *   C due 6: bucket 2, rounds 1     E due 7: bucket 3, rounds 1
+ * Walks: tick 1 A expires, B 2 -> 1; tick 2 C 1 -> 0; tick 3 E 1 -> 0;
+ * E is cancelled at 4 ms and unlinked at tick 5, never walked again;
+ * tick 5 B 1 -> 0; tick 6 C expires; tick 9 B expires.
+ * visits 7 (A, B, C, E, B, C, B), rounds 4 (B, C, E, B). */
+static void test_work_counters(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 4, 0);
+    struct shot a = {s, 0, 0}, b = {s, 0, 0}, c = {s, 0, 0}, d = {s, 0, 0},
+                e = {s, 0, 0};
+    tb_handle hd, he;
+    assert_int_equal(tb_schedule(s, 1 * tick, shot_task, &a, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 9 * tick, shot_task, &b, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 6 * tick, shot_task, &c, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 6 * tick, shot_task, &d, &hd), TB_OK);
+    assert_int_equal(tb_schedule(s, 7 * tick, shot_task, &e, &he), TB_OK);
+    assert_int_equal(tb_cancel(s, hd), 1);
+    assert_int_equal(step_to(s, 4 * tick, tick), 1);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.transfers, 4);
+    assert_int_equal(st.visits, 4);
+    assert_int_equal(st.rounds, 3);
+    assert_int_equal(tb_cancel(s, he), 1);
+    assert_int_equal(step_to(s, 10 * tick, tick), 2);
+    st = stats_of(s);
+    assert_int_equal(st.ticks, 11);
+    assert_int_equal(st.transfers, 4);
+    assert_int_equal(st.visits, 7);
+    assert_int_equal(st.rounds, 4);
+    assert_int_equal(st.fired, 3);
+    assert_int_equal(st.cancelled, 2);
+    assert_int_equal(st.pending, 0);
+    assert_int_equal(a.at, 1 * tick);
+    assert_int_equal(c.at, 6 * tick);
+    assert_int_equal(b.at, 9 * tick);
+    assert_int_equal(d.runs + e.runs, 0);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+}
+
+/* The due tick comes from a precomputed reciprocal of the tick, not a
+ * division: on a tick that is no round number, every deadline one below,
+ * on and one above a boundary fires on the first boundary at or after it. */
+static void test_due_tick_reciprocal(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS + 7; /* odd, not a power of two */
+    const int64_t ks[] = {1, 2, 3, 511, 512, 513, 100000};
+    enum { NK = sizeof ks / sizeof ks[0] };
+    for (int i = 0; i < NK; i++) {
+        for (int64_t off = -1; off <= 1; off++) {
+            struct tb_sched *s = virt(tick, 512, 0);
+            struct shot x = {s, 0, 0};
+            int64_t delay = ks[i] * tick + off;
+            assert_int_equal(tb_schedule(s, delay, shot_task, &x, NULL),
+                             TB_OK);
+            int64_t due = off > 0 ? ks[i] + 1 : ks[i];
+            assert_int_equal(tb_advance(s, (due - 1) * tick), 0);
+            assert_int_equal(tb_advance(s, due * tick), 1);
+            assert_int_equal(x.at, due * tick);
+            assert_int_equal(tb_check(s), TB_OK);
+            tb_destroy(s);
+        }
+    }
 }
 
 struct rnd_task {
@@ -826,6 +1247,13 @@ static int some_empty_ticks(void *arg)
     return st.empty_ticks >= 3;
 }
 
+static int some_wakeups(void *arg)
+{
+    struct tb_stats st;
+    tb_stats(((struct count_ctx *)arg)->s, &st);
+    return st.wakeups >= 1;
+}
+
 static void test_threaded_basic(void **state)
 {
     (void)state;
@@ -848,6 +1276,8 @@ static void test_threaded_basic(void **state)
     struct count_ctx c = {s, t, N};
     assert_true(wait_until(all_settled, &c, 10 * TB_SEC));
     assert_true(wait_until(some_empty_ticks, &c, 10 * TB_SEC));
+    /* a worker that was behind until now may still be in its first wait */
+    assert_true(wait_until(some_wakeups, &c, 10 * TB_SEC));
     for (int i = 0; i < N; i++) {
         assert_int_equal(atomic_load(&t[i].runs), 1);
         assert_int_equal(atomic_load(&t[i].early), 0);
@@ -862,6 +1292,144 @@ static void test_threaded_basic(void **state)
     assert_int_equal(tb_shutdown_now(s, NULL, NULL), 0);
     assert_int_equal(tb_await_termination(s, 10 * TB_SEC), TB_OK);
     assert_int_equal(tb_start(s), TB_ESTATE); /* started once already */
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* Netty's waitForNextTick sleeps to start + (tick + 1) * duration, an
+ * absolute target: after a task stalls the worker, the ticks it missed run
+ * back to back without sleeping, and later ticks keep their original
+ * times.  A worker that slept one tick after each tick would sleep once per
+ * missed tick and drift by the stall for good.  Judged by counting the
+ * worker's timed waits, never by timing it. */
+struct stall_probe {
+    struct tb_sched *s;
+    int64_t spend;            /* the stall, in ns */
+    _Atomic int64_t at;       /* monotonic time at the end of the run */
+    _Atomic uint64_t waits;   /* the worker's timed waits by then */
+};
+
+static int stall_run(void *arg)
+{
+    struct stall_probe *p = arg;
+    if (p->spend) {
+        int64_t end = tb_monotonic_ns() + p->spend;
+        while (tb_monotonic_ns() < end) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    struct tb_stats st;
+    tb_stats(p->s, &st);
+    atomic_store(&p->waits, st.timed_waits);
+    atomic_store(&p->at, tb_monotonic_ns());
+    return 0;
+}
+
+static int marker_ran(void *arg)
+{
+    return atomic_load(&((struct stall_probe *)arg)->at) != 0;
+}
+
+static void test_threaded_catch_up_after_stall(void **state)
+{
+    (void)state;
+    enum { FILL = 18 };
+    const int64_t tick = 5 * TB_MS;
+    struct tb_sched *s = threaded(tick);
+    assert_int_equal(tb_start(s), TB_OK);
+    static struct stall_probe stall, fill[FILL], marker;
+    stall = (struct stall_probe){.s = s, .spend = 100 * TB_MS};
+    marker = (struct stall_probe){.s = s};
+    int64_t t0 = tb_monotonic_ns();
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, stall_run, &stall, NULL),
+                     TB_OK);
+    for (int i = 0; i < FILL; i++) { /* due at 15 .. 100 ms: in the stall */
+        fill[i] = (struct stall_probe){.s = s};
+        assert_int_equal(tb_schedule(s, (15 + 5 * i) * TB_MS, stall_run,
+                                     &fill[i], NULL), TB_OK);
+    }
+    assert_int_equal(tb_schedule(s, 150 * TB_MS, stall_run, &marker, NULL),
+                     TB_OK);
+    int64_t t1 = tb_monotonic_ns();
+    assert_true(wait_until(marker_ran, &marker, 30 * TB_SEC));
+    int64_t stall_end = atomic_load(&stall.at);
+    uint64_t w_stall = atomic_load(&stall.waits);
+    assert_true(stall_end >= t0 + 110 * TB_MS);
+    /* every missed tick ran without a wait, right after the stall */
+    for (int i = 0; i < FILL; i++) {
+        assert_true(atomic_load(&fill[i].at) >= stall_end);
+        assert_int_equal(atomic_load(&fill[i].waits), w_stall);
+    }
+    /* after the catch-up the worker waits only for the tick targets left
+     * before the marker's: at most one per tick boundary in (stall end,
+     * marker deadline + tick], plus a spare for a spurious wake-up.
+     * Drifting by the stall would cost some 27 waits here. */
+    int64_t marker_due = t1 + 150 * TB_MS;
+    uint64_t targets = (uint64_t)((marker_due + tick - stall_end) / tick + 1);
+    uint64_t w_marker = atomic_load(&marker.waits);
+    assert_true(atomic_load(&marker.at) >= t0 + 150 * TB_MS); /* not early */
+    assert_true(w_marker - w_stall <= targets + 2);
+    assert_true(targets + 2 < 27);
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), 0);
+    assert_int_equal(tb_await_termination(s, 10 * TB_SEC), TB_OK);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.fired, FILL + 2);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* D1 holds at every moment: schedules that find the cap reached never push
+ * the pending count above it, even for the instant between Netty's
+ * increment and its undo.  Producers keep hitting a full timer while the
+ * main thread samples tb_pending(). */
+struct cap_producer {
+    struct tb_sched *s;
+    _Atomic int *stop;
+    long full;
+};
+
+static void *hit_cap(void *arg)
+{
+    struct cap_producer *p = arg;
+    while (!atomic_load(p->stop))
+        if (tb_schedule(p->s, 3600 * TB_SEC, noop_task, NULL, NULL) ==
+            TB_EFULL)
+            p->full++;
+    return NULL;
+}
+
+static void test_threaded_pending_never_above_cap(void **state)
+{
+    (void)state;
+    enum { CAP = 64, SAMPLES = 2000000 };
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS,
+                          .wheel_size = 64, .max_pending = CAP};
+    struct tb_sched *s = make_sched(tw(), &c);
+    assert_int_equal(tb_start(s), TB_OK);
+    for (int i = 0; i < CAP; i++)
+        assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
+                         TB_OK);
+    _Atomic int stop = 0;
+    struct cap_producer p[2] = {{s, &stop, 0}, {s, &stop, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hit_cap, &p[i]), 0);
+    size_t most = 0;
+    for (int i = 0; i < SAMPLES; i++) {
+        size_t n = tb_pending(s);
+        most = n > most ? n : most;
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(p[0].full + p[1].full > 0);
+    assert_int_equal(most, CAP);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.peak_pending, CAP);
+    assert_int_equal(st.rejected, (uint64_t)(p[0].full + p[1].full));
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), CAP);
+    assert_int_equal(tb_await_termination(s, 10 * TB_SEC), TB_OK);
     assert_balanced(s);
     tb_destroy(s);
 }
@@ -1050,6 +1618,13 @@ int main(void)
         cmocka_unit_test(test_pending_drops_next_tick_once),
         cmocka_unit_test(test_cancel_in_due_tick),
         cmocka_unit_test(test_max_pending),
+        cmocka_unit_test(test_rearm_refused_at_cap),
+        cmocka_unit_test(test_overdue_runs_before_bucket),
+        cmocka_unit_test(test_cancel_processed_before_walk),
+        cmocka_unit_test(test_cancel_in_schedule_window),
+        cmocka_unit_test(test_cancel_in_rearm_window),
+        cmocka_unit_test(test_advance_across_the_clock),
+        cmocka_unit_test(test_bulk_skip_matches_walk),
         cmocka_unit_test(test_shutdown_now),
         cmocka_unit_test(test_shutdown_now_inside_task),
         cmocka_unit_test(test_shutdown_inside_task),
@@ -1058,8 +1633,12 @@ int main(void)
         cmocka_unit_test(test_periodic),
         cmocka_unit_test(test_catch_up_orders_by_tick),
         cmocka_unit_test(test_ticks_and_visits),
+        cmocka_unit_test(test_work_counters),
+        cmocka_unit_test(test_due_tick_reciprocal),
         cmocka_unit_test(test_random_workload),
         cmocka_unit_test(test_threaded_basic),
+        cmocka_unit_test(test_threaded_catch_up_after_stall),
+        cmocka_unit_test(test_threaded_pending_never_above_cap),
         cmocka_unit_test(test_threaded_shutdown_now),
         cmocka_unit_test(test_threaded_producers),
         cmocka_unit_test(test_threaded_shutdown_race),

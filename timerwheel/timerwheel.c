@@ -8,7 +8,13 @@
  * `rounds` (Netty's remainingRounds: full revolutions still to wait) and its
  * bucket (in tb_task.index, as bucket + 1), so a cancel unlinks it in O(1).
  * A bitmap of occupied buckets lets the virtual clock skip idle ticks in bulk
- * (counted exactly as if walked); the threaded worker never skips.
+ * (counted exactly as if walked); the threaded worker never skips.  When a
+ * whole revolution went by without a run and no entry can expire within the
+ * next R revolutions (every `rounds` >= R), the virtual clock also skips R
+ * revolutions at once: each entry loses R rounds and the counters grow by
+ * what R walks would have added, so rounds, visits and ticks stay exactly
+ * those of the per-tick walk; an advance across the whole clock with a
+ * TB_MAX_DELAY timeout on a 1 ms tick costs a few passes, not 9 x 10^9.
  *
  * Time.  Deadlines count from the worker's start time (time 0 in virtual
  * mode).  Tick k is the boundary start + k*tick.  A timeout whose deadline is
@@ -20,37 +26,52 @@
  * one tick later in Netty, and that tick 0 (the start instant) exists here so
  * a zero delay at time 0 runs in tb_advance(0).
  *
- * Each tick (run_tick), in this order:
- *   1. transfer: move at most 100 000 entries from the inbox into buckets
- *      (cancelled ones are skipped): rounds = (due - tick) / wheel length,
- *      bucket = max(due, tick) & mask, so an overdue entry lands in the
- *      current bucket and expires in this very tick;
- *   2. process the cancelled queue: unlink each timeout and drop the pending
+ * Each tick (run_tick) follows Netty 4.1's Worker.run, in this order:
+ *   1. process the cancelled queue: unlink each timeout and drop the pending
  *      count, once (Netty #14959 decremented twice);
+ *   2. transfer: move at most 100 000 entries from the inbox into buckets;
+ *      cancelled ones are skipped but use up the budget, as in Netty:
+ *      rounds = (due - tick) / wheel length, bucket = due & mask.  An entry
+ *      already overdue (due < tick: the budget held it back, or it was
+ *      scheduled for a tick already walked) goes straight to the expired
+ *      list instead, ahead of the current bucket's entries.  Netty appends
+ *      it to the tail of the current bucket (max(due, tick) & mask), where
+ *      it runs after entries due at this later tick; the interface's
+ *      contract is that wheels run in tick order, so here it runs first
+ *      (Netty pull request 15730 proposed the bucket's head; not merged);
  *   3. walk the current bucket: rounds <= 0 expire, cancelled ones are
  *      unlinked, the rest lose one round;
  *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
  *      racing cancel either wins (the task never runs) or loses (returns 0).
+ * Netty 4.1 runs each timeout inside the walk (its default executor is
+ * ImmediateExecutor); running them right after it gives the same outcome,
+ * since a run can only add to the inbox or the cancelled queue, which this
+ * tick has already read.  Netty 4.2 (after its pull request 15760)
+ * transfers, walks and then processes cancels; a review found no outcome
+ * that differs, and 4.1 is followed because it is the version this backend
+ * models throughout (with the #14959 pending-count fix), so one Netty
+ * version answers every question about its behaviour.
  *
- * Complexity.  schedule O(1) (one CAS on the inbox); cancel O(1) (one CAS on
- * the timeout's state word, one on the cancelled queue; unlinked at the next
- * tick); per tick O(1 + inbox entries + entries in the current bucket): a
- * timeout more than one revolution away is visited once per revolution,
- * which is the price of this design (counted as `visits`).
+ * Complexity.  schedule O(1) (one exchange on the inbox); cancel O(1) (one
+ * CAS on the timeout's state word, one on the cancelled queue; unlinked at
+ * the next tick); per tick O(1 + inbox entries + entries in the current
+ * bucket): a timeout more than one revolution away is visited once per
+ * revolution, which is the price of this design (counted as `visits`).
  *
  * Threads.  Monotonic mode: one worker thread sleeps (timed condition wait)
  * until start + tick*duration of the next tick, so a stalled worker catches
  * up tick by tick without drift, and wakes every tick even when nothing is
  * due (`empty_ticks`).  Tasks run on the worker, as with Netty's default
- * executor.  The wheel, the transfer backlog and the list of expired
+ * executor.  The wheel, the inbox's front and the list of expired
  * timeouts belong to the worker; it holds `mu` while it works on them and
  * drops it around each task, so a task may call any function of this
- * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, a
- * Treiber stack taken whole with one exchange and reversed into FIFO order
- * (a multi-producer, single-consumer queue built from C11 atomics); cancel
- * pushes onto a second such stack.  The only lock a producer meets is the
- * core task pool's own short mutex (tb_pool_get, tb_pool_lookup), which the
- * shared pool takes in monotonic mode for every backend.  Shutdown takes
+ * scheduler.  Producers never take `mu`: schedule pushes onto the inbox, an
+ * intrusive multi-producer, single-consumer FIFO (one exchange per push,
+ * popped in submission order, see inbox_push); cancel pushes onto a Treiber
+ * stack that the worker takes whole with one exchange.  The only lock a
+ * producer meets is the core task pool's own short mutex (tb_pool_get,
+ * tb_pool_lookup), which the shared pool takes in monotonic mode for every
+ * backend.  Shutdown takes
  * `mu` and waits (spinning) for schedules already past their shutdown check
  * to finish their push, so none is stranded in the inbox.
  *
@@ -65,7 +86,7 @@
  *
  * Record lifetime.  Netty relies on the garbage collector; here a cancelled
  * record may be held by the cancelled queue and by one of the worker's
- * singly linked lists (inbox backlog, expired list) at once, so the second
+ * singly linked lists (inbox, expired list) at once, so the second
  * of the two to let go frees it (index TW_HALF marks that one already did).
  *
  * Deliberate differences from Netty.
@@ -86,9 +107,30 @@
  *     graceful stop) drops the same timeouts and may be called from a task.
  *   - A cancelled timeout keeps its place under max_pending until the next
  *     tick processes the cancel, exactly as Netty's pendingTimeouts does.
+ *   - max_pending also holds for periodic re-arms (DECISIONS D1): a re-arm
+ *     that finds the cap reached is refused as a schedule would be (in
+ *     Netty the re-arm is run() calling newTimeout, which throws
+ *     RejectedExecutionException): the task retires as finished and the
+ *     refusal counts once in `rejected`.  The place is taken with a CAS, so
+ *     tb_pending() never reads above the cap, not even for an instant.
+ *   - shutdown_now's returned timeouts count as `dropped` and leave the
+ *     pending count (tb_pending() is 0 afterwards); their handles answer
+ *     "not pending".  Netty's stop() cancels them (isCancelled() is true)
+ *     and, its worker being gone, never processes those cancels, so
+ *     pendingTimeouts() keeps counting them for ever.  The interface's
+ *     accounting is shared by every backend (submitted = finished +
+ *     cancelled + dropped + pending + running), so the stats follow it.
  *
  * Record: 80 bytes (the 48-byte core header, next, prev, rounds, and the
- * cancelled-queue link).
+ * cancelled-queue link).  The link cannot share a word the way the inbox
+ * shares `next`: a canceller writes it while the worker may be writing the
+ * timeout's bucket links or rounds (a neighbour's unlink, the walk's
+ * decrement), and while the scheduling thread may still be filling the
+ * header (the pool publishes the record WAITING before the fill).  Netty
+ * keeps no such field (its cancelled queue is an array-backed MPSC queue),
+ * so 64 bytes needs 32-bit links (slot numbers, which the worker could only
+ * turn into records under the pool's lock while producers grow it) or a
+ * smaller core header.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -96,6 +138,7 @@
 #include <string.h>
 
 #include "tb_core.h"
+#include "timerwheel_hook.h"
 
 #define TW_DEFAULT_TICK (100 * TB_MS)
 #define TW_MIN_TICK TB_MS
@@ -111,12 +154,15 @@
 #define TW_HALF UINT32_MAX    /* cancelled, and one of its two holders (the
                                  cancelled queue, or a list) has let go */
 
+/* The walk reads the state word (header), rounds and next of every entry
+ * it visits: rounds and next come first so that those three share a cache
+ * line as often as an 80-byte stride allows. */
 struct tw_timeout {
     struct tb_task base;
+    int64_t rounds;            /* Netty's remainingRounds */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
     struct tw_timeout *prev;   /* bucket list */
     struct tw_timeout *cnext;  /* cancelled queue */
-    int64_t rounds;            /* Netty's remainingRounds */
 };
 
 struct tw_bucket {
@@ -134,14 +180,19 @@ struct tw {
     uint64_t *occupied;         /* bit b set iff bucket b is not empty */
     size_t nwords;
     uint32_t mask;
+    unsigned len_shift;         /* log2 of the wheel length */
     int64_t tick_ns;
+    struct tb_udiv tick_div;    /* due_tick without a division */
     int64_t start_ns;           /* the worker's start: tick 0 */
     int64_t next_tick;          /* the next tick to process */
     long budget;                /* transfers left in the current tick */
+    int64_t quiet;              /* virtual: ticks in a row that ran nothing */
     size_t in_wheel;            /* entries in buckets */
-    struct tw_list backlog;     /* taken from the inbox, not yet placed */
     struct tw_list expired;     /* unlinked by the walk, not yet run */
-    _Atomic(struct tw_timeout *) inbox;
+    /* the inbox: an intrusive MPSC FIFO (see inbox_push) */
+    _Atomic(struct tw_timeout *) inbox; /* producers' end: last pushed */
+    struct tw_timeout *inbox_head;      /* the worker's end */
+    struct tw_timeout stub;             /* keeps the queue never empty */
     _Atomic(struct tw_timeout *) cancelled;
     /* counters producers touch (Netty's pendingTimeouts is one of them) */
     _Atomic uint64_t pending, peak, submitted, rejected, ncancelled, zombies;
@@ -190,9 +241,22 @@ static inline uint64_t ctr_get(_Atomic uint64_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
+/* ctr_add(q, c, 1) where the caller already knows the mode is virtual. */
+static inline void vctr_inc(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, ctr_get(c) + 1, memory_order_relaxed);
+}
+
 static void note_peak(struct tw *q, uint64_t n)
 {
     uint64_t peak = atomic_load_explicit(&q->peak, memory_order_relaxed);
+    if (!q->base.threaded) {
+        /* no other thread: a locked CAS per schedule would cost more than
+         * the rest of the insert */
+        if (n > peak)
+            atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+        return;
+    }
     while (n > peak &&
            !atomic_compare_exchange_weak_explicit(&q->peak, &peak, n,
                                                   memory_order_relaxed,
@@ -212,6 +276,22 @@ static inline bool tw_cas(struct tw_timeout *t, uint32_t gen, uint32_t from,
     return tb_task_cas(&t->base, gen, from, to);
 }
 
+/* tw_cas for the hot paths (cancel, expiry).  Virtual mode is
+ * single-threaded by contract, so the check and the store need no locked
+ * instruction there. */
+static inline bool tw_claim(const struct tw *q, struct tw_timeout *t,
+                            uint32_t gen, uint32_t from, uint32_t to)
+{
+    if (q->base.threaded)
+        return tw_cas(t, gen, from, to);
+    if (atomic_load_explicit(&t->base.gs, memory_order_relaxed) !=
+        tb_task_gs(gen, from))
+        return false;
+    atomic_store_explicit(&t->base.gs, tb_task_gs(gen, to),
+                          memory_order_relaxed);
+    return true;
+}
+
 static inline bool is_cancelled(const struct tw_timeout *t)
 {
     return tb_task_get_state(&t->base) == TB_TASK_CANCELLED;
@@ -222,24 +302,119 @@ static void retire(struct tw *q, struct tw_timeout *t)
     tb_pool_put(&q->base.pool, &t->base);
 }
 
-/* ---- The two lock-free stacks ------------------------------------------ */
-
-/* Producers link the node before the releasing CAS; the consumer takes the
- * whole stack with an acquiring exchange, so it sees every link (the CASes
- * of later pushes continue the release sequence of earlier ones). */
-static void inbox_push(struct tw *q, struct tw_timeout *t)
+/* Takes a place under max_pending: the new pending count, or 0 when the cap
+ * is reached.  A CAS rather than Netty's add-then-undo, so that no reader
+ * ever sees the count above the cap (DECISIONS D1); without a cap it is the
+ * plain add. */
+static inline uint64_t pending_take(struct tw *q)
 {
-    struct tw_timeout *top =
-        atomic_load_explicit(&q->inbox, memory_order_relaxed);
+    uint64_t max = q->base.cfg.max_pending;
+    if (!max)
+        return ctr_add(q, &q->pending, 1);
+    uint64_t n = atomic_load_explicit(&q->pending, memory_order_relaxed);
     if (!q->base.threaded) {
-        t->next = top;
-        atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
-        return;
+        if (n >= max)
+            return 0;
+        atomic_store_explicit(&q->pending, n + 1, memory_order_relaxed);
+        return n + 1;
     }
     do
-        t->next = top;
+        if (n >= max)
+            return 0;
     while (!atomic_compare_exchange_weak_explicit(
-        &q->inbox, &top, t, memory_order_release, memory_order_relaxed));
+        &q->pending, &n, n + 1, memory_order_relaxed, memory_order_relaxed));
+    return n + 1;
+}
+
+tw_hook_fn tw_test_hook;
+
+/* The test hook, if set: lets a test act inside a window that another
+ * thread could hit (see timerwheel_hook.h).  One load and a branch never
+ * taken outside tests, the call kept out of line so that it does not
+ * change how the schedule path is compiled (cachegrind: about one
+ * instruction per schedule). */
+__attribute__((noinline, cold)) static void
+call_hook(struct tw *q, enum tw_hook_point at, const struct tw_timeout *t)
+{
+    tw_test_hook(&q->base, at, tb_pool_handle(&q->base.pool, &t->base));
+}
+
+static inline void hook(struct tw *q, enum tw_hook_point at,
+                        const struct tw_timeout *t)
+{
+    if (__builtin_expect(tw_test_hook != NULL, 0))
+        call_hook(q, at, t);
+}
+
+/* ---- The inbox and the cancelled stack --------------------------------- */
+
+/* The inbox is an intrusive multi-producer single-consumer FIFO (Vyukov's
+ * queue, the shape of the JCTools MPSC queue Netty uses): a producer swaps
+ * itself in as the last entry with one exchange, then links the previous
+ * last entry to itself.  The worker pops from the front in submission
+ * order, so the transfer reads each entry once (a stack taken whole would
+ * need a second pass over every entry to reverse it).  `next` is written by
+ * one producer while the worker may read it, so those two accesses are
+ * atomic; once popped, the entry is the worker's and `next` is a plain
+ * bucket or list link again. */
+static inline struct tw_timeout *inbox_next(const struct tw *q,
+                                            struct tw_timeout *t)
+{
+    return q->base.threaded ? __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)
+                            : t->next;
+}
+
+static void inbox_push(struct tw *q, struct tw_timeout *t)
+{
+    t->next = NULL; /* t is ours until the exchange publishes it */
+    if (!q->base.threaded) {
+        struct tw_timeout *last =
+            atomic_load_explicit(&q->inbox, memory_order_relaxed);
+        atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+        last->next = t;
+        return;
+    }
+    struct tw_timeout *last =
+        atomic_exchange_explicit(&q->inbox, t, memory_order_acq_rel);
+    __atomic_store_n(&last->next, t, __ATOMIC_RELEASE);
+}
+
+/* inbox_pop's rare case: `head` has no successor yet. */
+static struct tw_timeout *inbox_successor(struct tw *q,
+                                          struct tw_timeout *head)
+{
+    struct tw_timeout *next;
+    if (head == atomic_load_explicit(&q->inbox, memory_order_acquire))
+        inbox_push(q, &q->stub); /* the last entry: give it a successor */
+    /* Linked by now, or its producer is between its exchange and its link,
+     * a few instructions away: wait for it, as the JCTools queue's poll()
+     * does (virtual mode never waits). */
+    while (!(next = inbox_next(q, head)))
+        sched_yield();
+    return next;
+}
+
+/* The oldest entry, or NULL if there is none.  Worker only. */
+static inline struct tw_timeout *inbox_pop(struct tw *q)
+{
+    struct tw_timeout *head = q->inbox_head;
+    struct tw_timeout *next = inbox_next(q, head);
+    if (head == &q->stub) {
+        if (!next)
+            return NULL;
+        q->inbox_head = head = next;
+        next = inbox_next(q, head);
+    }
+    if (!next)
+        next = inbox_successor(q, head);
+    q->inbox_head = next;
+    return head;
+}
+
+/* True if the inbox holds nothing the worker could pop. */
+static bool inbox_empty(const struct tw *q)
+{
+    return q->inbox_head == &q->stub && !inbox_next(q, q->inbox_head);
 }
 
 /* seq_cst in threaded mode: pairs with the shutdown flag (see tw_cancel). */
@@ -293,26 +468,6 @@ static struct tw_timeout *list_pop(struct tw_list *l)
         t->next = NULL;
     }
     return t;
-}
-
-/* Moves the whole inbox to the end of the backlog, oldest first. */
-static void take_inbox(struct tw *q)
-{
-    struct tw_timeout *t = stack_take(q, &q->inbox);
-    if (!t)
-        return;
-    struct tw_timeout *last = t, *fifo = NULL;
-    while (t) {
-        struct tw_timeout *n = t->next;
-        t->next = fifo;
-        fifo = t;
-        t = n;
-    }
-    if (q->backlog.tail)
-        q->backlog.tail->next = fifo;
-    else
-        q->backlog.head = fifo;
-    q->backlog.tail = last;
 }
 
 static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
@@ -384,7 +539,10 @@ static void let_go(struct tw *q, struct tw_timeout *t)
 static inline int64_t due_tick(const struct tw *q, int64_t deadline)
 {
     int64_t rel = deadline - q->start_ns;
-    return rel <= 0 ? 0 : (rel - 1) / q->tick_ns + 1;
+    if (rel <= 0)
+        return 0;
+    /* (rel - 1) / tick_ns + 1, by the core's reciprocal (rel - 1 < 2^63) */
+    return (int64_t)tb_udiv(&q->tick_div, (uint64_t)rel - 1) + 1;
 }
 
 /* Worker.transferTimeoutsToBuckets.  Before the walk of `tick` (after_walk
@@ -394,9 +552,8 @@ static inline int64_t due_tick(const struct tw *q, int64_t deadline)
 static void transfer(struct tw *q, int64_t tick, bool after_walk)
 {
     int64_t ref = after_walk ? tick + 1 : tick;
-    int64_t len = (int64_t)q->mask + 1;
     struct tw_timeout *t;
-    while (q->budget > 0 && (t = list_pop(&q->backlog))) {
+    while (q->budget > 0 && (t = inbox_pop(q))) {
         q->budget--;
         if (is_cancelled(t)) {
             let_go(q, t);
@@ -410,7 +567,7 @@ static void transfer(struct tw *q, int64_t tick, bool after_walk)
             list_append(&q->expired, t);
             continue;
         }
-        t->rounds = (due - ref) / len;
+        t->rounds = (due - ref) >> q->len_shift; /* due >= ref here */
         bucket_add(q, (uint32_t)((due > ref ? due : ref) & q->mask), t);
     }
 }
@@ -440,9 +597,10 @@ static void process_cancelled(struct tw *q)
 static void walk(struct tw *q, int64_t tick)
 {
     struct tw_timeout *t = q->wheel[tick & q->mask].head;
+    uint64_t visits = 0, rounds = 0; /* DECISIONS D2 */
     while (t) {
         struct tw_timeout *next = t->next;
-        q->st.visits++;
+        visits++;
         if (t->rounds <= 0) {
             bucket_remove(q, t);
             list_append(&q->expired, t);
@@ -451,9 +609,12 @@ static void walk(struct tw *q, int64_t tick)
             let_go(q, t);
         } else {
             t->rounds--;
+            rounds++;
         }
         t = next;
     }
+    q->st.visits += visits;
+    q->st.rounds += rounds;
 }
 
 /* After a run: retire the task, or re-arm a periodic one through the inbox.
@@ -492,12 +653,25 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         return;
     }
     t->base.index = TW_QUEUED;
-    note_peak(q, ctr_add(q, &q->pending, 1));
+    uint64_t n = pending_take(q);
+    if (!n) {
+        /* D1: the re-arm is refused like a schedule (Netty's newTimeout
+         * throws), and the task retires; a cancel that won the race has
+         * counted it already */
+        if (tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_DONE)) {
+            q->st.finished++;
+            ctr_add(q, &q->rejected, 1);
+        }
+        retire(q, t);
+        return;
+    }
+    note_peak(q, n);
     if (!tw_cas(t, gen, TB_TASK_RUNNING, TB_TASK_WAITING)) {
         ctr_add(q, &q->pending, (uint64_t)-1); /* cancelled during its run */
         retire(q, t);
         return;
     }
+    hook(q, TW_HOOK_REARMED, t);
     inbox_push(q, t);
 }
 
@@ -512,7 +686,7 @@ static long run_expired(struct tw *q)
         /* a running one-shot is DONE, so cancel can answer 0 without
          * reading `period` */
         uint32_t to = t->base.period ? TB_TASK_RUNNING : TB_TASK_DONE;
-        if (!tw_cas(t, gen_of(t), TB_TASK_WAITING, to)) {
+        if (!tw_claim(q, t, gen_of(t), TB_TASK_WAITING, to)) {
             let_go(q, t);
             continue;
         }
@@ -535,8 +709,7 @@ static long catch_up(struct tw *q, int64_t tick)
 {
     long ran = 0;
     while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
-        take_inbox(q);
-        if (!q->backlog.head || q->budget <= 0)
+        if (inbox_empty(q) || q->budget <= 0)
             break;
         transfer(q, tick, true);
         ran += run_expired(q);
@@ -550,9 +723,8 @@ static long run_tick(struct tw *q)
     int64_t tick = q->next_tick;
     q->st.ticks++;
     q->budget = TW_TRANSFER_LIMIT;
-    take_inbox(q);
-    transfer(q, tick, false);
     process_cancelled(q);
+    transfer(q, tick, false);
     walk(q, tick);
     q->next_tick = tick + 1;
     long ran = run_expired(q);
@@ -560,16 +732,62 @@ static long run_tick(struct tw *q)
         ran += catch_up(q, tick);
     if (!ran)
         q->st.empty_ticks++;
+    q->quiet = ran ? 0 : q->quiet + 1;
     return ran;
+}
+
+/* Virtual mode: when a whole revolution has passed without a run and the
+ * span to `last` holds whole revolutions, skips as many as no entry can
+ * expire in.  R walks would take R rounds from every entry (none reaches 0
+ * first, since each has at least R) and visit each entry R times in ticks
+ * that run nothing; that is done here in one pass over the entries.  The
+ * quiet revolution that must come first pays for the pass, so a wheel
+ * whose entries keep expiring never scans. */
+static void skip_revolutions(struct tw *q, int64_t last)
+{
+    int64_t len = (int64_t)q->mask + 1;
+    int64_t span = last + 1 - q->next_tick;
+    if (!q->in_wheel || q->quiet < len || span < len)
+        return;
+    q->quiet = 0;
+    int64_t r = span / len;
+    for (size_t w = 0; w < q->nwords && r > 0; w++)
+        for (uint64_t bits = q->occupied[w]; bits && r > 0;
+             bits &= bits - 1) {
+            size_t b = w << 6 | (size_t)__builtin_ctzll(bits);
+            for (const struct tw_timeout *t = q->wheel[b].head; t;
+                 t = t->next) {
+                if (is_cancelled(t)) /* its walk would unlink it */
+                    return;
+                if (t->rounds < r)
+                    r = t->rounds;
+            }
+        }
+    if (r <= 0)
+        return;
+    for (size_t w = 0; w < q->nwords; w++)
+        for (uint64_t bits = q->occupied[w]; bits; bits &= bits - 1) {
+            size_t b = w << 6 | (size_t)__builtin_ctzll(bits);
+            for (struct tw_timeout *t = q->wheel[b].head; t; t = t->next)
+                t->rounds -= r;
+        }
+    uint64_t n = (uint64_t)(r * len);
+    uint64_t walked = (uint64_t)r * q->in_wheel;
+    q->st.ticks += n;
+    q->st.empty_ticks += n;
+    q->st.visits += walked;
+    q->st.rounds += walked;
+    q->next_tick += r * len;
 }
 
 /* Virtual mode: jump over ticks that would do nothing (no inbox, no
  * cancels, empty bucket), counting them as walked. */
 static void skip_idle(struct tw *q, int64_t last)
 {
-    if (q->backlog.head || atomic_load_explicit(&q->inbox, memory_order_relaxed) ||
+    if (!inbox_empty(q) ||
         atomic_load_explicit(&q->cancelled, memory_order_relaxed))
         return;
+    skip_revolutions(q, last);
     int64_t to = last + 1;
     if (q->in_wheel) {
         uint32_t from = (uint32_t)(q->next_tick & q->mask);
@@ -582,6 +800,7 @@ static void skip_idle(struct tw *q, int64_t last)
         uint64_t n = (uint64_t)(to - q->next_tick);
         q->st.ticks += n;
         q->st.empty_ticks += n;
+        q->quiet += (int64_t)n;
         q->next_tick = to;
         /* the skipped ticks' transfers had nothing to move: the tick we
          * land on starts with a full budget, so a task due at once is
@@ -662,10 +881,53 @@ static int tw_start(struct tb_sched *s)
 
 /* ---- Scheduling and cancelling ----------------------------------------- */
 
+/* tw_schedule in virtual mode: the same steps, straight through.  The mode
+ * is single-threaded by contract, so no step needs a locked instruction and
+ * the counters are plain adds; the insert then costs what the structure
+ * costs (one push onto the inbox), not what the threaded mode's handshakes
+ * cost. */
+static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
+                            tb_fn fn, void *arg, tb_handle *handle)
+{
+    uint64_t n = ctr_get(&q->pending) + 1;
+    size_t max = q->base.cfg.max_pending;
+    int rc;
+    if (atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        rc = TB_ESHUTDOWN;
+    } else if (max && n > max) {
+        rc = TB_EFULL;
+    } else {
+        struct tw_timeout *t =
+            (struct tw_timeout *)(void *)tb_pool_get(&q->base.pool, handle);
+        if (t) {
+            hook(q, TW_HOOK_PUBLISHED, t);
+            t->base.deadline = deadline;
+            t->base.period = period;
+            t->base.fn = fn;
+            t->base.arg = arg;
+            t->next = NULL;
+            struct tw_timeout *last =
+                atomic_load_explicit(&q->inbox, memory_order_relaxed);
+            atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+            last->next = t;
+            atomic_store_explicit(&q->pending, n, memory_order_relaxed);
+            vctr_inc(&q->submitted);
+            if (n > ctr_get(&q->peak))
+                atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+            return TB_OK;
+        }
+        rc = TB_ENOMEM;
+    }
+    vctr_inc(&q->rejected);
+    return rc;
+}
+
 static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
                        tb_fn fn, void *arg, tb_handle *handle)
 {
     struct tw *q = tw_of(s);
+    if (!s->threaded)
+        return schedule_virtual(q, deadline, period, fn, arg, handle);
     int rc = TB_OK;
     /* Dekker with shutdown: either we see the flag, or it sees us */
     if (s->threaded)
@@ -673,8 +935,8 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     if (atomic_load_explicit(&q->shut, memory_order_seq_cst)) {
         rc = TB_ESHUTDOWN;
     } else {
-        uint64_t n = ctr_add(q, &q->pending, 1);
-        if (s->cfg.max_pending && n > s->cfg.max_pending) {
+        uint64_t n = pending_take(q);
+        if (!n) {
             rc = TB_EFULL;
         } else {
             struct tw_timeout *t =
@@ -682,6 +944,7 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
             if (!t) {
                 rc = TB_ENOMEM;
             } else {
+                hook(q, TW_HOOK_PUBLISHED, t);
                 t->base.deadline = deadline;
                 t->base.period = period;
                 t->base.fn = fn;
@@ -691,7 +954,7 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
                 note_peak(q, n);
             }
         }
-        if (rc)
+        if (rc && n)
             ctr_add(q, &q->pending, (uint64_t)-1);
     }
     if (s->threaded)
@@ -711,6 +974,21 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
     if (!t)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
+    if (!s->threaded &&
+        atomic_load_explicit(&t->base.gs, memory_order_relaxed) ==
+            tb_task_gs(gen, TB_TASK_WAITING) &&
+        !atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        /* virtual mode, the common case, straight through: no other
+         * thread, so the CAS is a store and the push a plain link */
+        atomic_store_explicit(&t->base.gs,
+                              tb_task_gs(gen, TB_TASK_CANCELLED),
+                              memory_order_relaxed);
+        vctr_inc(&q->ncancelled);
+        vctr_inc(&q->zombies);
+        t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
+        atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
+        return 1;
+    }
     /* A periodic task moves RUNNING -> WAITING when it re-arms; a cancel
      * whose CAS loses that race tries again, or a live task could answer
      * "not pending" and run for ever (found by the soak). */
@@ -720,7 +998,7 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
             return 0;
         uint32_t state = tb_task_state(gs);
         if (state == TB_TASK_WAITING) {
-            if (!tw_cas(t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED))
+            if (!tw_claim(q, t, gen, TB_TASK_WAITING, TB_TASK_CANCELLED))
                 continue;
             ctr_add(q, &q->ncancelled, 1);
             ctr_add(q, &q->zombies, 1);
@@ -781,7 +1059,6 @@ static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
     if (q->base.threaded)
         while (atomic_load_explicit(&q->producers, memory_order_seq_cst))
             sched_yield(); /* a push is a few instructions away */
-    take_inbox(q);
     process_cancelled(q);
     long n = 0;
     while (q->in_wheel) {
@@ -791,7 +1068,7 @@ static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
         n += drop(q, t, visit, ctx);
     }
     struct tw_timeout *t;
-    while ((t = list_pop(&q->backlog)))
+    while ((t = inbox_pop(q)))
         n += drop(q, t, visit, ctx);
     while ((t = list_pop(&q->expired)))
         n += drop(q, t, visit, ctx);
@@ -878,7 +1155,9 @@ static int tw_init(struct tb_sched *s)
     struct tw *q = tw_of(s);
     size_t len = (size_t)s->cfg.wheel_size;
     q->mask = (uint32_t)(len - 1);
+    q->len_shift = (unsigned)__builtin_ctzll(len);
     q->tick_ns = s->cfg.tick_ns;
+    q->tick_div = tb_udiv_make((uint64_t)q->tick_ns);
     q->nwords = (len + 63) / 64;
     q->wheel = tb_mem_calloc(s, len, sizeof *q->wheel);
     q->occupied = tb_mem_calloc(s, q->nwords, sizeof *q->occupied);
@@ -887,7 +1166,8 @@ static int tw_init(struct tb_sched *s)
         tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
         return TB_ENOMEM;
     }
-    atomic_init(&q->inbox, NULL);
+    atomic_init(&q->inbox, &q->stub);
+    q->inbox_head = &q->stub;
     atomic_init(&q->cancelled, NULL);
     if (s->threaded) {
         pthread_mutex_init(&q->mu, NULL);
@@ -980,15 +1260,22 @@ static int check_locked(struct tw *q)
     if (count != q->in_wheel)
         return corrupt("bucket entries miscounted", count, q->in_wheel);
     size_t live = count;
-    int rc = check_list(&q->backlog, &live);
-    if (!rc)
-        rc = check_list(&q->expired, &live);
+    int rc = check_list(&q->expired, &live);
     if (rc || q->base.threaded)
         return rc; /* producers push concurrently: no exact totals */
     /* Virtual mode: every pending timeout is somewhere, and every zombie is
      * in the cancelled queue. */
-    for (const struct tw_timeout *t = atomic_load(&q->inbox); t; t = t->next)
+    const struct tw_timeout *last = NULL;
+    for (const struct tw_timeout *t = q->inbox_head; t;
+         last = t, t = t->next) {
+        if (t == &q->stub)
+            continue;
+        if (t->base.index != TW_QUEUED && t->base.index != TW_HALF)
+            return corrupt("inbox entry claims a bucket", t->base.index, 0);
         live += t->base.index == TW_QUEUED;
+    }
+    if (last != atomic_load(&q->inbox))
+        return corrupt("inbox end is not its last entry", 0, 0);
     size_t zombies = 0;
     for (const struct tw_timeout *t = atomic_load(&q->cancelled); t;
          t = t->cnext) {

@@ -135,7 +135,11 @@ struct tb_config {
     int64_t tick_ns;            /* wheels: Netty 100 ms, Kafka 1 ms */
     int wheel_size;             /* wheels: Netty 512, Kafka 20 */
     int64_t poll_ns;            /* hierwheel reaper's bounded wait: 200 ms */
-    size_t max_pending;         /* 0 = unlimited */
+    size_t max_pending;         /* 0 = unlimited; tb_pending() never
+                                   exceeds it: a schedule over it gets
+                                   TB_EFULL, and a periodic task whose
+                                   re-arm would exceed it is retired
+                                   (finished, counted in rejected) */
     unsigned flags;             /* TB_F_* */
     const struct tb_allocator *allocator; /* NULL = malloc/free */
 };
@@ -285,11 +289,14 @@ int tb_await_termination(struct tb_sched *s, int64_t timeout_ns);
 /** Counters.  Backends fill those that apply and leave the rest 0. */
 struct tb_stats {
     uint64_t submitted;     /* schedules accepted */
-    uint64_t rejected;      /* schedules refused (shutdown, full, nomem) */
+    uint64_t rejected;      /* schedules refused (shutdown, full, nomem),
+                               and periodic re-arms refused at max_pending
+                               or when the structure could not grow */
     uint64_t fired;         /* task runs, periodic repetitions included */
     uint64_t failed;        /* runs that returned non-zero */
-    uint64_t finished;      /* tasks retired after running: one-shots, and
-                               periodic tasks stopped by a failure */
+    uint64_t finished;      /* tasks retired after running: one-shots,
+                               periodic tasks stopped by a failure, and
+                               periodic tasks whose re-arm was refused */
     uint64_t cancelled;     /* successful cancels (incl. periodic stopped
                                by shutdown policy) */
     uint64_t dropped;       /* tasks never run: shutdown, killed timer */
