@@ -9,6 +9,7 @@ without the noise of the timings.
 
 import tb_analysis as A
 from tb_doc import Code
+from tb_experiments import _join
 
 # The structure's work counters bench/counts.c reports (per operation), in
 # the order tables show them; a backend keeps only some of them.
@@ -122,12 +123,3 @@ def counts_section(ctx, doc):
     if bad:
         doc.p("Counts that could not be taken: ",
               *_join([(Code(r["name"]), ": " + r["error"][:120]) for r in bad]), ".")
-
-
-def _join(items, sep=", "):
-    out = []
-    for i, it in enumerate(items):
-        if i:
-            out.append(sep)
-        out.extend(it if isinstance(it, tuple) else (it,))
-    return out
