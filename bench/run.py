@@ -353,13 +353,13 @@ def settle(binary, opts, outdir, t_start, main_seconds, stop=None,
     for rnd in range(rule["rounds"]):
         se = {k: median_se([b["real_time"] for b in v])
               for k, v in inst.items()}
-        todo = sorted((k for k in se if se[k] > SETTLE_SE),
-                      key=lambda k: -se[k])
-        if not todo:
+        unsettled = sorted((k for k in se if se[k] > SETTLE_SE),
+                           key=lambda k: -se[k])
+        if not unsettled:
             break
         fit = int((rule["seconds"] - spent) / (per_rep * rule["reps"])) \
-            if per_rep > 0 else len(todo)
-        chosen = todo[:max(0, fit)]
+            if per_rep > 0 else len(unsettled)
+        chosen = unsettled[:max(0, fit)]
         if not chosen:
             break
         regex = "^(%s)$" % "|".join(re.sub(r"([.\[\](){}*+?|^$\\])",
@@ -367,7 +367,7 @@ def settle(binary, opts, outdir, t_start, main_seconds, stop=None,
         out = "micro.settle%d.json" % (rnd + 1)
         sys.stderr.write("timerbench: %d of %d micro instances not settled; "
                          "%d more repetitions of %d of them\n" %
-                         (len(todo), len(inst), rule["reps"], len(chosen)))
+                         (len(unsettled), len(inst), rule["reps"], len(chosen)))
         if stop is not None and stop.signum:
             break
         status, secs, _ = run_harness(
@@ -388,7 +388,7 @@ def settle(binary, opts, outdir, t_start, main_seconds, stop=None,
         merge_repetitions(doc, extra)
         os.remove(os.path.join(outdir, out))
         inst = instances(doc)
-        facts["rounds"].append({"unsettled": len(todo),
+        facts["rounds"].append({"unsettled": len(unsettled),
                                 "instances": len(chosen),
                                 "seconds": secs, "exit": status,
                                 "merged": True})
@@ -760,16 +760,16 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
     RS.write_json(os.path.join(outdir, "machine.json"), facts)
     missing = facts["instances"].get("missing", {})
     expected = facts["instances"]["expected"]
-    todo = {h: missing.get(h, []) for h in run["harnesses"] if missing.get(h)}
+    missing_by_harness = {h: missing.get(h, []) for h in run["harnesses"] if missing.get(h)}
     n_all = sum(len(v) for v in expected.values())
     RS.say("timerbench: profile %s, %s instances%s, into %s" % (
-        opts.profile, " + ".join("%d %s" % (len(v), h) for h, v in todo.items()),
+        opts.profile, " + ".join("%d %s" % (len(v), h) for h, v in missing_by_harness.items()),
         " (the missing ones of %d; session %d)" % (n_all, session)
         if session > 1 else "", outdir))
     seconds = run.setdefault("seconds", {})
     status = run.setdefault("exit_status", {})
     stopped = None
-    for h, names in todo.items():
+    for h, names in missing_by_harness.items():
         if stop.signum:
             break
         # A first session selects with the run's own filter; a resumed one
