@@ -216,10 +216,18 @@ static inline void list_append(struct hw_link *root, struct hw_link *l)
     root->prev = l;
 }
 
-static inline void list_unlink(struct hw_link *l)
+/* Unlinks l from its ring and leaves its links as they were: for a record
+ * about to go back to the pool, where clearing them would be two wasted
+ * stores on every cancel. */
+static inline void list_unlink_only(struct hw_link *l)
 {
     l->next->prev = l->prev;
     l->prev->next = l->next;
+}
+
+static inline void list_unlink(struct hw_link *l)
+{
+    list_unlink_only(l);
     l->next = l->prev = NULL;
 }
 
@@ -642,7 +650,7 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
     if (t) {
         uint32_t state = tb_task_get_state(&t->base);
         if (state == TB_TASK_WAITING) {
-            list_unlink(&t->link);
+            list_unlink_only(&t->link);
             w->size--;
             w->st.cancelled++;
             /* no other thread can see the record (lock or virtual), so it

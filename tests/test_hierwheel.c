@@ -383,6 +383,47 @@ static void test_cancel_unlinks_at_once(void **state)
     tb_destroy(s);
 }
 
+/* Cancel unlinks at the middle, head and tail of one bucket: the others
+ * keep their order and run, and each freed record (whose links cancel no
+ * longer clears) is taken again by the next schedule and filed cleanly. */
+static void test_cancel_within_bucket(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_small();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe p[8];
+    tb_handle h[8];
+    for (int i = 0; i < 5; i++) { /* all in level 0's bucket for 2 ms */
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        assert_int_equal(tb_schedule(s, 2 * TB_MS, probe_task, &p[i], &h[i]),
+                         TB_OK);
+    }
+    assert_int_equal(tb_cancel(s, h[2]), 1); /* middle */
+    assert_sound(s);
+    assert_int_equal(tb_cancel(s, h[0]), 1); /* head */
+    assert_sound(s);
+    assert_int_equal(tb_cancel(s, h[4]), 1); /* tail */
+    assert_sound(s);
+    assert_int_equal(tb_cancel(s, h[2]), 0);
+    for (int i = 5; i < 8; i++) { /* reuse the three freed records */
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        assert_int_equal(tb_schedule(s, 2 * TB_MS, probe_task, &p[i], &h[i]),
+                         TB_OK);
+        assert_sound(s);
+    }
+    assert_int_equal(tb_pending(s), 5);
+    assert_int_equal(tb_advance(s, 2 * TB_MS), 5);
+    static const int order[] = {1, 3, 5, 6, 7};
+    assert_int_equal(rec.n, 5);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(rec.runs[k].id, order[k]);
+    assert_int_equal(stats_of(s).cancelled, 3);
+    assert_sound(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 /* Cancel + schedule moves a task: it runs at the new time only, and the
  * old handle no longer names it. */
 static void test_reschedule_moves(void **state)
@@ -1155,6 +1196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_past_deadlines_skip_wheel),
+        cmocka_unit_test(test_cancel_within_bucket),
         cmocka_unit_test(test_delays_0_to_500ms),
         cmocka_unit_test(test_never_early_off_grid),
         cmocka_unit_test(test_rounds_up_not_down),

@@ -922,12 +922,52 @@ static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
     return rc;
 }
 
-static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static __attribute__((noinline)) int
+schedule_virtual_slow(struct tw *q, int64_t deadline, int64_t period,
+                      tb_fn fn, void *arg, tb_handle *handle)
 {
-    struct tw *q = tw_of(s);
-    if (!s->threaded)
-        return schedule_virtual(q, deadline, period, fn, arg, handle);
+    return schedule_virtual(q, deadline, period, fn, arg, handle);
+}
+
+/* The common virtual schedule as a leaf function: a free record at hand,
+ * no cap, no shutdown, no test hook.  Anything else is schedule_virtual,
+ * the same steps with every check; a call on the fast path would make the
+ * compiler save registers on every schedule (cachegrind: 18 of 90
+ * instructions). */
+static inline int schedule_virtual_fast(struct tw *q, int64_t deadline,
+                                        int64_t period, tb_fn fn, void *arg,
+                                        tb_handle *handle)
+{
+    struct tb_pool *p = &q->base.pool;
+    if (q->base.cfg.max_pending || p->free_head == TB_POOL_NIL ||
+        atomic_load_explicit(&q->shut, memory_order_relaxed) ||
+        __builtin_expect(tw_test_hook != NULL, 0))
+        return schedule_virtual_slow(q, deadline, period, fn, arg, handle);
+    struct tw_timeout *t =
+        (struct tw_timeout *)(void *)tb_pool_take(p, handle);
+    t->base.deadline = deadline;
+    t->base.period = period;
+    t->base.fn = fn;
+    t->base.arg = arg;
+    t->next = NULL;
+    struct tw_timeout *last =
+        atomic_load_explicit(&q->inbox, memory_order_relaxed);
+    atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+    last->next = t;
+    uint64_t n = ctr_get(&q->pending) + 1;
+    atomic_store_explicit(&q->pending, n, memory_order_relaxed);
+    vctr_inc(&q->submitted);
+    if (n > ctr_get(&q->peak))
+        atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+    return TB_OK;
+}
+
+/* tw_schedule in threaded mode: lock-free push onto the inbox. */
+static __attribute__((noinline)) int
+schedule_threaded(struct tw *q, int64_t deadline, int64_t period, tb_fn fn,
+                  void *arg, tb_handle *handle)
+{
+    struct tb_sched *s = &q->base;
     int rc = TB_OK;
     /* Dekker with shutdown: either we see the flag, or it sees us */
     if (s->threaded)
@@ -964,31 +1004,22 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     return rc;
 }
 
-/* HashedWheelTimeout.cancel: CAS to CANCELLED, then queue it for the worker,
- * which unlinks it and drops the pending count at its next tick. */
-static int tw_cancel(struct tb_sched *s, tb_handle h)
+static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
 {
     struct tw *q = tw_of(s);
-    struct tw_timeout *t =
-        (struct tw_timeout *)(void *)tb_pool_lookup(&s->pool, h);
-    if (!t)
-        return 0;
+    if (s->threaded)
+        return schedule_threaded(q, deadline, period, fn, arg, handle);
+    return schedule_virtual_fast(q, deadline, period, fn, arg, handle);
+}
+
+/* HashedWheelTimeout.cancel, every case: CAS to CANCELLED, then queue it
+ * for the worker, which unlinks it and drops the pending count at its next
+ * tick.  t is the record h names (looked up by the caller). */
+static __attribute__((noinline)) int
+cancel_slow(struct tw *q, struct tw_timeout *t, tb_handle h)
+{
     uint32_t gen = (uint32_t)(h >> 32);
-    if (!s->threaded &&
-        atomic_load_explicit(&t->base.gs, memory_order_relaxed) ==
-            tb_task_gs(gen, TB_TASK_WAITING) &&
-        !atomic_load_explicit(&q->shut, memory_order_relaxed)) {
-        /* virtual mode, the common case, straight through: no other
-         * thread, so the CAS is a store and the push a plain link */
-        atomic_store_explicit(&t->base.gs,
-                              tb_task_gs(gen, TB_TASK_CANCELLED),
-                              memory_order_relaxed);
-        vctr_inc(&q->ncancelled);
-        vctr_inc(&q->zombies);
-        t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
-        atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
-        return 1;
-    }
     /* A periodic task moves RUNNING -> WAITING when it re-arms; a cancel
      * whose CAS loses that race tries again, or a live task could answer
      * "not pending" and run for ever (found by the soak). */
@@ -1023,6 +1054,34 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
         }
         return 0;
     }
+}
+
+/* tb_cancel.  The virtual common case (a waiting timeout, no shutdown) runs
+ * straight through as a leaf function: no other thread, so the CAS is a
+ * store and the push a plain link; everything else is cancel_slow. */
+static int tw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct tw *q = tw_of(s);
+    struct tw_timeout *t;
+    if (s->threaded) {
+        t = (struct tw_timeout *)(void *)tb_pool_lookup(&s->pool, h);
+        return t ? cancel_slow(q, t, h) : 0;
+    }
+    t = (struct tw_timeout *)(void *)tb_pool_find(&s->pool, h);
+    if (!t)
+        return 0;
+    uint32_t gen = (uint32_t)(h >> 32);
+    if (atomic_load_explicit(&t->base.gs, memory_order_relaxed) !=
+            tb_task_gs(gen, TB_TASK_WAITING) ||
+        atomic_load_explicit(&q->shut, memory_order_relaxed))
+        return cancel_slow(q, t, h);
+    atomic_store_explicit(&t->base.gs, tb_task_gs(gen, TB_TASK_CANCELLED),
+                          memory_order_relaxed);
+    vctr_inc(&q->ncancelled);
+    vctr_inc(&q->zombies);
+    t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
+    atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
+    return 1;
 }
 
 static size_t tw_pending(struct tb_sched *s)
