@@ -1059,15 +1059,21 @@ cancel_slow(struct tw *q, struct tw_timeout *t, tb_handle h)
 /* tb_cancel.  The virtual common case (a waiting timeout, no shutdown) runs
  * straight through as a leaf function: no other thread, so the CAS is a
  * store and the push a plain link; everything else is cancel_slow. */
+static __attribute__((noinline)) int cancel_threaded(struct tw *q,
+                                                     tb_handle h)
+{
+    struct tw_timeout *t =
+        (struct tw_timeout *)(void *)tb_pool_lookup(&q->base.pool, h);
+    return t ? cancel_slow(q, t, h) : 0;
+}
+
 static int tw_cancel(struct tb_sched *s, tb_handle h)
 {
     struct tw *q = tw_of(s);
-    struct tw_timeout *t;
-    if (s->threaded) {
-        t = (struct tw_timeout *)(void *)tb_pool_lookup(&s->pool, h);
-        return t ? cancel_slow(q, t, h) : 0;
-    }
-    t = (struct tw_timeout *)(void *)tb_pool_find(&s->pool, h);
+    if (s->threaded)
+        return cancel_threaded(q, h);
+    struct tw_timeout *t =
+        (struct tw_timeout *)(void *)tb_pool_find(&s->pool, h);
     if (!t)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
