@@ -723,12 +723,17 @@ static long run_tick(struct tw *q)
     int64_t tick = q->next_tick;
     q->st.ticks++;
     q->budget = TW_TRANSFER_LIMIT;
-    process_cancelled(q);
+    /* Most ticks have no cancels, nothing expired and nothing pushed since
+     * the transfer: each step is entered only when it has work, which
+     * its own first check would find anyway (cachegrind: a third of an
+     * idle tick's instructions were these calls) */
+    if (atomic_load_explicit(&q->cancelled, memory_order_relaxed))
+        process_cancelled(q);
     transfer(q, tick, false);
     walk(q, tick);
     q->next_tick = tick + 1;
-    long ran = run_expired(q);
-    if (!q->base.threaded)
+    long ran = q->expired.head ? run_expired(q) : 0;
+    if (!q->base.threaded && !inbox_empty(q))
         ran += catch_up(q, tick);
     if (!ran)
         q->st.empty_ticks++;
