@@ -50,11 +50,17 @@ int main(int argc, char **argv) {
 	if (PH("add")) CALLGRIND_TOGGLE_COLLECT;
 	DUMP("add");
 	fire_arm();
-	if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
-	im->expire(c, 1000, n, &er);
-	if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
-	DUMP("exp1000");
-	if (er.fired != n || er.min_late < 0) { fprintf(stderr, "FAIL exp %zu\n", er.fired); return 1; }
+	/* CGOPS_NOEXP set: no exp1000 phase (a wheel whose delays span
+	 * thousands of revolutions, timerwheel at 10^6, takes hours under
+	 * callgrind there; add and cancel are unaffected) */
+	int noexp = getenv("CGOPS_NOEXP") != NULL;
+	if (!noexp) {
+		if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
+		im->expire(c, 1000, n, &er);
+		if (PH("exp1000")) CALLGRIND_TOGGLE_COLLECT;
+		DUMP("exp1000");
+		if (er.fired != n || er.min_late < 0) { fprintf(stderr, "FAIL exp %zu\n", er.fired); return 1; }
+	}
 	im->destroy(c);
 	c = im->create(n);
 	im->fill(c, delay, n);

@@ -7,6 +7,8 @@
 #   PEERS_OUT=/tmp/peers-x ../shared/peers/build.sh /tmp/peers/src .   # once
 #   bench/cgops/cgops.sh /tmp/peers-x hierwheel 1000 1000000
 #   bench/cgops/cgops.sh /tmp/peers-x wahern 1000
+#   CGOPS_NOEXP=1 bench/cgops/cgops.sh /tmp/peers-x timerwheel 1000000
+#                                     # add and cancel only (see cgops.c)
 #
 # The cache model is fixed (D1 32 KiB 8-way, LL 32 MiB 16-way, 64-byte
 # lines) rather than detected, so figures compare across machines (Valgrind
