@@ -814,6 +814,17 @@ static void skip_idle(struct tw *q, int64_t last)
     }
 }
 
+/* False when skip_idle could not skip anything: the next tick's bucket is
+ * occupied (so no idle tick precedes it) and no quiet revolution has gone
+ * by (so no revolution can be skipped either).  Checked before the call
+ * because on a well-filled wheel that is almost every tick. */
+static inline bool may_skip(const struct tw *q)
+{
+    uint32_t b = (uint32_t)(q->next_tick & q->mask);
+    return q->quiet > (int64_t)q->mask ||
+           !(q->occupied[b >> 6] >> (b & 63) & 1);
+}
+
 static long tw_advance(struct tb_sched *s, int64_t now)
 {
     struct tw *q = tw_of(s);
@@ -823,7 +834,8 @@ static long tw_advance(struct tb_sched *s, int64_t now)
     long ran = 0;
     int64_t last = now / q->tick_ns;
     while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
-        skip_idle(q, last);
+        if (may_skip(q))
+            skip_idle(q, last);
         if (q->next_tick > last)
             break;
         ran += run_tick(q);
