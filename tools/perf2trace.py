@@ -320,11 +320,11 @@ def convert(evs, stream, hz=None, offsets=None):
     return [(t, op, i, d, None) for _, t, op, i, d in out], c
 
 
-def run(lines, path, stream, hz_opt, out):
-    """Import perf script lines from path into the stream out; return the
-    list of D4 events written."""
+def run(lines, path, stream, hz_opt, out, extra=()):
+    """Import perf script lines from path into the stream out, with the
+    extra comment lines first; return the list of D4 events written."""
     evs, cnt = read_events(lines, stream, path)
-    comments = ["source: perf script of %s, stream %s (%s)"
+    comments = list(extra) + ["source: perf script of %s, stream %s (%s)"
                 % (path, stream, ", ".join(sorted(STREAMS[stream][k]
                                                    for k in ("start", "cancel",
                                                              "expire")))),
@@ -371,6 +371,9 @@ def main(argv=None):
     ap.add_argument("--stream", choices=sorted(STREAMS), default="timer")
     ap.add_argument("--hz", type=int, default=None,
                     help="kernel HZ (default: measured, else %d)" % DEFAULT_HZ)
+    ap.add_argument("--comment", action="append", default=[],
+                    help="a comment line to put first (how the trace was "
+                    "recorded); repeatable")
     ap.add_argument("-o", "--out", default="-", help="trace file "
                     "(default: stdout)")
     a = ap.parse_args(argv)
@@ -387,7 +390,7 @@ def main(argv=None):
             lines.pop()
         import io
         buf = io.StringIO()
-        run(lines, path, a.stream, a.hz, buf)
+        run(lines, path, a.stream, a.hz, buf, a.comment)
     except ImportError_ as e:
         sys.stderr.write("perf2trace: %s\n" % e)
         return 1
