@@ -407,6 +407,18 @@ class Generators(unittest.TestCase):
                 self.assertIn("generator: tools/tracegen.py %s seed=1"
                               % argv[0], text)
 
+    def test_events_budget(self):
+        # work in flight is finished, never cut: a bounded overshoot
+        _, tr = gen("hold", "--events", "3000")
+        self.assertEqual(len(tr.events), 3000)
+        _, tr = gen("purgatory", "--events", "3000")
+        self.assertIn(len(tr.events), (3000, 3001))
+        _, tr = gen("clientserver", "--connections", "50", "--events", "3000")
+        self.assertTrue(3000 <= len(tr.events) <= 3000 + 3 * 50,
+                        len(tr.events))
+        s = tb_trace.stats(tr)
+        self.assertEqual((s["cancel_unknown"], s["reschedule_unknown"]), (0, 0))
+
     def test_deterministic_for_a_seed(self):
         for model in ("purgatory", "clientserver", "hold"):
             with self.subTest(model=model):

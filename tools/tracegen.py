@@ -10,7 +10,8 @@ random.Random, Mersenne Twister, seeded with S).  --events N: the model
 stops starting new work once it has written N events and then lets the
 work in flight finish, so the trace ends with nothing cut in half and
 holds N events or a few more (hold: exactly N; purgatory: N or N+1;
-clientserver: up to about three more per open connection, each closing).
+clientserver: at most three more per open connection, each finishing its
+request and closing).
 Ids are never reused.
 
 Models
@@ -162,6 +163,11 @@ def clientserver(rng, n, a):
                 open_conn(t)
             continue
         if kind == "request":
+            if stopping:
+                # no new work: the client closes instead of asking again
+                if not conn["silent"]:
+                    out.add(t, "cancel", conn["idle"])
+                continue
             if t >= conn["idle_dl"]:
                 # the client thought longer than the idle timeout: the idle
                 # timer fired and closed the connection; a new one opens
