@@ -56,6 +56,7 @@ exit status 1.  Any other line (other events, headers, blank lines) is
 skipped and counted.
 """
 import argparse
+import io
 import os
 import re
 import sys
@@ -182,10 +183,8 @@ def read_events(lines, stream, path):
                 ev.f = {"soft": _need(f, "softexpires", path, lineno, event),
                         "armed": f.get("was_armed") == "1"}
         elif kind == "expire":
-            if stream == "timer":
-                ev.f = {"now": _need(f, "now", path, lineno, event)}
-            else:
-                ev.f = {"now": _need(f, "now", path, lineno, event)}
+            # jiffies (timer) or ns on the timer's clock (hrtimer)
+            ev.f = {"now": _need(f, "now", path, lineno, event)}
         else:
             ev.f = {}
         evs.append(ev)
@@ -397,7 +396,6 @@ def main(argv=None):
                 lines = f.read().split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        import io
         buf = io.StringIO()
         run(lines, path, a.stream, a.hz, buf, a.comment)
     except ImportError_ as e:
