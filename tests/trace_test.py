@@ -76,6 +76,7 @@ class Format(unittest.TestCase):
         self.bad("#timerbench-trace v1 unit=us\n# c\n0,schedule,1,5,\n", 3,
                  "header")
         self.bad("#timerbench-trace v1 unit=us\n", 2, "header")
+        self.bad(HEAD + "\n", 5, "no events after the header")
 
     def test_bad_events(self):
         cases = [
@@ -90,6 +91,7 @@ class Format(unittest.TestCase):
             ("0,periodic,1,5,\n", "periodic needs a period"),
             ("0,periodic,1,5,0\n", "period must be > 0"),
             ("0,schedule,1,5,7\n", "schedule takes no period"),
+            ("0,cancel,1,,7\n", "cancel takes no delay or period"),
             ("0,cancel,1,5,\n", "cancel takes no delay"),
             ("0,schedule,1,5\n", "expected 5 fields, got 4"),
             ("0,schedule,1,5,,\n", "expected 5 fields, got 6"),
@@ -285,6 +287,12 @@ class ImporterCases(unittest.TestCase):
         self.bad([L(0, "1.0", "timer:hrtimer_start", "hrtimer=0x1 "
                     "function=f expires=5")], 1,
                  "hrtimer_start without softexpires=", "hrtimer")
+
+    def test_no_event_of_the_stream_is_an_error(self):
+        self.bad(["# header", TS(0, "1.0", "0xa")], 2,
+                 "no timer:hrtimer_cancel, timer:hrtimer_expire_entry, "
+                 "timer:hrtimer_start events in 2 lines", "hrtimer")
+        self.bad([], 1, "--stream hrtimer imports the hrtimer events")
 
     def test_unrelated_lines_are_skipped_and_counted(self):
         lines = ["# perf script header", "",

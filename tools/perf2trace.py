@@ -51,8 +51,8 @@ and the count of every line skipped or event folded, dropped or clamped.
 
 Bad input: a line naming one of the selected stream's events that cannot
 be read (no timestamp, a missing or non-numeric field), or a timestamp
-going backwards, stops the import with `perf2trace: FILE:LINE: why` and
-exit status 1.  Any other line (other events, headers, blank lines) is
+going backwards, or input without a single event of the stream, stops
+the import with `perf2trace: FILE:LINE: why` and exit status 1.  Any other line (other events, headers, blank lines) is
 skipped and counted.
 """
 import argparse
@@ -332,6 +332,14 @@ def run(lines, path, stream, hz_opt, out, extra=()):
     """Import perf script lines from path into the stream out, with the
     extra comment lines first; return the list of D4 events written."""
     evs, cnt = read_events(lines, stream, path)
+    if not evs:
+        other = "hrtimer" if stream == "timer" else "timer"
+        raise ImportError_(path, max(1, cnt["lines"]), "no %s events in %d lines "
+                           "(were they recorded? --stream %s imports the "
+                           "%s events)" % (", ".join(sorted(
+                               STREAMS[stream][k] for k in ("start", "cancel",
+                                                            "expire"))),
+                               cnt["lines"], other, other))
     comments = list(extra) + ["source: perf script of %s, stream %s (%s)"
                 % (path, stream, ", ".join(sorted(STREAMS[stream][k]
                                                    for k in ("start", "cancel",

@@ -28,7 +28,8 @@ decides anything in what they write.
 This reader is stricter than D4 requires in three places, on purpose, so
 that a trace the tools write is accepted by any reader of D4: a cancel
 must leave delay and period empty, a schedule or reschedule must leave
-period empty, and no comment may follow the header.
+period empty, and no comment may follow the header.  A trace without
+events is an error, as in the replay.
 """
 import re
 import sys
@@ -173,6 +174,9 @@ def parse(text, path="<trace>"):
                 tr.cancel_unknown += 1
             live.pop(tid, None)
         tr.events.append(Event(t, op, tid, delay, period, lineno))
+    if not tr.events:
+        # as the replay: a trace that replays nothing is a mistake
+        raise TraceError(path, len(lines) + 1, "no events after the header")
     return tr
 
 
