@@ -334,12 +334,12 @@ def run(lines, path, stream, hz_opt, out, extra=()):
     evs, cnt = read_events(lines, stream, path)
     if not evs:
         other = "hrtimer" if stream == "timer" else "timer"
-        raise ImportError_(path, max(1, cnt["lines"]), "no %s events in %d lines "
-                           "(were they recorded? --stream %s imports the "
-                           "%s events)" % (", ".join(sorted(
-                               STREAMS[stream][k] for k in ("start", "cancel",
-                                                            "expire"))),
-                               cnt["lines"], other, other))
+        names = ", ".join(sorted(STREAMS[stream][k]
+                                 for k in ("start", "cancel", "expire")))
+        raise ImportError_(path, max(1, cnt["lines"]),
+                           "no %s events in %d lines (were they recorded? "
+                           "--stream %s imports the %s events)"
+                           % (names, cnt["lines"], other, other))
     comments = list(extra) + ["source: perf script of %s, stream %s (%s)"
                 % (path, stream, ", ".join(sorted(STREAMS[stream][k]
                                                    for k in ("start", "cancel",
