@@ -260,7 +260,7 @@ def TE(cpu, ts, addr, now=1000):
 
 class ImporterCases(unittest.TestCase):
     def bad(self, lines, line, words, stream="timer"):
-        with self.assertRaises(perf2trace.ImportError_) as cm:
+        with self.assertRaises(perf2trace.InputError) as cm:
             perf2trace.run(lines, "in.txt", stream, None, io.StringIO())
         self.assertIn("in.txt:%d: " % line, str(cm.exception))
         self.assertIn(words, str(cm.exception))

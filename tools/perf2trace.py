@@ -99,7 +99,7 @@ _ADDR = re.compile(r"(?:0x)?[0-9a-fA-F]+\Z")
 _INT = re.compile(r"-?\d+\Z")
 
 
-class ImportError_(Exception):
+class InputError(Exception):
     """Bad input at path:line."""
 
     def __init__(self, path, line, message):
@@ -113,21 +113,21 @@ class _Ev:
 def _need(f, key, path, lineno, event, kind="int"):
     v = f.get(key)
     if v is None or v == "":
-        raise ImportError_(path, lineno, "%s without %s=" % (event, key))
+        raise InputError(path, lineno, "%s without %s=" % (event, key))
     if kind == "addr":
         if not _ADDR.match(v):
-            raise ImportError_(path, lineno, "%s: %s=%r is not an address"
+            raise InputError(path, lineno, "%s: %s=%r is not an address"
                                % (event, key, v))
         return v.lower().removeprefix("0x").lstrip("0") or "0"
     if not _INT.match(v):
-        raise ImportError_(path, lineno, "%s: %s=%r is not an integer"
+        raise InputError(path, lineno, "%s: %s=%r is not an integer"
                            % (event, key, v))
     return int(v)
 
 
 def read_events(lines, stream, path):
     """Parse perf script lines; return (selected events, counters).
-    Raises ImportError_ on a malformed line of a selected event."""
+    Raises InputError on a malformed line of a selected event."""
     s = STREAMS[stream]
     kinds = {s["start"]: "start", s["cancel"]: "cancel",
              s["expire"]: "expire"}
@@ -142,7 +142,7 @@ def read_events(lines, stream, path):
         m = _LINE.match(line)
         if not m:
             if any(t in line for t in tokens):
-                raise ImportError_(path, lineno, "cannot read this %s line "
+                raise InputError(path, lineno, "cannot read this %s line "
                                    "(expected 'comm pid [cpu] sec.frac: "
                                    "event: fields')" % next(
                                        t[:-1] for t in tokens if t in line))
@@ -160,7 +160,7 @@ def read_events(lines, stream, path):
             continue
         ts = int(m.group("sec")) * 10 ** 9 + int(m.group("frac").ljust(9, "0"))
         if last_ts is not None and ts < last_ts:
-            raise ImportError_(path, lineno, "timestamp %s.%s goes backwards"
+            raise InputError(path, lineno, "timestamp %s.%s goes backwards"
                                % (m.group("sec"), m.group("frac")))
         last_ts = ts
         f = dict(_FIELD.findall(m.group("fields") or ""))
@@ -175,13 +175,14 @@ def read_events(lines, stream, path):
                 elif "now" in f:
                     timeout = exp - _need(f, "now", path, lineno, event)
                 else:
-                    raise ImportError_(path, lineno, "%s without timeout= "
+                    raise InputError(path, lineno, "%s without timeout= "
                                        "or now=" % event)
                 ev.f = {"timeout": timeout, "now": exp - timeout}
             else:
                 _need(f, "expires", path, lineno, event)
-                ev.f = {"soft": _need(f, "softexpires", path, lineno, event),
-                        "armed": f.get("was_armed") == "1"}
+                # was_armed=1 (newer kernels) needs no reading: a start of
+                # a live address is a reschedule whatever it says
+                ev.f = {"soft": _need(f, "softexpires", path, lineno, event)}
         elif kind == "expire":
             # jiffies (timer) or ns on the timer's clock (hrtimer)
             ev.f = {"now": _need(f, "now", path, lineno, event)}
@@ -336,7 +337,7 @@ def run(lines, path, stream, hz_opt, out, extra=()):
         other = "hrtimer" if stream == "timer" else "timer"
         names = ", ".join(sorted(STREAMS[stream][k]
                                  for k in ("start", "cancel", "expire")))
-        raise ImportError_(path, max(1, cnt["lines"]),
+        raise InputError(path, max(1, cnt["lines"]),
                            "no %s events in %d lines (were they recorded? "
                            "--stream %s imports the %s events)"
                            % (names, cnt["lines"], other, other))
@@ -406,7 +407,7 @@ def main(argv=None):
             lines.pop()
         buf = io.StringIO()
         run(lines, path, a.stream, a.hz, buf, a.comment)
-    except ImportError_ as e:
+    except InputError as e:
         sys.stderr.write("perf2trace: %s\n" % e)
         return 1
     except OSError as e:
