@@ -10,7 +10,10 @@ Two streams, one per run:
 - `--stream timer` (default): timer-list timers (timer:timer_start,
   timer_cancel, timer_expire_entry); unit=us.  A timer's delay is its
   `[timeout=N]` (expires - now, in jiffies; `now=` is accepted too)
-  times 10^6/HZ, rounded.  HZ is measured from the trace (the jiffies
+  times 10^6/HZ, rounded (the event falls somewhere inside the current
+  jiffy, so this deadline can lie up to one jiffy after the jiffy the
+  kernel will expire it in; perf's timestamps do not say where the jiffy
+  began).  HZ is measured from the trace (the jiffies
   that timer_start and timer_expire_entry report against their
   timestamps), snapped to 100, 250, 300 or 1000 when the trace spans at
   least 0.5 s and lands within 2 % of one; otherwise --hz, default 250
