@@ -242,10 +242,9 @@ int tb_reserve(struct tb_sched *s, size_t n)
 {
     if (!s)
         return TB_EINVAL;
-    if (n > UINT32_MAX - 1)
-        return TB_ERANGE;
-    if (!tb_pool_reserve(&s->pool, n))
-        return TB_ENOMEM;
+    int rc = tb_pool_reserve(&s->pool, n);
+    if (rc)
+        return rc;
     return s->backend->ops->reserve ? s->backend->ops->reserve(s, n) : TB_OK;
 }
 
