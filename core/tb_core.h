@@ -164,6 +164,7 @@ struct tb_sched;
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
+    size_t zero_words;      /* the backend's part of a record, in words */
     unsigned char **chunks; /* chunk i's first record, cache-line aligned */
     void **raw;             /* chunk i as allocated (what to free); the
                              * second half of the chunks block */
@@ -194,7 +195,7 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
      * 8); stores, since a memset call costs more than the 1-5 words a
      * backend adds */
     uint64_t *f = (uint64_t *)(void *)(t + 1);
-    switch ((p->record_size - sizeof *t) / 8) {
+    switch (p->zero_words) {
     case 5: f[4] = 0; __attribute__((fallthrough));
     case 4: f[3] = 0; __attribute__((fallthrough));
     case 3: f[2] = 0; __attribute__((fallthrough));
@@ -202,7 +203,7 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
     case 1: f[0] = 0; __attribute__((fallthrough));
     case 0: break;
     default:
-        memset(f, 0, p->record_size - sizeof *t);
+        memset(f, 0, p->zero_words * 8);
     }
     atomic_store_explicit(
         &t->gs, gs | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT,
@@ -221,7 +222,6 @@ static inline void tb_pool_give(struct tb_pool *p, struct tb_task *t)
     gen += gen >> 32;   /* 2^32 wraps to 1, not 0: handle 0 stays invalid */
     atomic_store_explicit(&t->gs, gen << 32 | (gs & TB_TASK_SLOT_MASK),
                           memory_order_release);
-    t->fn = NULL;
     t->arg = p->free_head;
     p->free_head = t;
     p->live--;
@@ -375,6 +375,11 @@ struct tb_backend_ops {
 /** The base every backend's scheduler embeds first. */
 struct tb_sched {
     const struct tb_backend *backend;
+    /* the ops every schedule and cancel calls, copied out of the ops table
+     * so the entry path loads one pointer instead of three in a chain */
+    int (*schedule)(struct tb_sched *s, int64_t deadline, int64_t period,
+                    tb_fn fn, void *arg, tb_handle *handle);
+    int (*cancel)(struct tb_sched *s, tb_handle handle);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;
     _Atomic uint64_t bytes_held;
