@@ -121,16 +121,15 @@
  *     accounting is shared by every backend (submitted = finished +
  *     cancelled + dropped + pending + running), so the stats follow it.
  *
- * Record: 80 bytes (the 48-byte core header, next, prev, rounds, and the
- * cancelled-queue link).  The link cannot share a word the way the inbox
+ * Record: 80 bytes (the 40-byte core header, rounds, next, prev, the
+ * cancelled-queue link and the 4-byte index, padded).  The link cannot share a word the way the inbox
  * shares `next`: a canceller writes it while the worker may be writing the
  * timeout's bucket links or rounds (a neighbour's unlink, the walk's
  * decrement), and while the scheduling thread may still be filling the
  * header (the pool publishes the record WAITING before the fill).  Netty
  * keeps no such field (its cancelled queue is an array-backed MPSC queue),
  * so 64 bytes needs 32-bit links (slot numbers, which the worker could only
- * turn into records under the pool's lock while producers grow it) or a
- * smaller core header.
+ * turn into records under the pool's lock while producers grow it).
  */
 #include <sched.h>
 #include <stdio.h>
