@@ -106,7 +106,7 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     s->schedule = ops->schedule;
     s->cancel = ops->cancel;
     s->pool.record_size = ops->task_size;
-    s->pool.zero_words = (ops->task_size - sizeof(struct tb_task)) / 8;
+    s->pool.zero_words = ops->task_zero / 8;
     s->pool.locked = s->threaded;
     s->pool.free_head = TB_POOL_NIL;
     if (s->pool.locked)

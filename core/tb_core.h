@@ -164,7 +164,7 @@ struct tb_sched;
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
-    size_t zero_words;      /* the backend's part of a record, in words */
+    size_t zero_words;      /* words after the header zeroed at a take */
     unsigned char **chunks; /* chunk i's first record, cache-line aligned */
     void **raw;             /* chunk i as allocated (what to free); the
                              * second half of the chunks block */
@@ -183,6 +183,22 @@ static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                           p->record_size);
 }
 
+/* Zeroes the backend's fields that it asked for (struct tb_backend_ops
+ * task_zero): stores, since a memset call costs more than the few words a
+ * backend adds. */
+static inline void tb_pool_zero(uint64_t *f, size_t words)
+{
+    switch (words) {
+    case 5: f[4] = 0; __attribute__((fallthrough));
+    case 4: f[3] = 0; __attribute__((fallthrough));
+    case 3: f[2] = 0; __attribute__((fallthrough));
+    case 2: f[1] = 0; __attribute__((fallthrough));
+    case 1: f[0] = 0; break;
+    default:
+        memset(f, 0, words * 8);
+    }
+}
+
 /* Unlocked take from a non-empty free list (see tb_pool_get). */
 static inline struct tb_task *tb_pool_take(struct tb_pool *p,
                                            tb_handle *handle)
@@ -191,20 +207,8 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
     p->free_head = (struct tb_task *)t->arg;
     /* a FREE word is the handle itself (state 0) */
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    /* zero the backend's fields (whole words: record sizes are multiples of
-     * 8); stores, since a memset call costs more than the 1-5 words a
-     * backend adds */
-    uint64_t *f = (uint64_t *)(void *)(t + 1);
-    switch (p->zero_words) {
-    case 5: f[4] = 0; __attribute__((fallthrough));
-    case 4: f[3] = 0; __attribute__((fallthrough));
-    case 3: f[2] = 0; __attribute__((fallthrough));
-    case 2: f[1] = 0; __attribute__((fallthrough));
-    case 1: f[0] = 0; __attribute__((fallthrough));
-    case 0: break;
-    default:
-        memset(f, 0, p->zero_words * 8);
-    }
+    if (p->zero_words)
+        tb_pool_zero((uint64_t *)(void *)(t + 1), p->zero_words);
     atomic_store_explicit(
         &t->gs, gs | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT,
         memory_order_release);
@@ -232,8 +236,9 @@ struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle);
 void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t);
 struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
 
-/** Takes a record: state WAITING, the backend's fields zeroed before the
- *  state is published (release), header fields left for the caller to set.
+/** Takes a record: state WAITING, the backend's task_zero bytes zeroed
+ *  before the state is published (release), its other fields as the
+ *  record's last user left them, header fields left for the caller to set.
  *  *handle gets its handle.  NULL on allocation failure or when the pool
  *  holds TB_POOL_MAX_SLOTS records already.  The record is WAITING before
  *  the caller fills it, so a lock-free backend must tolerate a cancel racing
@@ -263,7 +268,9 @@ static inline void tb_pool_put(struct tb_pool *p, struct tb_task *t)
  *  slot, any state but FREE. */
 static inline bool tb_task_names(uint64_t gs, tb_handle handle)
 {
-    return tb_task_handle(gs) == handle && gs != handle;
+    /* they may differ in the state bits only, and must differ there */
+    uint64_t x = gs ^ handle;
+    return !(x & ~TB_TASK_STATE_MASK) && x;
 }
 
 /** tb_pool_lookup for an unlocked pool (virtual clock), where no other
@@ -277,6 +284,10 @@ static inline struct tb_task *tb_pool_find(const struct tb_pool *p,
     if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
         return NULL;
     struct tb_task *t = tb_pool_record(p, slot);
+    /* a record of a chunk is never NULL: said so that a caller's test of
+     * the result is the test of the word alone */
+    if (!t)
+        __builtin_unreachable();
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
     return tb_task_names(gs, handle) ? t : NULL;
 }
@@ -347,6 +358,10 @@ static inline uint64_t tb_udiv(const struct tb_udiv *u, uint64_t n)
 struct tb_backend_ops {
     size_t sched_size;  /* sizeof the backend's struct (tb_sched first) */
     size_t task_size;   /* sizeof the backend's record (tb_task first) */
+    /* bytes after the header that the pool zeroes at every take (a multiple
+     * of 8): the fields the backend relies on finding 0 in a new record.
+     * 0, the usual, when the backend sets all of its fields itself. */
+    size_t task_zero;
     /* fill unset config fields with the original's defaults; TB_EINVAL on
      * values out of range */
     int (*configure)(struct tb_config *cfg);

@@ -1295,6 +1295,8 @@ static int tw_check(struct tb_sched *s)
 static const struct tb_backend_ops tw_ops = {
     .sched_size = sizeof(struct tw),
     .task_size = sizeof(struct tw_timeout),
+    /* index starts as TW_QUEUED (0); the rest as before the header move */
+    .task_zero = sizeof(struct tw_timeout) - sizeof(struct tb_task),
     .configure = tw_configure,
     .init = tw_init,
     .fini = tw_fini,
