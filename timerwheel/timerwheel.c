@@ -154,15 +154,15 @@
                                  cancelled queue, or a list) has let go */
 
 /* The walk reads the state word (header), rounds and next of every entry
- * it visits: rounds and next come first so that those three share a cache
- * line as often as an 80-byte stride allows. */
+ * it visits, and an expiry or unlink rewrites index: those come first so
+ * that they share a cache line as often as an 80-byte stride allows. */
 struct tw_timeout {
     struct tb_task base;
+    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
     int64_t rounds;            /* Netty's remainingRounds */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
     struct tw_timeout *prev;   /* bucket list */
     struct tw_timeout *cnext;  /* cancelled queue */
-    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
 };
 
 struct tw_bucket {
