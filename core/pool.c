@@ -53,6 +53,7 @@ void *tb_mem_realloc(struct tb_sched *s, void *p, size_t old_size,
 void *tb_mem_alloc_aligned(struct tb_sched *s, size_t size, size_t align,
                            size_t lead, void **mem)
 {
+    *mem = NULL;
     if (size > SIZE_MAX - (align - 1))
         return NULL;
     unsigned char *m = tb_mem_alloc(s, size + align - 1);

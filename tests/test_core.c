@@ -260,6 +260,50 @@ static void test_slot_limit(void **state)
     }
 }
 
+/* tb_mem_alloc_aligned places byte `lead` of the block on the boundary,
+ * counts what it allocated (size + align - 1) and gives it all back; an
+ * allocator failure is NULL with nothing counted. */
+static void test_mem_alloc_aligned(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(tb_backend_at(0), &c);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    uint64_t base = st.bytes_held;
+    size_t leads[] = {0, 8, 48, 63};
+    for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++)
+        for (size_t size = 1; size < 4000; size = size * 3 + 5) {
+            void *mem = NULL;
+            unsigned char *p =
+                tb_mem_alloc_aligned(s, size, 64, leads[i], &mem);
+            assert_non_null(p);
+            assert_non_null(mem);
+            assert_int_equal(((uintptr_t)p + leads[i]) % 64, 0);
+            assert_true(p >= (unsigned char *)mem &&
+                        p + size <= (unsigned char *)mem + size + 63);
+            memset(p, 0xa5, size); /* all of it is ours (ASan checks) */
+            tb_stats(s, &st);
+            assert_int_equal(st.bytes_held, base + size + 63);
+            tb_mem_free_aligned(s, mem, size, 64);
+            tb_stats(s, &st);
+            assert_int_equal(st.bytes_held, base);
+        }
+    fa.budget = 0;
+    void *mem = &mem;
+    assert_null(tb_mem_alloc_aligned(s, 100, 64, 0, &mem));
+    assert_null(mem);
+    mem = &mem;
+    assert_null(tb_mem_alloc_aligned(s, SIZE_MAX - 10, 64, 0, &mem));
+    assert_null(mem);
+    fa.budget = -1;
+    tb_stats(s, &st);
+    assert_int_equal(st.bytes_held, base);
+    tb_destroy(s);
+}
+
 /* A task run by tb_advance may not advance the clock itself. */
 static struct tb_sched *reentrant_sched;
 static long reentrant_result;
@@ -363,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_task_word),
         cmocka_unit_test(test_pool_generation_wrap),
         cmocka_unit_test(test_slot_limit),
+        cmocka_unit_test(test_mem_alloc_aligned),
         cmocka_unit_test(test_virtual_clock),
         cmocka_unit_test(test_bytes_held),
         cmocka_unit_test(test_advance_not_reentrant),
