@@ -120,9 +120,13 @@ struct hw_link {
 struct hw_task {
     struct tb_task base;
     struct hw_link link;
+    /* one record per cache line: at 56 bytes three records in four
+     * straddle two lines, and an expiry at 10^6 took 5.97 D1 and 1.10 LL
+     * misses per timer against 3.07 and 0.89 at 64 (bench/cgops) */
+    char pad[8];
 };
 
-_Static_assert(sizeof(struct hw_task) <= 56, "a task record outgrew 56 bytes");
+_Static_assert(sizeof(struct hw_task) == 64, "a task record is one cache line");
 
 /* TimerTaskList: sentinel and expiration in level-0 ticks.  A bucket is in
  * the delay queue exactly while its expiration is set (not HW_UNSET): it is
@@ -614,7 +618,7 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     struct hw *w = hw_of(s);
     int64_t e = ticks_up(w, deadline);
     if (s->threaded || w->shutdown || s->cfg.max_pending ||
-        s->pool.free_head == TB_POOL_NIL || e <= w->levels[0].current)
+        !tb_pool_can_take(&s->pool) || e <= w->levels[0].current)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     uint64_t ahead = (uint64_t)(e - w->levels[0].current);
     int l = w->first_level[63 - __builtin_clzll(ahead)];
