@@ -1,0 +1,256 @@
+"""tb_replay — the report's section on replayed timer traces (replay.json,
+written by bench/replay.c through `./timerbench replay` or the standard
+profile): per trace, the trace's own make-up, what each backend did with
+it, a figure of the cost per operation, and a verdict; one figure of every
+trace's delay distribution with its cancel ratio; rows for "Which one to
+use".
+
+The verdict for a trace is computed here from the numbers: the backend
+with the lowest median time per event wins, unless the spread of its
+repetitions (min..max) overlaps the runner-up's, in which case the trace
+does not decide between them ("undecided").
+"""
+
+import os
+
+import tb_analysis as A
+from tb_doc import Bold, Code
+from tb_experiments import _join, draw_bars
+from tb_figures import RawPath, colour_for
+
+# Operation kinds in the order the figure and tables show them, with what
+# each one's time covers.
+KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
+         ("cancel", "cancel"), ("reschedule", "reschedule (cancel + schedule)"),
+         ("expire", "expiry, per timer fired")]
+UNDECIDED = "undecided"
+
+
+def _fmt_bytes(b):
+    if b is None:
+        return "n/a"
+    if b >= 1 << 20:
+        return "%.1f MiB" % (b / float(1 << 20))
+    if b >= 1 << 10:
+        return "%.1f KiB" % (b / 1024.0)
+    return "%d B" % b
+
+
+def _spread_text(sp, fmt=A.fmt_ns):
+    if sp is None:
+        return "n/a"
+    if sp["min"] == sp["max"]:
+        return fmt(sp["median"])
+    return "%s (%s..%s)" % (fmt(sp["median"]), fmt(sp["min"]), fmt(sp["max"]))
+
+
+def _ordered(ctx, backends):
+    """Replayed backends in registry order (the report's order), then as
+    replay.json lists them."""
+    reg = ctx.res.registry()
+    pos = {b: i for i, b in enumerate(reg)}
+    return sorted(backends, key=lambda b: (pos.get(b["name"], len(pos)),
+                                           backends.index(b)))
+
+
+def verdict(trace):
+    """(kind, text, best name or None): the backend with the lowest median
+    ns per event, or undecided when its min..max overlaps the next one's."""
+    cands = sorted(trace["backends"], key=lambda b: b["ns_per_event"]["median"])
+    if not cands:
+        return UNDECIDED, "no backend was replayed", None
+    best = cands[0]
+    if len(cands) == 1:
+        return "best", "only %s was replayed" % best["name"], best["name"]
+    tied = [b for b in cands[1:] if b["ns_per_event"]["min"] <= best["ns_per_event"]["max"]]
+    if tied:
+        return (UNDECIDED, "undecided between %s: their ranges of time per event overlap" %
+                " and ".join([best["name"]] + [b["name"] for b in tied]), None)
+    second = cands[1]
+    return ("best", "%s, %s per event against %s for %s (%s)" % (
+        best["name"], A.fmt_ns(best["ns_per_event"]["median"]),
+        A.fmt_ns(second["ns_per_event"]["median"]), second["name"],
+        A.fmt_ratio(second["ns_per_event"]["median"] / best["ns_per_event"]["median"])
+        if best["ns_per_event"]["median"] > 0 else "n/a"), best["name"])
+
+
+def _trace_label(t):
+    name = t["name"]
+    return name[:-len(".trace")] if name.endswith(".trace") else name
+
+
+def _delay_text(t):
+    d = t["delay_ns"]
+    if "min" not in d or "max" not in d:
+        return "n/a"
+    return "%s..%s (p50 %s)" % (A.fmt_ns(d["min"]), A.fmt_ns(d["max"]),
+                                A.fmt_ns(d.get("p50")))
+
+
+def _mix_text(t):
+    ops = t["ops"]
+    total = sum(ops.values()) or 1
+    return ", ".join("%s %s" % (k, A.fmt_pct(ops[k] / float(total)))
+                     for k in ("schedule", "periodic", "cancel", "reschedule") if ops.get(k))
+
+
+def draw_delays(ctx, traces):
+    """One CDF of every trace's delays, one line per trace, its cancel
+    ratio in the legend; delays of 0 are drawn at 1 us (log axis)."""
+    blocks, colours = [], []
+    for i, t in enumerate(traces):
+        pts = [(max(x, 1e3) / 1e3, f) for x, f in t["delay_cdf"]]
+        if not pts:
+            continue
+        blocks.append(("%s (cancel ratio %s)" % (_trace_label(t), A.fmt_pct(t["cancel_ratio"])),
+                       [[x, f] for x, f in pts]))
+        colours.append(colour_for(i))
+    if not blocks:
+        return None
+    name = ctx.fig_name("replay-delays")
+    ctx.figs.write_blocks("%s_1" % name, blocks, ["series", "fraction"])
+    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)),
+         "title": "Replayed traces: delay distribution and cancel ratio",
+         "npanels": 1, "xlabel": "delay (us; 0 drawn at 1 us)",
+         "ptitle_1": "fraction of scheduled timers with a delay at or below x",
+         "nseries_1": len(blocks), "colours_1": " ".join(colours),
+         "dashes_1": " ".join("1" for _ in blocks)}
+    return name if ctx.figs.draw("cdf", name, v) else None
+
+
+def draw_costs(ctx, t):
+    """Bars of time per operation kind, one panel per kind plus the total
+    per event, one bar per backend in its colour, min..max as the spread."""
+    bs = _ordered(ctx, t["backends"])
+    panels = [("all events: time per event", "ns per event", False,
+               [(b["name"], b["name"], (b["ns_per_event"]["median"], b["ns_per_event"]["min"],
+                                        b["ns_per_event"]["max"])) for b in bs])]
+    for k, what in KINDS:
+        bars = [(b["name"], b["name"], (b["kinds"][k]["median"], b["kinds"][k]["min"],
+                                        b["kinds"][k]["max"]))
+                for b in bs if k in b["kinds"]]
+        if bars:
+            panels.append((what, "ns per operation", False, bars))
+    return draw_bars(ctx, "replay-cost-" + _trace_label(t),
+                     "Replay of %s: time per operation" % _trace_label(t), panels)
+
+
+def _figure(ctx, doc, name, caption, alt):
+    if name is None:
+        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
+        doc.p("(Figure not drawn: ", why, ".)")
+        return
+    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
+
+
+def replay_section(ctx, doc):
+    """The report's section; nothing when the run replayed no trace (the
+    skipped traces of a standard run are named)."""
+    res = ctx.res
+    info = res.run.get("replay") if isinstance(res.run.get("replay"), dict) else {}
+    skipped = [s for s in info.get("skipped", []) if isinstance(s, dict)]
+    if not res.replay and not skipped and info.get("status") != "failed":
+        return
+    doc.h(2, "Replayed traces: which one for this workload", "replay")
+    if not res.replay:
+        doc.p("No trace was replayed: ", *_join(
+            [(Code(str(s.get("trace"))), ": %s" % s.get("why")) for s in skipped]
+            + ([("the replay failed: %s" % info.get("error"),)] if info.get("error") else [])), ".")
+        return
+    meta = res.replay_meta or {}
+    tick = meta.get("tick_ns")
+    doc.p("Each trace is replayed on each backend's virtual clock by ",
+          Code("bench/replay.c"), ": the clock advances to each event's time, "
+          "then the operation runs; after the last event the clock moves on until "
+          "every uncancelled timer has fired (periodic timers stop one period after "
+          "the end). The wheels run at a ",
+          A.fmt_ns(tick) if isinstance(tick, (int, float)) else "common",
+          " tick (the head-to-head series), the heaps with their originals' policies "
+          "(remove-on-cancel off: cancelled timers stay queued until their time). "
+          "Every replay is checked: each timer the trace leaves uncancelled fires "
+          "exactly once, none early. Time per event is the whole replay's wall "
+          "time over the trace's events, median and range of %s repetitions, "
+          "backends interleaved; per-kind costs come from a second pass that "
+          "times runs of one kind at one instant as a batch (clock cost "
+          "subtracted), so they are coarser than the total. Lateness is the "
+          "delay between a timer's deadline and its run on the virtual clock, "
+          "in the backend's ticks (0 for the heaps)." % meta.get("reps", "?"))
+    if skipped:
+        doc.p("Not replayed: ", *_join([(Code(str(s.get("trace"))), ": %s" % s.get("why"))
+                                        for s in skipped]), ".")
+    names = []
+    for t in res.replay:
+        for b in _ordered(ctx, t["backends"]):
+            if b["name"] not in names:
+                names.append(b["name"])
+    rows = []
+    for t in res.replay:
+        by = {b["name"]: b for b in t["backends"]}
+        row = [Code(_trace_label(t)), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"]),
+               _delay_text(t)]
+        for n in names:
+            b = by.get(n)
+            row.append("%s, %s" % (A.fmt_ns(b["ns_per_event"]["median"]),
+                                   _fmt_bytes(b["bytes_at_peak"])) if b else "not replayed")
+        row.append((Bold(verdict(t)[2] or UNDECIDED),))
+        rows.append(row)
+    doc.table(["trace", "events", "cancel ratio", "delays"] +
+              ["%s: ns/event, peak bytes" % n for n in names] + ["fastest"], rows,
+              numeric={1, 2})
+    _figure(ctx, doc, draw_delays(ctx, res.replay),
+            ("Delay distribution of every replayed trace (cumulative, log scale), "
+             "its cancel ratio (timers cancelled or re-armed before they fired, "
+             "of all timers) in the legend."), "delay distributions of the traces")
+    for t in res.replay:
+        label = _trace_label(t)
+        doc.h(3, "Trace %s" % label, "replay-" + label)
+        src = [c.lstrip("# ").strip() for c in t["comments"]][:4]
+        doc.p(Code(t["file"]), ": %s events over %s, %s timers; op mix %s; cancel ratio %s; "
+              "delays %s." % (A.fmt_n(t["events"]), A.fmt_ns(t["duration_ns"]),
+                              A.fmt_n(t["timers"]), _mix_text(t), A.fmt_pct(t["cancel_ratio"]),
+                              _delay_text(t)),
+              (" Cancels of ids not live (counted, not replayed): %d; reschedules of "
+               "ids not live (replayed as schedules): %d." % (t["cancel_unknown"],
+                                                               t["reschedule_unknown"]))
+              if t["cancel_unknown"] or t["reschedule_unknown"] else "",
+              (" The trace says: " + "; ".join(src) + ".") if src else "")
+        _figure(ctx, doc, draw_costs(ctx, t),
+                ("Replay of ", Code(label), ": time per event and per operation kind, "
+                 "median of the repetitions, the line from the fastest to the slowest."),
+                "cost per operation, trace %s" % label)
+        table = []
+        for b in _ordered(ctx, t["backends"]):
+            kinds = ", ".join("%s %s" % (k, A.fmt_ns(b["kinds"][k]["median"]))
+                              for k, _ in KINDS if k in b["kinds"])
+            lt = b["lateness_ticks"]
+            late = ("p50 %s, p99 %s, max %s ticks" % tuple(A.fmt_num(lt.get(q))
+                                                           for q in ("p50", "p99", "max"))
+                    if b["ticked"] else "0 (no ticks)" if not b["lateness_ns"].get("max")
+                    else "max %s" % A.fmt_ns(b["lateness_ns"]["max"]))
+            table.append([Code(b["name"]), _spread_text(b["ns_per_event"]),
+                          _spread_text(b["cpu_ms_per_million_events"],
+                                       lambda v: "%.1f ms" % v),
+                          kinds or "n/a", A.fmt_n(b["peak_pending"]),
+                          _fmt_bytes(b["bytes_at_peak"]), late])
+        doc.table(["backend", "time per event", "CPU per 10^6 events", "per operation (median)",
+                   "peak pending", "bytes at peak", "lateness"], table, numeric={4, 5})
+        kind, text, _ = verdict(t)
+        doc.p(Bold("Which one for this trace:"), " ", text, ".")
+    doc.p("Rule: the backend with the lowest median time per event wins; when the "
+          "range (fastest..slowest repetition) of the winner overlaps another's, "
+          "the trace does not separate them and the verdict is \"undecided\".")
+
+
+def recommend_rows(ctx):
+    """Rows of "Which one to use", one per replayed trace."""
+    rows = []
+    for t in ctx.res.replay:
+        kind, text, best = verdict(t)
+        cands = sorted(t["backends"], key=lambda b: b["ns_per_event"]["median"])
+        ev = [(Code(b["name"]), " " + A.fmt_ns(b["ns_per_event"]["median"])) for b in cands]
+        rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
+            _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
+            (Code(best),) if best else (UNDECIDED + " (ranges overlap)",),
+            "median time per event over the replays (section Replayed traces)",
+            tuple(_join(ev, ", "))])
+    return rows
