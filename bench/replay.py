@@ -47,7 +47,7 @@ PROFILE_REPLAY = {"quick": None,
                   "full": {"events": 200000, "reps": 5, "seed": 1}}
 
 
-def build(build_dir, jobs=None):
+def build_replay(build_dir, jobs=None):
     """Configures build_dir once (release) and builds timerbench-replay."""
     if not os.path.exists(os.path.join(build_dir, "build.ninja")):
         subprocess.check_call(["meson", "setup", build_dir, ROOT,
@@ -153,7 +153,8 @@ def profile_traces(profile, workdir):
     return have, skipped
 
 
-def replay_into(profile, build_dir, outdir, backends=None, jobs=None):
+def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
+                build=True):
     """bench/run.py's replay step: replays the profile's traces into outdir
     (replay.json); returns the facts for machine.json's run.replay."""
     conf = PROFILE_REPLAY.get(profile)
@@ -172,7 +173,8 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None):
         facts.update(status="skipped", seconds=time.monotonic() - t0)
         return facts
     try:
-        binary = build(build_dir, jobs)
+        binary = build_replay(build_dir, jobs) if build else \
+            os.path.join(build_dir, BINARY)
         parse_check(binary, [t for t, _ in traces])
         st, secs, last = run_replay(binary, [t for t, _ in traces], outdir,
                                     backends, conf["reps"])
@@ -229,7 +231,7 @@ def main(argv=None):
             return 0
         binary = os.path.join(opts.build_dir, BINARY)
         if not opts.no_build:
-            binary = build(opts.build_dir, opts.jobs)
+            binary = build_replay(opts.build_dir, opts.jobs)
         elif not os.path.exists(binary):
             raise RS.RunError("--no-build: there is no %s" % binary)
         parse_check(binary, opts.traces)
