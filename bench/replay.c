@@ -170,6 +170,41 @@ static uint32_t *idmap_slot(struct idmap *m, uint64_t k, bool insert)
 
 static const char *g_path;
 static long g_line;
+/* What parse_trace holds, so that an error exit frees it (the sanitizer
+ * builds run the bad-trace tests with leak detection on). */
+static struct trace *g_trs;
+static size_t g_ntr;
+static struct idmap g_ids;
+static char *g_buf;
+static FILE *g_file;
+
+static void free_trace(struct trace *tr)
+{
+    for (size_t i = 0; i < tr->ncomments; i++)
+        free(tr->comments[i]);
+    free(tr->comments);
+    free(tr->ev);
+    free(tr->in);
+    free(tr->delays);
+    memset(tr, 0, sizeof *tr);
+}
+
+static void free_parsing(void)
+{
+    for (size_t t = 0; t < g_ntr; t++)
+        free_trace(&g_trs[t]);
+    free(g_trs);
+    g_trs = NULL;
+    g_ntr = 0;
+    free(g_ids.keys);
+    free(g_ids.vals);
+    memset(&g_ids, 0, sizeof g_ids);
+    free(g_buf);
+    g_buf = NULL;
+    if (g_file)
+        fclose(g_file);
+    g_file = NULL;
+}
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 bad(const char *fmt, ...)
@@ -180,6 +215,7 @@ bad(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+    free_parsing();
     exit(2);
 }
 
@@ -267,34 +303,34 @@ static void parse_trace(struct trace *tr, const char *path)
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+        free_parsing();
         exit(2);
     }
-    struct idmap ids = {0};
-    char *buf = NULL;
+    g_file = f;
     size_t cap = 0;
     ssize_t len;
     bool header = false;
     int64_t prev_t = -1;
     long prev_line = 0;
-    while ((len = getline(&buf, &cap, f)) >= 0) {
+    while ((len = getline(&g_buf, &cap, f)) >= 0) {
         g_line++;
-        bool nl = len > 0 && buf[len - 1] == '\n';
+        bool nl = len > 0 && g_buf[len - 1] == '\n';
         if (nl)
-            buf[--len] = '\0';
-        if (len > 0 && buf[len - 1] == '\r')
-            buf[--len] = '\0';
-        if (strlen(buf) != (size_t)len)
+            g_buf[--len] = '\0';
+        if (len > 0 && g_buf[len - 1] == '\r')
+            g_buf[--len] = '\0';
+        if (strlen(g_buf) != (size_t)len)
             bad("line holds a NUL byte");
         if (g_line == 1) {
             char unit[8] = "";
             int end = 0;
-            if (sscanf(buf, "#timerbench-trace v1 unit=%3[a-z]%n", unit,
-                       &end) != 1 || buf[end] != '\0' ||
+            if (sscanf(g_buf, "#timerbench-trace v1 unit=%3[a-z]%n", unit,
+                       &end) != 1 || g_buf[end] != '\0' ||
                 (strcmp(unit, "ns") && strcmp(unit, "us") &&
                  strcmp(unit, "ms")))
                 bad("not a timerbench trace: the first line must be "
                     "'#timerbench-trace v1 unit=<ns|us|ms>', got '%.60s'",
-                    buf);
+                    g_buf);
             strcpy(tr->unit, unit);
             tr->unit_ns = unit[0] == 'n' ? 1 : unit[0] == 'u' ? 1000
                                                               : 1000000;
@@ -303,25 +339,25 @@ static void parse_trace(struct trace *tr, const char *path)
         if (len == 0)
             continue;
         if (!header) {
-            if (buf[0] == '#') {
+            if (g_buf[0] == '#') {
                 tr->comments = xrealloc(tr->comments,
                     (tr->ncomments + 1) * sizeof *tr->comments);
-                tr->comments[tr->ncomments] = strdup(buf);
+                tr->comments[tr->ncomments] = strdup(g_buf);
                 if (!tr->comments[tr->ncomments++])
                     die_oom();
                 continue;
             }
-            if (strcmp(buf, HEADER))
+            if (strcmp(g_buf, HEADER))
                 bad("expected the header line '%s' (after the first line "
-                    "and '#' comments), got '%.60s'", HEADER, buf);
+                    "and '#' comments), got '%.60s'", HEADER, g_buf);
             header = true;
             continue;
         }
-        if (buf[0] == '#')
+        if (g_buf[0] == '#')
             continue; /* a comment among the events says nothing */
         char *fld[6];
         int nf = 0;
-        for (char *p = buf;; p++) {
+        for (char *p = g_buf;; p++) {
             if (nf < 6)
                 fld[nf] = p;
             nf++;
@@ -375,7 +411,7 @@ static void parse_trace(struct trace *tr, const char *path)
         prev_t = t;
         prev_line = g_line;
         tr->ops[k]++;
-        uint32_t *slot = idmap_slot(&ids, id, false);
+        uint32_t *slot = idmap_slot(&g_ids, id, false);
         struct inst *cur = slot ? &tr->in[*slot - 1] : NULL;
         bool live = cur && live_at(cur, t);
         struct event *e;
@@ -391,7 +427,7 @@ static void parse_trace(struct trace *tr, const char *path)
             e->kind = (uint8_t)k;
             e->delay = delay;
             e->inst = new_inst(tr, id, t, delay, period);
-            *idmap_slot(&ids, id, true) = e->inst + 1;
+            *idmap_slot(&g_ids, id, true) = e->inst + 1;
             break;
         case K_CANCEL:
             if (!live) {
@@ -419,19 +455,20 @@ static void parse_trace(struct trace *tr, const char *path)
                 e->kind = K_SCHEDULE;
             }
             e->inst = new_inst(tr, id, t, delay, 0);
-            *idmap_slot(&ids, id, true) = e->inst + 1;
+            *idmap_slot(&g_ids, id, true) = e->inst + 1;
             break;
         }
     }
     tr->lines = g_line;
-    if (ferror(f)) {
-        fprintf(stderr, "%s: read error: %s\n", path, strerror(errno));
-        exit(2);
-    }
+    if (ferror(f))
+        bad("read error: %s", strerror(errno));
     fclose(f);
-    free(buf);
-    free(ids.keys);
-    free(ids.vals);
+    g_file = NULL;
+    free(g_buf);
+    g_buf = NULL;
+    free(g_ids.keys);
+    free(g_ids.vals);
+    memset(&g_ids, 0, sizeof g_ids);
     if (g_line == 0) {
         g_line = 1;
         bad("empty file: not a timerbench trace");
@@ -791,7 +828,8 @@ static void drain(struct replay *rp)
             last = tr->in[i].deadline;
         }
     }
-    qsort(stops, nstops, sizeof *stops, cmp_end);
+    if (nstops > 1)
+        qsort(stops, nstops, sizeof *stops, cmp_end);
     for (size_t i = 0; i < nstops; i++) {
         move_to(rp, stops[i].at);
         cancel_one(rp, stops[i].inst);
@@ -1126,6 +1164,7 @@ int main(int argc, char **argv)
                     for (size_t k = 0; k < tb_backend_count(); k++)
                         fprintf(stderr, " %s", tb_backend_at(k)->name);
                     fputc('\n', stderr);
+                    free(list);
                     return 2;
                 }
                 if (nb < MAX_BACKENDS)
@@ -1176,9 +1215,14 @@ int main(int argc, char **argv)
     if (!nb)
         for (size_t k = 0; k < tb_backend_count() && nb < MAX_BACKENDS; k++)
             bs[nb++] = tb_backend_at(k);
-    struct trace *trs = xrealloc(NULL, ntr * sizeof *trs);
-    for (size_t t = 0; t < ntr; t++)
+    struct trace *trs = calloc(ntr, sizeof *trs);
+    if (!trs)
+        die_oom();
+    g_trs = trs;
+    for (size_t t = 0; t < ntr; t++) {
+        g_ntr = t + 1;
         parse_trace(&trs[t], traces[t]);
+    }
     if (parse_only) {
         for (size_t t = 0; t < ntr; t++)
             printf("%s: %" PRIu64 " events (%zu replayed), %zu timers, "
@@ -1186,6 +1230,7 @@ int main(int argc, char **argv)
                    "\n", trs[t].path, trs[t].ops[0] + trs[t].ops[1] +
                    trs[t].ops[2] + trs[t].ops[3], trs[t].nev, trs[t].nin,
                    trs[t].cancel_unknown, trs[t].reschedule_unknown);
+        free_parsing();
         return 0;
     }
     int64_t overhead = clock_overhead();
@@ -1266,15 +1311,7 @@ int main(int argc, char **argv)
     }
     fprintf(o, " ]}\n");
     free(br);
-    for (size_t t = 0; t < ntr; t++) {
-        for (size_t i = 0; i < trs[t].ncomments; i++)
-            free(trs[t].comments[i]);
-        free(trs[t].comments);
-        free(trs[t].ev);
-        free(trs[t].in);
-        free(trs[t].delays);
-    }
-    free(trs);
+    free_parsing();
     if (o != stdout && fclose(o) != 0) {
         fprintf(stderr, "timerbench-replay: %s: write failed\n", out);
         return 1;
