@@ -6,7 +6,9 @@
  *     timerbench-replay [--backends a,b] [--reps R] [--tick NS] [--out FILE]
  *                       [--parse-only] [--quiet] TRACE...
  *   (--skip-cancel K, for the tests only, withholds the K-th cancel of each
- *   pass from the backend, to show that the checks catch the extra run)
+ *   pass from the backend, to show that the checks catch the extra run;
+ *   --total-only runs one checked total pass per trace and backend and
+ *   writes no JSON: what bench/replay.py --counts runs under Valgrind)
  *
  * A trace is parsed whole first: every rule of the format is checked there
  * (errors name FILE:LINE, exit 2) and every id is resolved to one timer
@@ -1156,7 +1158,7 @@ int main(int argc, char **argv)
     int reps = 5;
     int64_t tick = TB_MS;
     const char *out = NULL;
-    bool parse_only = false, quiet = false;
+    bool parse_only = false, quiet = false, total_only = false;
     const char *traces[256];
     size_t ntr = 0;
     for (int i = 1; i < argc; i++) {
@@ -1212,6 +1214,8 @@ int main(int argc, char **argv)
             out = v;
         } else if (!strcmp(a, "--skip-cancel") && i + 1 < argc) {
             g_skip_cancel = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--total-only")) {
+            total_only = true;
         } else if (!strcmp(a, "--parse-only")) {
             parse_only = true;
         } else if (!strcmp(a, "--quiet")) {
@@ -1249,6 +1253,28 @@ int main(int argc, char **argv)
                    "\n", trs[t].path, trs[t].ops[0] + trs[t].ops[1] +
                    trs[t].ops[2] + trs[t].ops[3], trs[t].nev, trs[t].nin,
                    trs[t].cancel_unknown, trs[t].reschedule_unknown);
+        free_parsing();
+        return 0;
+    }
+    if (total_only) {
+        /* one checked total pass per trace and backend, no JSON: what
+         * bench/replay.py --counts runs under callgrind */
+        struct replay rp = {0};
+        for (size_t t = 0; t < ntr; t++) {
+            struct tb_config c = {0};
+            c.tick_ns = tick;
+            for (size_t bi = 0; bi < nb; bi++) {
+                replay_once(&rp, &trs[t], bs[bi], &c, M_TOTAL);
+                printf("%s %s %" PRIu64 " events %" PRIu64 " fires\n",
+                       trs[t].path, bs[bi]->name, trs[t].ops[0] +
+                       trs[t].ops[1] + trs[t].ops[2] + trs[t].ops[3],
+                       rp.fires);
+            }
+        }
+        free(rp.rt);
+        free(rp.dh);
+        free(rp.late);
+        free(rp.samples);
         free_parsing();
         return 0;
     }

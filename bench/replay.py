@@ -4,7 +4,7 @@ backend into a results directory that `./timerbench report --from DIR`
 renders (Python standard library only).
 
     bench/replay.py TRACE... [--backends a,b] [--out DIR] [--reps R]
-                    [--tick NS] [--build-dir DIR] [--no-build]
+                    [--tick NS] [--counts] [--build-dir DIR] [--no-build]
 
 It checks the arguments (each trace is readable, each backend registered,
 --out new or empty) before anything is built, builds timerbench-replay
@@ -17,6 +17,11 @@ them, showing its progress, and writes into DIR:
     replay.log     its progress and messages
     machine.json   machine, build and run facts, as every results directory
 
+--counts adds, per trace and backend, the instructions and simulated cache
+misses per event of one checked replay under Valgrind's callgrind (the
+counts profile's fixed cache model): deterministic figures, unlike times
+on a loaded machine.
+
 and prints DIR on stdout.  Exit status: 0 done, 1 a replay failed its
 checks or could not run, 2 bad arguments or a bad trace.
 
@@ -25,6 +30,7 @@ shipped kernel trace and the generators' traces to their results.
 """
 import argparse
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -122,6 +128,79 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
     return st, time.monotonic() - t0, last
 
 
+def count_one(binary, trace, backend, tick, tmpdir):
+    """Instructions and simulated cache misses of one checked total pass of
+    `trace` on `backend` (callgrind, collection on inside total_pass only,
+    the fixed cache model of run.py's counts profile); a dict, or one with
+    "error"."""
+    import run as RUN
+    out = os.path.join(tmpdir, "cg.%s.%d.out" % (backend, abs(hash(trace))))
+    cache = ["--%s=%d,%d,%d" % ((k,) + v) for k, v in sorted(RUN.COUNTS_CACHES.items())]
+    cmd = (["valgrind", "--tool=callgrind", "--cache-sim=yes",
+            "--toggle-collect=total_pass", "--callgrind-out-file=" + out] + cache +
+           [binary, "--total-only", "--backends", backend] +
+           (["--tick", str(tick)] if tick else []) + [trace])
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    try:
+        if p.returncode != 0:
+            tail = [l for l in p.stderr.splitlines() if not l.startswith("==")]
+            return {"error": "exit %d: %s" % (p.returncode, " ".join(tail[-3:])[:300])}
+        events = int(p.stdout.split()[2])
+        ev, _ = RUN.parse_callgrind(out)
+    except (ValueError, IndexError, OSError) as e:
+        return {"error": "unreadable output: %s" % e}
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+
+    def per(*keys):
+        return sum(ev.get(k, 0) for k in keys) / float(events)
+    return {"instructions_per_event": per("Ir"),
+            "d1_misses_per_event": per("D1mr", "D1mw"),
+            "ll_misses_per_event": per("ILmr", "DLmr", "DLmw")}
+
+
+def add_counts(binary, traces, outdir, backends=None, tick=None, jobs=2):
+    """Adds each backend's Valgrind counts per event (`counts`) to
+    outdir/replay.json; returns the number of errors."""
+    import concurrent.futures
+    import tempfile
+    import run as RUN
+    path = os.path.join(outdir, "replay.json")
+    with open(path) as f:
+        doc = json.load(f)
+    names = backends.split(",") if backends else \
+        [b["name"] for b in doc["traces"][0]["backends"]]
+    jobs_list = [(i, t, b) for i, t in enumerate(traces) for b in names]
+    t0 = time.monotonic()
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="tb-replay-counts-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+            futs = {pool.submit(count_one, binary, t, b, tick, tmp): (i, b)
+                    for i, t, b in jobs_list}
+            for n, f in enumerate(concurrent.futures.as_completed(futs), 1):
+                results[futs[f]] = f.result()
+                RS.say("timerbench: replay counts [%d/%d] %s on %s, %.0f s" % (
+                    n, len(jobs_list), futs[f][1],
+                    os.path.basename(traces[futs[f][0]]), time.monotonic() - t0))
+    bad = 0
+    for i, t in enumerate(doc["traces"]):
+        for b in t["backends"]:
+            r = results.get((i, b["name"]))
+            if r is not None:
+                b["counts"] = r
+                bad += "error" in r
+    doc["counts"] = {"valgrind": RUN.valgrind_version(),
+                     "caches": {k: {"size": v[0], "assoc": v[1], "line": v[2]}
+                                for k, v in RUN.COUNTS_CACHES.items()},
+                     "what": "one checked total pass per trace and backend under "
+                             "valgrind --tool=callgrind --cache-sim=yes "
+                             "--toggle-collect=total_pass, divided by the events"}
+    RS.write_json(path, doc)
+    return bad
+
+
 def profile_traces(profile, workdir):
     """The standard profile's traces: [(path, what)] and [(what, why
     skipped)].  The generators' traces are written into workdir/traces."""
@@ -206,6 +285,9 @@ def parse_args(argv):
                     default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--jobs", type=int)
+    ap.add_argument("--counts", action="store_true",
+                    help="also count instructions and simulated cache misses "
+                    "per event under Valgrind (deterministic; minutes)")
     ap.add_argument("--check", action="store_true",
                     help="only check the arguments, build nothing")
     opts = ap.parse_args(argv)
@@ -244,6 +326,7 @@ def main(argv=None):
         return 1
     import run as RUN  # machine facts as every results directory has them
     os.makedirs(outdir, exist_ok=True)
+    t0 = time.monotonic()
     lock = RS.acquire_lock(outdir)
     try:
         RS.say("timerbench: replaying %d trace%s on %s, %d repetitions, into %s" % (
@@ -251,6 +334,15 @@ def main(argv=None):
             opts.backends or "every backend", opts.reps, outdir))
         st, secs, last = run_replay(binary, opts.traces, outdir, opts.backends,
                                     opts.reps, opts.tick)
+        if st == 0 and opts.counts:
+            import run as RUN
+            if not RUN.valgrind_version():
+                RS.say("timerbench: replay --counts needs valgrind (Debian package valgrind)")
+                st, last = 1, "valgrind is not installed"
+            elif add_counts(binary, opts.traces, outdir, opts.backends, opts.tick,
+                            opts.jobs or 2):
+                st, last = 1, "some Valgrind counts failed (replay.json names them)"
+            secs = time.monotonic() - t0
         facts = {
             "format_version": RS.FORMAT_VERSION,
             "machine": RUN.machine_facts(),

@@ -241,8 +241,22 @@ def replay_section(ctx, doc):
                           _spread_text(b["ns_per_event"]),
                           kinds or "n/a", A.fmt_n(b["peak_pending"]),
                           _fmt_bytes(b["bytes_at_peak"]), late])
-        doc.table(["backend", "CPU per event", "wall per event", "per operation (median)",
-                   "peak pending", "bytes at peak", "lateness"], table, numeric={4, 5})
+        counted = [b for b in t["backends"] if b["counts"]]
+        head = ["backend", "CPU per event", "wall per event", "per operation (median)",
+                "peak pending", "bytes at peak", "lateness"]
+        if counted:
+            head.append("instructions / event (D1, LL misses)")
+            for row, b in zip(table, _ordered(ctx, t["backends"])):
+                c = b["counts"]
+                row.append("%.0f (%.2f, %.3f)" % (c["instructions_per_event"],
+                                                  c["d1_misses_per_event"],
+                                                  c["ll_misses_per_event"]) if c else "n/a")
+        doc.table(head, table, numeric={4, 5})
+        if len(counted) > 1:
+            order = sorted(counted, key=lambda b: b["counts"]["instructions_per_event"])
+            doc.p("By instructions per event under Valgrind (deterministic, the same on "
+                  "every run): ", *_join([(Code(b["name"]), " %.0f" % b["counts"][
+                      "instructions_per_event"]) for b in order]), ".")
         kind, text, _ = verdict(t)
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
     doc.p("Rule: the backend with the lowest median CPU time per event wins; when the "

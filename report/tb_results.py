@@ -638,7 +638,11 @@ def _read_replay_backend(b):
     late = b.get("lateness") if isinstance(b.get("lateness"), dict) else {}
     late_ns = late.get("ns") if isinstance(late.get("ns"), dict) else {}
     late_t = late.get("ticks") if isinstance(late.get("ticks"), dict) else {}
-    return dict(nums, name=b["name"], ns_per_event=total, kinds=kinds,
+    c = b.get("counts") if isinstance(b.get("counts"), dict) else {}
+    counts = {k: _number(c.get(k)) for k in ("instructions_per_event",
+                                             "d1_misses_per_event", "ll_misses_per_event")}
+    counts = counts if all(v is not None and v >= 0 for v in counts.values()) else None
+    return dict(nums, name=b["name"], ns_per_event=total, kinds=kinds, counts=counts,
                 cpu_ms_per_million_events=_spread(b.get("cpu_ms_per_million_events")),
                 ticked=b.get("ticked") is True, tick_ns=_number(b.get("tick_ns")) or 0,
                 lateness_ns={k: _number(v) for k, v in late_ns.items()},

@@ -230,6 +230,17 @@ class HandTrace(unittest.TestCase):
                 self.assertEqual(max(p[1] for p in b["pending_samples"]), b["peak_pending"])
 
 
+class TotalOnly(unittest.TestCase):
+    def test_one_checked_pass_per_backend(self):
+        rc, out, err = replay("--total-only", fixture("hand.trace"))
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertGreaterEqual(len(lines), 4)
+        for line in lines:
+            self.assertTrue(line.startswith(fixture("hand.trace") + " "), line)
+            self.assertTrue(line.endswith(" 10 events 7 fires"), line)
+
+
 class FailedCheck(unittest.TestCase):
     def test_a_timer_run_after_its_cancel_is_an_error(self):
         # --skip-cancel 1: hand.trace's first cancel (B, line 7) never
@@ -436,6 +447,30 @@ class Report(unittest.TestCase):
         self.assertEqual(tb_replay.verdict(t(("a", 10, 9, 19), ("b", 20, 19, 21)))[0], "undecided")
         self.assertEqual(tb_replay.verdict(t(("b", 20, 10.5, 21), ("a", 10, 9, 11)))[0], "undecided")
         self.assertEqual(tb_replay.verdict(t(("b", 20, 12, 21), ("a", 10, 9, 11)))[2], "a")
+
+    def test_valgrind_counts_column(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, "r")
+            shutil.copytree(self.out, d, ignore=shutil.ignore_patterns("figures", "report.*"))
+            with open(os.path.join(d, "replay.json")) as f:
+                doc = json.load(f)
+            for i, b in enumerate(doc["traces"][0]["backends"]):
+                b["counts"] = {"instructions_per_event": 900.0 - 100 * i,
+                               "d1_misses_per_event": 1.5, "ll_misses_per_event": 0.25}
+            with open(os.path.join(d, "replay.json"), "w") as f:
+                json.dump(doc, f)
+            r = subprocess.run([sys.executable, GENERATE, d, "--no-figures"],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = f.read()
+            names = [b["name"] for b in doc["traces"][0]["backends"]]
+            self.assertIn("| `%s` |" % names[0], md)
+            self.assertIn("900 (1.50, 0.250)", md)
+            ranking = ", ".join("`%s` %d" % (n, 900 - 100 * i)
+                                for i, n in reversed(list(enumerate(names))))
+            self.assertIn("By instructions per event under Valgrind (deterministic, the same "
+                          "on every run): %s." % ranking, md)
 
     def test_damaged_replay_json_is_named(self):
         with tempfile.TemporaryDirectory() as tmp:
