@@ -112,14 +112,14 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
     last = ""
     with open(log or os.path.join(outdir, "replay.log"), "a") as lf:
         lf.write("$ %s\n" % " ".join(cmd))
-        p = subprocess.Popen(cmd, stderr=subprocess.PIPE,
-                             universal_newlines=True)
-        for line in p.stderr:
-            lf.write(line)
-            lf.flush()
-            sys.stderr.write("timerbench: " + line)
-            last = line.strip() or last
-        st = p.wait()
+        with subprocess.Popen(cmd, stderr=subprocess.PIPE,
+                              universal_newlines=True) as p:
+            for line in p.stderr:
+                lf.write(line)
+                lf.flush()
+                sys.stderr.write("timerbench: " + line)
+                last = line.strip() or last
+            st = p.wait()
     tmp = os.path.join(outdir, "replay.json.tmp")
     if st == 0:
         os.replace(tmp, os.path.join(outdir, "replay.json"))

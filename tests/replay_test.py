@@ -369,6 +369,79 @@ class Driver(unittest.TestCase):
             self.assertIsInstance(m["format_version"], int)
 
 
+FAKE_TRACEGEN = """#!/usr/bin/env python3
+# a stand-in for tools/tracegen.py MODEL --seed S --events N --out FILE
+import sys
+a = sys.argv[1:]
+model, out, n = a[0], a[a.index("--out") + 1], int(a[a.index("--events") + 1])
+if model == "hold":
+    sys.exit("tracegen: hold: broken on purpose")
+with open(out, "w") as f:
+    f.write("#timerbench-trace v1 unit=us\\n# generator: fake %s\\ntime,op,id,delay,period\\n" % model)
+    for i in range(n):
+        f.write("%d,schedule,%d,%d,\\n" % (i, i, 1000 + i % 7))
+"""
+
+
+class ProfileStep(unittest.TestCase):
+    """run.py's replay step (bench/replay.py replay_into) in a stand-in
+    checkout: the kernel trace and each generator's trace are replayed, a
+    missing file or a failing generator is skipped with its reason."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        import replay as R
+        self.R = R
+        self.tmp = tempfile.mkdtemp()
+        self.saved = (R.ROOT, dict(R.PROFILE_REPLAY))
+        R.ROOT = os.path.join(self.tmp, "checkout")
+        R.PROFILE_REPLAY["standard"] = {"events": 300, "reps": 1, "seed": 1}
+        self.build_dir = os.path.dirname(os.path.dirname(BINARY))
+
+    def tearDown(self):
+        self.R.ROOT, pr = self.saved
+        self.R.PROFILE_REPLAY.clear()
+        self.R.PROFILE_REPLAY.update(pr)
+        shutil.rmtree(self.tmp)
+
+    def out(self, name):
+        d = os.path.join(self.tmp, name)
+        os.makedirs(d)
+        return d
+
+    def test_nothing_there_is_skipped_with_reasons(self):
+        os.makedirs(self.R.ROOT)
+        facts = self.R.replay_into("standard", self.build_dir, self.out("a"), build=False)
+        self.assertEqual(facts["status"], "skipped")
+        self.assertEqual([s["trace"] for s in facts["skipped"]],
+                         ["kernel trace", "model purgatory", "model clientserver", "model hold"])
+        self.assertIn("traces/kernel-tcp-loopback.trace is not in this checkout",
+                      facts["skipped"][0]["why"])
+        self.assertIn("tools/tracegen.py is not in this checkout", facts["skipped"][1]["why"])
+        self.assertIsNone(self.R.replay_into("quick", self.build_dir, self.out("q"), build=False))
+
+    def test_traces_replayed(self):
+        os.makedirs(os.path.join(self.R.ROOT, "tools"))
+        os.makedirs(os.path.join(self.R.ROOT, "traces"))
+        shutil.copy(fixture("hand.trace"),
+                    os.path.join(self.R.ROOT, "traces", "kernel-tcp-loopback.trace"))
+        with open(os.path.join(self.R.ROOT, "tools", "tracegen.py"), "w") as f:
+            f.write(FAKE_TRACEGEN)
+        out = self.out("b")
+        facts = self.R.replay_into("standard", self.build_dir, out, build=False)
+        self.assertEqual(facts["status"], "complete", facts)
+        self.assertEqual(facts["skipped"], [{"trace": "model hold", "why":
+                                             "tools/tracegen.py failed: tracegen: hold: "
+                                             "broken on purpose"}])
+        with open(os.path.join(out, "replay.json")) as f:
+            doc = json.load(f)
+        self.assertEqual([t["name"] for t in doc["traces"]],
+                         ["kernel-tcp-loopback.trace", "purgatory.trace", "clientserver.trace"])
+        self.assertEqual(doc["traces"][1]["events"], 300)
+        self.assertEqual(doc["reps"], 1)
+        self.assertTrue(os.path.exists(os.path.join(out, "traces", "purgatory.trace")))
+
+
 class Report(unittest.TestCase):
     """A replay results directory renders as its own section."""
 
