@@ -259,6 +259,9 @@ def replay_section(ctx, doc):
                       "instructions_per_event"]) for b in order]), ".")
         kind, text, _ = verdict(t)
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
+    ctx.finding(15, "Replayed traces, lowest CPU time per event: ", *_join(
+        [(Code(_trace_label(t)), " → ", Bold(verdict(t)[2] or UNDECIDED))
+         for t in res.replay], "; "), ".")
     doc.p("Rule: the backend with the lowest median CPU time per event wins; when the "
           "range (fastest..slowest repetition) of the winner overlaps another's, "
           "the trace does not separate them and the verdict is \"undecided\". CPU "
