@@ -26,7 +26,8 @@ from tb_figures import RawPath, colour_for
 # each one's time covers.
 KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
          ("cancel", "cancel"), ("reschedule", "reschedule (cancel + schedule)"),
-         ("expire", "expiry, per timer fired")]
+         ("advance", "clock advance, per call (its fires included)"),
+         ("expire", "expiry: the advances' time per timer fired")]
 UNDECIDED = "undecided"
 
 

@@ -617,7 +617,7 @@ def _spread(v):
 
 # Numbers every replayed backend has; a backend without them is skipped.
 REPLAY_BACKEND_NUMBERS = ("peak_pending", "bytes_at_peak", "fires")
-REPLAY_KINDS = ("schedule", "periodic", "cancel", "reschedule", "expire")
+REPLAY_KINDS = ("schedule", "periodic", "cancel", "reschedule", "advance", "expire")
 
 
 def _read_replay_backend(b):

@@ -217,9 +217,13 @@ class HandTrace(unittest.TestCase):
                 kinds = b["ns_per_op"]
                 # 4 schedules + the reschedule of a non-live id; one live
                 # cancel (line 7); one live reschedule; one periodic
+                # advances of the per-kind pass: to each instant after the
+                # first (1000, 2000, 3000, 4000) and to P's stop at 5000,
+                # which also runs F (due 4000, scheduled at 4000)
                 self.assertEqual({k: v["count"] for k, v in kinds.items()},
                                  {"schedule": 5, "periodic": 1, "cancel": 1,
-                                  "reschedule": 1, "expire": 7})
+                                  "reschedule": 1, "expire": 7, "advance": 5})
+                self.assertEqual(b["advances"], 5)
                 for k in ("ns_per_event", "cpu_ms_per_million_events"):
                     s = b[k]
                     self.assertEqual(len(s["reps"]), 2)
