@@ -27,7 +27,7 @@ from tb_figures import RawPath, colour_for
 KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
          ("cancel", "cancel"), ("reschedule", "reschedule (cancel + schedule)"),
          ("advance", "clock advance, per call (its fires included)"),
-         ("expire", "expiry: the advances' time per timer fired")]
+         ("expire", "expiry per timer fired (advance time / fires)")]
 UNDECIDED = "undecided"
 
 
