@@ -326,10 +326,9 @@ static void parse_trace(struct trace *tr, const char *path)
         if (strlen(g_buf) != (size_t)len)
             bad("line holds a NUL byte");
         if (g_line == 1) {
-            char unit[8] = "";
-            int end = 0;
-            if (sscanf(g_buf, "#timerbench-trace v1 unit=%3[a-z]%n", unit,
-                       &end) != 1 || g_buf[end] != '\0' ||
+            static const char magic[] = "#timerbench-trace v1 unit=";
+            const char *unit = g_buf + sizeof magic - 1;
+            if (strncmp(g_buf, magic, sizeof magic - 1) ||
                 (strcmp(unit, "ns") && strcmp(unit, "us") &&
                  strcmp(unit, "ms")))
                 bad("not a timerbench trace: the first line must be "
@@ -968,17 +967,37 @@ static void replay_once(struct replay *rp, const struct trace *tr,
 
 /* ---- Output ------------------------------------------------------------- */
 
-static void json_str(FILE *o, const char *s)
+/* Length of the well-formed UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
 {
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2
+          : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 2 && s[0] < 0xC2)
+        return 0; /* overlong */
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 (a comment in another
+ * encoding) become U+FFFD, so that the file stays readable JSON. */
+static void json_str(FILE *o, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
     fputc('"', o);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    while (*s) {
+        unsigned char c = *s;
+        int n = utf8_len(s);
         if (c == '"' || c == '\\')
             fprintf(o, "\\%c", c);
         else if (c < 0x20)
             fprintf(o, "\\u%04x", c);
+        else if (n == 0)
+            fputs("\\ufffd", o);
         else
-            fputc(c, o);
+            fwrite(s, 1, (size_t)n, o);
+        s += n ? n : 1;
     }
     fputc('"', o);
 }

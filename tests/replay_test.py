@@ -234,6 +234,19 @@ class HandTrace(unittest.TestCase):
                 self.assertEqual(max(p[1] for p in b["pending_samples"]), b["peak_pending"])
 
 
+class Encoding(unittest.TestCase):
+    def test_a_comment_not_in_utf8_keeps_the_json_readable(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "latin1.trace")
+            with open(p, "wb") as f:
+                f.write(b"#timerbench-trace v1 unit=us\n# caf\xe9 \xe2\x89\xa4 1 ms\n"
+                        b"time,op,id,delay,period\n0,schedule,1,5,\n")
+            rc, out, err = replay("--reps", "1", "--quiet", "--backends", "heapqueue", p)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(json.loads(out)["traces"][0]["comments"],
+                             ["# caf\ufffd \u2264 1 ms"])
+
+
 class TotalOnly(unittest.TestCase):
     def test_one_checked_pass_per_backend(self):
         rc, out, err = replay("--total-only", fixture("hand.trace"))
