@@ -57,7 +57,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "timerbench/scheduler.h"
+#include "bench.h"
 
 #define MAX_BACKENDS 32
 #define PENDING_SAMPLES 400   /* points of the pending-over-time series */
@@ -559,6 +559,7 @@ struct due { int64_t at; uint32_t inst; };
 struct replay {
     const struct trace *tr;
     const struct tb_backend *b;
+    const char *label;      /* backend, or backend+roc */
     int64_t tick;           /* backend's tick, 0 for heaps */
     enum mode mode;
     struct tb_sched *s;
@@ -677,7 +678,7 @@ fail(struct replay *rp, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "timerbench-replay: %s on %s: check failed: ",
-            rp->b->name, rp->tr->path);
+            rp->label, rp->tr->path);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -870,10 +871,24 @@ static __attribute__((noinline)) void total_pass(struct replay *rp)
     drain(rp);
 }
 
+/* One entry of the replay: a backend, with the policy flags of its
+ * variant (remove-on-cancel, for the backends that honour it). */
+struct entry {
+    const struct tb_backend *b;
+    unsigned flags;
+    char label[64];
+};
+
 static void replay_once(struct replay *rp, const struct trace *tr,
-                        const struct tb_backend *b,
-                        const struct tb_config *cfg, enum mode mode)
+                        const struct entry *en, int64_t tick,
+                        enum mode mode)
 {
+    const struct tb_backend *b = en->b;
+    struct tb_config cfgv = {0};
+    cfgv.tick_ns = tick; /* heaps ignore it */
+    cfgv.flags = en->flags;
+    const struct tb_config *cfg = &cfgv;
+    rp->label = en->label;
     memset(rp->k_ns, 0, sizeof rp->k_ns);
     memset(rp->k_ops, 0, sizeof rp->k_ops);
     rp->tr = tr;
@@ -888,7 +903,7 @@ static void replay_once(struct replay *rp, const struct trace *tr,
     memset(rp->rt, 0, tr->nin * sizeof *rp->rt);
     int rc = tb_create(b, cfg, &rp->s);
     if (rc != TB_OK) {
-        fprintf(stderr, "timerbench-replay: %s: tb_create: %s\n", b->name,
+        fprintf(stderr, "timerbench-replay: %s: tb_create: %s\n", en->label,
                 tb_strerror(rc));
         exit(1);
     }
@@ -1019,7 +1034,7 @@ static const double QS[] = {0.5, 0.9, 0.99, 0.999, 1.0};
 static const char *const QN[] = {"p50", "p90", "p99", "p999", "max"};
 
 struct bres {
-    const struct tb_backend *b;
+    const struct entry *e;
     struct tb_config cfg;     /* resolved */
     int64_t tick;
     double total_ns[64], cpu_ms_per_m[64];
@@ -1090,7 +1105,11 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
         struct bres *r = &br[bi];
         struct replay *c = &r->check;
         fprintf(o, "      {\"name\": ");
-        json_str(o, r->b->name);
+        json_str(o, r->e->label);
+        fprintf(o, ", \"backend\": ");
+        json_str(o, r->e->b->name);
+        fprintf(o, ", \"variant\": \"%s\"",
+                r->e->flags & TB_F_REMOVE_ON_CANCEL ? "roc=on" : "");
         fprintf(o, ", \"ticked\": %s, \"tick_ns\": %" PRId64
                 ", \"wheel_size\": %d, \"flags\": %u,\n",
                 r->tick ? "true" : "false", r->tick,
@@ -1174,9 +1193,21 @@ static void usage(FILE *o)
         "backend's\nvirtual clock; writes JSON to --out (default stdout).\n");
 }
 
+static void add_entry(struct entry *es, size_t *n,
+                      const struct tb_backend *b, unsigned flags)
+{
+    if (*n >= MAX_BACKENDS)
+        return;
+    es[*n].b = b;
+    es[*n].flags = flags;
+    snprintf(es[*n].label, sizeof es[*n].label, "%s%s", b->name,
+             flags & TB_F_REMOVE_ON_CANCEL ? "+roc" : "");
+    (*n)++;
+}
+
 int main(int argc, char **argv)
 {
-    const struct tb_backend *bs[MAX_BACKENDS];
+    static struct entry bs[MAX_BACKENDS];
     size_t nb = 0;
     int reps = 5;
     int64_t tick = TB_MS;
@@ -1201,7 +1232,18 @@ int main(int argc, char **argv)
                 die_oom();
             for (char *n = strtok_r(list, ",", &save); n;
                  n = strtok_r(NULL, ",", &save)) {
+                /* NAME+roc: the backend with remove-on-cancel on */
+                size_t len = strlen(n);
+                bool roc = len > 4 && !strcmp(n + len - 4, "+roc");
+                if (roc)
+                    n[len - 4] = '\0';
                 const struct tb_backend *b = tb_backend_find(n);
+                if (b && roc && !bh_honours_remove_on_cancel(b)) {
+                    fprintf(stderr, "timerbench-replay: %s has no "
+                            "remove-on-cancel policy: no '%s+roc'\n", n, n);
+                    free(list);
+                    return 2;
+                }
                 if (!b) {
                     fprintf(stderr, "timerbench-replay: no backend '%s'; the "
                             "registered backends are:", n);
@@ -1211,8 +1253,7 @@ int main(int argc, char **argv)
                     free(list);
                     return 2;
                 }
-                if (nb < MAX_BACKENDS)
-                    bs[nb++] = b;
+                add_entry(bs, &nb, b, roc ? TB_F_REMOVE_ON_CANCEL : 0);
             }
             free(list);
         } else if (!strcmp(a, "--reps")) {
@@ -1258,9 +1299,15 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* by default every backend, and beside a backend that honours it its
+     * remove-on-cancel variant: on a cancel-heavy trace the policy decides
+     * how much a heap holds */
     if (!nb)
-        for (size_t k = 0; k < tb_backend_count() && nb < MAX_BACKENDS; k++)
-            bs[nb++] = tb_backend_at(k);
+        for (size_t k = 0; k < tb_backend_count(); k++) {
+            add_entry(bs, &nb, tb_backend_at(k), 0);
+            if (bh_honours_remove_on_cancel(tb_backend_at(k)))
+                add_entry(bs, &nb, tb_backend_at(k), TB_F_REMOVE_ON_CANCEL);
+        }
     struct trace *trs = calloc(ntr, sizeof *trs);
     if (!trs)
         die_oom();
@@ -1284,12 +1331,10 @@ int main(int argc, char **argv)
          * bench/replay.py --counts runs under callgrind */
         struct replay rp = {0};
         for (size_t t = 0; t < ntr; t++) {
-            struct tb_config c = {0};
-            c.tick_ns = tick;
             for (size_t bi = 0; bi < nb; bi++) {
-                replay_once(&rp, &trs[t], bs[bi], &c, M_TOTAL);
+                replay_once(&rp, &trs[t], &bs[bi], tick, M_TOTAL);
                 printf("%s %s %" PRIu64 " events %" PRIu64 " fires\n",
-                       trs[t].path, bs[bi]->name, trs[t].ops[0] +
+                       trs[t].path, bs[bi].label, trs[t].ops[0] +
                        trs[t].ops[1] + trs[t].ops[2] + trs[t].ops[3],
                        rp.fires);
             }
@@ -1307,8 +1352,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "timerbench-replay: %s: %s\n", out, strerror(errno));
         return 1;
     }
-    struct tb_config cfg = {0};
-    cfg.tick_ns = tick; /* heaps ignore it */
     struct bres *br = calloc(nb, sizeof *br);
     if (!br)
         die_oom();
@@ -1329,29 +1372,32 @@ int main(int argc, char **argv)
         struct replay rp = {0};
         rp.overhead = overhead;
         for (size_t bi = 0; bi < nb; bi++) {
-            br[bi].b = bs[bi];
+            br[bi].e = &bs[bi];
+            struct tb_config cfg = {0};
+            cfg.tick_ns = tick;
+            cfg.flags = bs[bi].flags;
             struct tb_sched *s;
-            if (tb_create(bs[bi], &cfg, &s) == TB_OK) {
+            if (tb_create(bs[bi].b, &cfg, &s) == TB_OK) {
                 tb_sched_config(s, &br[bi].cfg);
                 tb_destroy(s);
             }
             br[bi].check.overhead = overhead;
-            replay_once(&br[bi].check, tr, bs[bi], &cfg, M_CHECK);
+            replay_once(&br[bi].check, tr, &bs[bi], tick, M_CHECK);
             br[bi].tick = br[bi].check.tick;
             if (!quiet)
                 fprintf(stderr, "replay: [%zu/%zu] %s: %s checked: %" PRIu64
                         " fires, peak %" PRIu64 " pending, %.1f s\n", t + 1,
-                        ntr, tr->path, bs[bi]->name, br[bi].check.fires,
+                        ntr, tr->path, bs[bi].label, br[bi].check.fires,
                         br[bi].check.st.peak_pending,
                         (double)(mono_ns() - t0) / 1e9);
         }
         for (int r = 0; r < reps; r++) {
             for (size_t bi = 0; bi < nb; bi++) {
-                replay_once(&rp, tr, bs[bi], &cfg, M_TOTAL);
+                replay_once(&rp, tr, &bs[bi], tick, M_TOTAL);
                 br[bi].total_ns[r] = (double)rp.wall_ns / (double)events;
                 br[bi].cpu_ms_per_m[r] = (double)rp.cpu_ns / 1e6 /
                                          ((double)events / 1e6);
-                replay_once(&rp, tr, bs[bi], &cfg, M_KINDS);
+                replay_once(&rp, tr, &bs[bi], tick, M_KINDS);
                 for (int k = 0; k < K_COUNT; k++) {
                     br[bi].kind_ops[k] = rp.k_ops[k];
                     br[bi].kind_ns[k][r] = rp.k_ops[k]

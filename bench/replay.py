@@ -81,19 +81,27 @@ def check_backends(backends):
     if not backends:
         return
     registered = RS.registered_backends(ROOT) or []
-    bad = [b for b in backends.split(",") if b not in registered]
+    # NAME+roc is NAME's remove-on-cancel variant (the binary refuses it
+    # for a backend without that policy)
+    bad = [b for b in backends.split(",")
+           if (b[:-4] if b.endswith("+roc") else b) not in registered]
     if bad or not backends.split(","):
         raise RS.RunError("no backend %s; the registered backends are: %s" % (
             ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
 
 
-def parse_check(binary, traces):
-    """Has the binary parse every trace; a RunError carries its message."""
-    p = subprocess.run([binary, "--parse-only"] + list(traces),
+def parse_check(binary, traces, backends=None):
+    """Has the binary check the backends and parse every trace; a RunError
+    carries its message."""
+    p = subprocess.run([binary, "--parse-only"] +
+                       (["--backends", backends] if backends else []) + list(traces),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     if p.returncode != 0:
-        raise RS.RunError("bad trace: " + p.stderr.strip())
+        msg = p.stderr.strip()
+        if msg.startswith("timerbench-replay: "):
+            raise RS.RunError(msg[len("timerbench-replay: "):])
+        raise RS.RunError("bad trace: " + msg)
     return p.stdout
 
 
@@ -254,7 +262,7 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
     try:
         binary = build_replay(build_dir, jobs) if build else \
             os.path.join(build_dir, BINARY)
-        parse_check(binary, [t for t, _ in traces])
+        parse_check(binary, [t for t, _ in traces], backends)
         st, secs, last = run_replay(binary, [t for t, _ in traces], outdir,
                                     backends, conf["reps"])
     except (RS.RunError, subprocess.CalledProcessError, OSError) as e:
@@ -316,7 +324,7 @@ def main(argv=None):
             binary = build_replay(opts.build_dir, opts.jobs)
         elif not os.path.exists(binary):
             raise RS.RunError("--no-build: there is no %s" % binary)
-        parse_check(binary, opts.traces)
+        parse_check(binary, opts.traces, opts.backends)
     except RS.RunError as e:
         RS.say("timerbench: replay: %s" % e)
         return 2

@@ -54,7 +54,7 @@ def _ordered(ctx, backends):
     replay.json lists them."""
     reg = ctx.res.registry()
     pos = {b: i for i, b in enumerate(reg)}
-    return sorted(backends, key=lambda b: (pos.get(b["name"], len(pos)),
+    return sorted(backends, key=lambda b: (pos.get(b["backend"], len(pos)),
                                            backends.index(b)))
 
 
@@ -133,10 +133,10 @@ def draw_costs(ctx, t):
     per event, one bar per backend in its colour, min..max as the spread."""
     bs = _ordered(ctx, t["backends"])
     panels = [("all events: CPU time per event", "ns per event", False,
-               [(b["name"], b["name"], (per_event(b)["median"], per_event(b)["min"],
+               [(b["name"], b["backend"], (per_event(b)["median"], per_event(b)["min"],
                                         per_event(b)["max"])) for b in bs])]
     for k, what in KINDS:
-        bars = [(b["name"], b["name"], (b["kinds"][k]["median"], b["kinds"][k]["min"],
+        bars = [(b["name"], b["backend"], (b["kinds"][k]["median"], b["kinds"][k]["min"],
                                         b["kinds"][k]["max"]))
                 for b in bs if k in b["kinds"]]
         if bars:
@@ -176,7 +176,9 @@ def replay_section(ctx, doc):
           "the end). The wheels run at a ",
           A.fmt_ns(tick) if isinstance(tick, (int, float)) else "common",
           " tick (the head-to-head series), the heaps with their originals' policies "
-          "(remove-on-cancel off: cancelled timers stay queued until their time). "
+          "(remove-on-cancel off: cancelled timers stay queued until their time; "
+          "a backend that has the policy is replayed with it on as well, as "
+          "NAME+roc). "
           "Every replay is checked: each timer the trace leaves uncancelled fires "
           "exactly once, none early. Time per event is the whole replay's time "
           "over the trace's events (the replay thread's CPU time, and the wall "

@@ -642,7 +642,9 @@ def _read_replay_backend(b):
     counts = {k: _number(c.get(k)) for k in ("instructions_per_event",
                                              "d1_misses_per_event", "ll_misses_per_event")}
     counts = counts if all(v is not None and v >= 0 for v in counts.values()) else None
-    return dict(nums, name=b["name"], ns_per_event=total, kinds=kinds, counts=counts,
+    backend = b.get("backend") if isinstance(b.get("backend"), str) else b["name"]
+    return dict(nums, name=b["name"], backend=backend, ns_per_event=total, kinds=kinds,
+                counts=counts,
                 cpu_ms_per_million_events=_spread(b.get("cpu_ms_per_million_events")),
                 ticked=b.get("ticked") is True, tick_ns=_number(b.get("tick_ns")) or 0,
                 lateness_ns={k: _number(v) for k, v in late_ns.items()},

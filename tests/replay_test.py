@@ -154,11 +154,13 @@ class HandTrace(unittest.TestCase):
       cancelled B and C still held by the heaps (remove-on-cancel off,
       Timer's lazy cancel): 5; Netty's wheel drops cancelled timeouts at
       its next tick, so C (cancelled at 2000) is still counted: 4; Kafka's
-      wheel unlinks at once: 3.
+      wheel unlinks at once: 3; and so does STPE with remove-on-cancel on
+      (heapqueue+roc, replayed beside heapqueue): 3.
     """
 
     DEADLINES = [2500, 3000, 2500, 3500, 4500, 3700, 4000]
-    PEAK = {"heapqueue": 5, "timerthread": 5, "timerwheel": 4, "hierwheel": 3}
+    PEAK = {"heapqueue": 5, "heapqueue+roc": 3, "timerthread": 5, "timerwheel": 4,
+            "hierwheel": 3}
 
     @classmethod
     def setUpClass(cls):
@@ -360,6 +362,10 @@ class Driver(unittest.TestCase):
                      "exists and is not empty"),
                     ([fixture("schedule-live-id.trace")],
                      "bad trace: %s:4: schedule of id 7" % fixture("schedule-live-id.trace")),
+                    (["--backends", "nosuch+roc", fixture("hand.trace")],
+                     "no backend 'nosuch+roc'"),
+                    (["--backends", "timerwheel+roc", fixture("hand.trace")],
+                     "timerwheel has no remove-on-cancel policy: no 'timerwheel+roc'"),
                     (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
                     ([], "give at least one trace file")):
                 with self.subTest(args=args):
