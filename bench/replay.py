@@ -48,9 +48,14 @@ BINARY = os.path.join("bench", "timerbench-replay")
 KERNEL_TRACE = os.path.join("traces", "kernel-tcp-loopback.trace")
 TRACEGEN = os.path.join("tools", "tracegen.py")
 MODELS = ("purgatory", "clientserver", "hold")
+# counts: the Valgrind counts per event (deterministic) for the kernel
+# trace, about 15 s under callgrind; the generators' traces only in full.
 PROFILE_REPLAY = {"quick": None,
-                  "standard": {"events": 20000, "reps": 3, "seed": 1},
-                  "full": {"events": 200000, "reps": 5, "seed": 1}}
+                  "standard": {"events": 20000, "reps": 3, "seed": 1,
+                               "counts": ("kernel trace",)},
+                  "full": {"events": 200000, "reps": 5, "seed": 1,
+                           "counts": ("kernel trace", "model purgatory",
+                                      "model clientserver", "model hold")}}
 
 
 def build_replay(build_dir, jobs=None):
@@ -169,9 +174,11 @@ def count_one(binary, trace, backend, tick, tmpdir):
             "ll_misses_per_event": per("ILmr", "DLmr", "DLmw")}
 
 
-def add_counts(binary, traces, outdir, backends=None, tick=None, jobs=2):
+def add_counts(binary, traces, outdir, backends=None, tick=None, jobs=2,
+               which=None):
     """Adds each backend's Valgrind counts per event (`counts`) to
-    outdir/replay.json; returns the number of errors."""
+    outdir/replay.json, for the traces whose index is in `which` (default
+    all); returns the number of errors."""
     import concurrent.futures
     import tempfile
     import run as RUN
@@ -180,7 +187,8 @@ def add_counts(binary, traces, outdir, backends=None, tick=None, jobs=2):
         doc = json.load(f)
     names = backends.split(",") if backends else \
         [b["name"] for b in doc["traces"][0]["backends"]]
-    jobs_list = [(i, t, b) for i, t in enumerate(traces) for b in names]
+    jobs_list = [(i, t, b) for i, t in enumerate(traces) for b in names
+                 if which is None or i in which]
     t0 = time.monotonic()
     results = {}
     with tempfile.TemporaryDirectory(prefix="tb-replay-counts-") as tmp:
@@ -265,6 +273,16 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
         parse_check(binary, [t for t, _ in traces], backends)
         st, secs, last = run_replay(binary, [t for t, _ in traces], outdir,
                                     backends, conf["reps"])
+        which = {i for i, (_, what) in enumerate(traces)
+                 if what in conf.get("counts", ())}
+        if st == 0 and which:
+            import run as RUN
+            if not RUN.valgrind_version():
+                facts["counts"] = "skipped: valgrind is not installed"
+            else:
+                bad = add_counts(binary, [t for t, _ in traces], outdir, backends,
+                                 None, jobs or 2, which)
+                facts["counts"] = "%d errors" % bad if bad else "complete"
     except (RS.RunError, subprocess.CalledProcessError, OSError) as e:
         st, last = 1, str(e)
     facts["status"] = "complete" if st == 0 else "failed"
