@@ -81,6 +81,7 @@ struct bh_run {
     int64_t clock_overhead_ns; /* cost of one timing pair, subtracted */
     int64_t cpu_clock_overhead_ns; /* the same for bh_cpu_now() */
     long timer_slack_ns;       /* the main thread's, at start */
+    bool user_min_time;        /* --benchmark_min_time given: used as is */
 };
 
 extern struct bh_run bh;

@@ -318,7 +318,8 @@ static int run(char **rest, int nrest, const char *profile,
 
     char min_time[64], reps[64];
     char interleave[] = "--benchmark_enable_random_interleaving=true";
-    if (!has_flag(nrest, rest, "--benchmark_min_time")) {
+    bh.user_min_time = has_flag(nrest, rest, "--benchmark_min_time");
+    if (!bh.user_min_time) {
         snprintf(min_time, sizeof min_time, "--benchmark_min_time=%g",
                  bh.profile->min_time);
         rest[nrest++] = min_time;

@@ -388,6 +388,23 @@ static int64_t clamp_batch(int64_t n)
     return b < 1 ? 1 : b > 1024 ? 1024 : b;
 }
 
+/* Operations in one timed batch of `op` at N (micro_setup's rule). */
+static int64_t ops_per_batch(enum op op, int64_t n)
+{
+    switch (op) {
+    case OP_FILL:
+    case OP_EXPIRE:
+        return n;
+    case OP_INSERT:
+    case OP_CANCEL:
+        return clamp_batch(n);
+    case OP_TIMEOUTS:
+    case OP_PERIODIC:
+        break;
+    }
+    return 1024;
+}
+
 static void micro_teardown(void *inst)
 {
     struct micro *m = inst;
@@ -461,20 +478,7 @@ static void *micro_setup(void *ctx, tbb_state *st)
     m->n = tbb_arg(st, 0);
     m->rng = bh_seed_for(d->name, m->n);
     size_t n = (size_t)m->n;
-    switch (d->op) {
-    case OP_FILL:
-    case OP_EXPIRE:
-        m->batch = m->n;
-        break;
-    case OP_INSERT:
-    case OP_CANCEL:
-        m->batch = clamp_batch(m->n);
-        break;
-    case OP_TIMEOUTS:
-    case OP_PERIODIC:
-        m->batch = 1024;
-        break;
-    }
+    m->batch = ops_per_batch(d->op, m->n);
     m->delays = xcalloc((size_t)m->batch, sizeof *m->delays);
     m->tmp = xcalloc((size_t)m->batch, sizeof *m->tmp);
     m->coin = xcalloc((size_t)m->batch, sizeof *m->coin);
@@ -871,7 +875,6 @@ static void micro_report(void *inst, tbb_state *st)
     const struct micro_def *d = m->d;
     double n = (double)m->n;
     double ops = m->ops ? (double)m->ops : 1.0;
-    tbb_complexity_n(st, m->n);
     if (d->op == OP_FILL) {
         tbb_counter(st, "bytes_per_task", m->bytes_per_task, TBB_C_PLAIN);
         tbb_counter(st, "malloc_bytes_per_task", m->malloc_per_task,
@@ -957,13 +960,26 @@ static void add_family(enum op op, const struct tb_backend *b,
     }
     bh_name(d->name, sizeof d->name, op_names[op], b->name,
             bh_workloads[w].name, label);
-    tbb_bench *f = tbb_register(d->name, &batch_ops[op], d,
-                                TBB_MANUAL_TIME | TBB_REUSE | TBB_COMPLEXITY);
+    /* One family per N, each with its own minimum time: a repetition
+     * runs batches until min_time of timed work, and a batch's untimed
+     * part (restoring the state, the rusage and stats reads around it)
+     * costs microseconds whatever its size.  At N = 100 a batch is 12
+     * inserts, so a flat min_time meant 10^5 batches and 20x more untimed
+     * than timed time.  Scaled by the batch's share of 1024 operations,
+     * every N gets about the same number of batches.  Google Benchmark
+     * then fits no complexity across N (one N per family); the report
+     * fits the medians itself (tb_results.fit_complexity). */
     static const char *const arg_names[] = {"N"};
-    tbb_arg_names(f, 1, arg_names);
     for (size_t i = 0; i < bh.profile->nn; i++) {
         int64_t n = bh.profile->n[i];
+        tbb_bench *f = tbb_register(d->name, &batch_ops[op], d,
+                                    TBB_MANUAL_TIME | TBB_REUSE);
+        tbb_arg_names(f, 1, arg_names);
         tbb_args(f, 1, &n);
+        if (!bh.user_min_time) {
+            double share = (double)ops_per_batch(op, n) / 1024.0;
+            tbb_min_time(f, bh.profile->min_time * (share < 1 ? share : 1));
+        }
     }
 }
 

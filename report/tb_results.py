@@ -769,4 +769,54 @@ def load(root):
         elif m.error is None and not (m.median or 0) > 0:
             # every harness times something that takes time: a zero is damage
             m.error = "a time of zero"
+    fit_missing_complexity(res)
     return res
+
+
+# Google Benchmark's candidate curves (complexity.cc), log base 2.
+_CURVES = (("(1)", lambda n: 1.0), ("lgN", lambda n: math.log2(n)),
+           ("N", lambda n: float(n)), ("NlgN", lambda n: n * math.log2(n)),
+           ("N^2", lambda n: float(n) ** 2), ("N^3", lambda n: float(n) ** 3))
+
+
+def fit_complexity(points):
+    """Least-squares fit of time = c * f(N) for each of Google Benchmark's
+    curves over (N, time) points, as its complexity.cc does (coefficient
+    sum(t f) / sum(f^2); RMS of the residuals over the mean time); returns
+    {"big_o" (its notation: "(1)", "lgN", ...), "coefficient", "rms"} of the curve with the smallest RMS, or
+    None with fewer than 3 distinct N."""
+    pts = sorted((n, t) for n, t in points if n and n > 0 and t is not None)
+    if len({n for n, _ in pts}) < 3:
+        return None
+    mean = sum(t for _, t in pts) / len(pts)
+    if mean <= 0:
+        return None
+    best = None
+    for name, f in _CURVES:
+        fs = [f(n) for n, _ in pts]
+        den = sum(x * x for x in fs)
+        if den <= 0:
+            continue
+        c = sum(x * t for x, (_, t) in zip(fs, pts)) / den
+        rms = math.sqrt(sum((t - c * x) ** 2 for x, (_, t) in zip(fs, pts))
+                        / len(pts)) / mean
+        if best is None or rms < best["rms"]:
+            best = {"big_o": name, "coefficient": c, "rms": rms,
+                    "source": "medians"}
+    return best
+
+
+def fit_missing_complexity(res):
+    """Fits every family of N-indexed measurements that Google Benchmark
+    did not fit itself (the micro harness registers one family per N, so
+    each gets its own minimum time), over the medians of its instances."""
+    fam = {}
+    for m in res.measurements.values():
+        if m.error is None and m.n and m.median and set(m.params) == {"N"}:
+            fam.setdefault(m.key[:4], []).append((m.n, m.median))
+    for k, pts in fam.items():
+        if k in res.bigo:
+            continue
+        fit = fit_complexity(pts)
+        if fit:
+            res.bigo[k] = fit

@@ -332,8 +332,9 @@ def how_to_read_section(ctx, doc):
     doc.p(Bold("Percentiles and fits."), " A percentile q is printed only where at "
           "least %s / (1 − q) samples back it (p50: %s, p90: %s, p99: %s, p99.9: %s "
           "samples), so that at least %s samples lie beyond it; otherwise its cell says "
-          "how many samples there were. A Google Benchmark complexity fit is shown "
-          "only when its RMS error is at most %s; otherwise the finding says \"no fit\"."
+          "how many samples there were. A complexity fit (Google Benchmark's curves, "
+          "least squares over the medians at each N) is shown only when its RMS "
+          "error is at most %s; otherwise the finding says \"no fit\"."
           % (A.fmt_num(S.PCT_TAIL_SAMPLES), A.fmt_num(S.pct_min_samples(0.5)),
              A.fmt_num(S.pct_min_samples(0.9)), A.fmt_num(S.pct_min_samples(0.99)),
              A.fmt_num(S.pct_min_samples(0.999)), A.fmt_num(S.PCT_TAIL_SAMPLES),
@@ -667,7 +668,9 @@ def fit_text(label, fit):
     """A complexity fit as a finding when it explains the data (RMS at
     most S.FIT_MAX_RMS), else "no fit" and why."""
     if S.fit_explains(fit):
-        return ("Google Benchmark's complexity fit for ", Code(label), ": O(%s), RMS %s." % (
+        who = ("Least-squares complexity fit (Google Benchmark's curves) of the medians of "
+               if fit.get("source") == "medians" else "Google Benchmark's complexity fit for ")
+        return (who, Code(label), ": O(%s), RMS %s." % (
             fit["big_o"], A.fmt_pct(fit["rms"])))
     why = ("its best curve, O(%s), misses the points by RMS %s, above %s" % (
         fit["big_o"], A.fmt_pct(fit["rms"]), A.fmt_pct(S.FIT_MAX_RMS))

@@ -173,10 +173,19 @@ def check_micro(doc, backends):
             check((op, be) in seen, "micro: %s has no %s results" % (be, op))
     families = {canonical(b["run_name"]).rsplit("/N:", 1)[0]
                 for b in iteration_runs(doc)}
-    bigo = {canonical(b["run_name"]) for b in doc["benchmarks"]
-            if b.get("aggregate_name") == "BigO"}
+    # one family per N (each with its own minimum time): every family
+    # name has every N of the profile, and Google Benchmark fits none
+    ns = {}
+    for b in iteration_runs(doc):
+        fam, _, n = canonical(b["run_name"]).rpartition("/N:")
+        ns.setdefault(fam, set()).add(n)
     for fam in families:
-        check(fam in bigo, "micro: no BigO fit for %s" % fam)
+        check(ns.get(fam) == {"100", "1000"},
+              "micro: %s measured at N %s, expected 100 and 1000" %
+              (fam, sorted(ns.get(fam, ()))))
+    check(not any(b.get("aggregate_name") == "BigO" for b in doc["benchmarks"]
+                  if b["name"].split("/")[0] in MICRO_OPS),
+          "micro: a Google Benchmark fit over a one-N family")
     for b in iteration_runs(doc):
         p = b.get("_p")
         if not p or b.get("error_occurred"):

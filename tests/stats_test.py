@@ -161,6 +161,29 @@ class Fits(unittest.TestCase):
         self.assertFalse(S.fit_explains({"big_o": None, "rms": 0.01}))
         self.assertFalse(S.fit_explains(None))
 
+    def test_fit_of_medians(self):
+        # the micro harness registers one family per N, so the report fits
+        # the medians itself, with Google Benchmark's curves and RMS rule
+        import tb_results as R
+        flat = R.fit_complexity([(100, 10.0), (1000, 10.4), (10000, 9.7),
+                                 (100000, 10.2)])
+        self.assertEqual(flat["big_o"], "(1)")
+        self.assertTrue(S.fit_explains(flat))
+        lg = [(n, 3.0 * math.log2(n)) for n in (100, 1000, 10000, 10 ** 6)]
+        self.assertEqual(R.fit_complexity(lg)["big_o"], "lgN")
+        self.assertAlmostEqual(R.fit_complexity(lg)["coefficient"], 3.0)
+        lin = [(n, 0.5 * n) for n in (100, 1000, 10000)]
+        self.assertEqual(R.fit_complexity(lin)["big_o"], "N")
+        self.assertLess(R.fit_complexity(lin)["rms"], 1e-9)
+        # noise no curve explains: a fit is returned but not shown
+        zig = R.fit_complexity([(100, 1.0), (1000, 50.0), (10000, 2.0),
+                                (100000, 60.0)])
+        self.assertFalse(S.fit_explains(zig))
+        # fewer than three N: nothing to fit
+        self.assertIsNone(R.fit_complexity([(100, 1.0), (1000, 2.0)]))
+        self.assertIsNone(R.fit_complexity([(100, 1.0), (100, 2.0),
+                                            (1000, 3.0)]))
+
 
 if __name__ == "__main__":
     if not S.have_scipy():

@@ -1,0 +1,562 @@
+#!/usr/bin/env python3
+"""trace_test.py — the trace format's tools (suite `trace`): the strict D4
+reader (tools/tb_trace.py) on good and bad traces, each bad one asserting
+its error and line; the kernel importer (tools/perf2trace.py) against a
+hand-counted excerpt of a real recording (tests/fixtures/
+perf-script-sample.txt) and on bad and edge-case input; the generators
+(tools/tracegen.py): valid D4, deterministic for a seed, and each model's
+statistical shape within loose bounds; the shipped kernel trace is valid.
+
+Stdlib only; runs in a few seconds.
+"""
+import contextlib
+import io
+import os
+import statistics
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+TOOLS = os.path.join(TOP, "tools")
+sys.path.insert(0, TOOLS)
+import perf2trace  # noqa: E402
+import tb_trace  # noqa: E402
+import tracegen  # noqa: E402
+
+SAMPLE = os.path.join(HERE, "fixtures", "perf-script-sample.txt")
+HEAD = "#timerbench-trace v1 unit=us\n# c\ntime,op,id,delay,period\n"
+
+
+class Format(unittest.TestCase):
+    def bad(self, text, line, words):
+        with self.assertRaises(tb_trace.TraceError) as cm:
+            tb_trace.parse(text, "t.trace")
+        self.assertEqual(cm.exception.line, line, str(cm.exception))
+        self.assertIn(words, cm.exception.message)
+        self.assertTrue(str(cm.exception).startswith("t.trace:%d: " % line))
+
+    def test_good_trace_and_its_stats(self):
+        tr = tb_trace.parse(
+            HEAD + "0,schedule,1,200,\n\n10,cancel,1,,\n20,periodic,2,100,50\n"
+            "30,reschedule,2,300,\n40,reschedule,7,5,\n50,cancel,9,,\n"
+            "60,schedule,1,10,\n")
+        self.assertEqual(tr.unit, "us")
+        self.assertEqual(tr.comments, ["c"])
+        self.assertEqual([e.tuple() for e in tr.events], [
+            (0, "schedule", 1, 200, None), (10, "cancel", 1, None, None),
+            (20, "periodic", 2, 100, 50), (30, "reschedule", 2, 300, None),
+            (40, "reschedule", 7, 5, None), (50, "cancel", 9, None, None),
+            (60, "schedule", 1, 10, None)])
+        self.assertEqual(tr.events[1].line, 6)     # the blank line counts
+        self.assertEqual((tr.cancel_unknown, tr.reschedule_unknown), (1, 1))
+        s = tb_trace.stats(tr)
+        # armings: schedule 1, periodic 2, reschedule 2, reschedule 7,
+        # schedule 1 again; cancelled: id 1 at 10, periodic 2 re-armed at 30
+        self.assertEqual((s["armings"], s["cancelled"], s["fired"]), (5, 2, 3))
+        self.assertAlmostEqual(s["cancel_ratio"], 0.4)
+        self.assertEqual((s["delay_min"], s["delay_median"], s["delay_max"]),
+                         (5, 100, 300))
+        self.assertEqual(s["peak_live"], 2)
+
+    def test_an_id_is_reusable_once_its_timer_fired(self):
+        # id 1 fires at 100: scheduling it at 100 is allowed, at 99 is not
+        tb_trace.parse(HEAD + "0,schedule,1,100,\n100,schedule,1,5,\n")
+        self.bad(HEAD + "0,schedule,1,100,\n99,schedule,1,5,\n", 5,
+                 "still live")
+        tr = tb_trace.parse(HEAD + "0,schedule,1,100,\n100,cancel,1,,\n")
+        self.assertEqual(tr.cancel_unknown, 1)
+
+    def test_bad_first_line_and_header(self):
+        self.bad("time,op,id,delay,period\n", 1, "first line")
+        self.bad("", 1, "first line")
+        self.bad("#timerbench-trace v1 unit=s\ntime,op,id,delay,period\n", 1,
+                 "unknown unit")
+        self.bad("#timerbench-trace v1 unit=us\n# c\n0,schedule,1,5,\n", 3,
+                 "header")
+        self.bad("#timerbench-trace v1 unit=us\n", 2, "header")
+        self.bad(HEAD + "\n", 5, "no events after the header")
+
+    def test_bad_events(self):
+        cases = [
+            ("0,schedul,1,5,\n", "unknown op"),
+            ("0,schedule,x,5,\n", "id 'x' is not an integer"),
+            ("0,schedule,1,5.5,\n", "is not an integer"),
+            (" 0,schedule,1,5,\n", "time ' 0' is not an integer"),
+            ("0,schedule,-1,5,\n", "id -1 is negative"),
+            ("0,schedule,1,-5,\n", "delay -5 is negative"),
+            ("0,schedule,1,,\n", "schedule needs a delay"),
+            ("0,reschedule,1,,\n", "reschedule needs a delay"),
+            ("0,periodic,1,5,\n", "periodic needs a period"),
+            ("0,periodic,1,5,0\n", "period must be > 0"),
+            ("0,schedule,1,5,7\n", "schedule takes no period"),
+            ("0,cancel,1,,7\n", "cancel takes no delay or period"),
+            ("0,cancel,1,5,\n", "cancel takes no delay"),
+            ("0,schedule,1,5\n", "expected 5 fields, got 4"),
+            ("0,schedule,1,5,,\n", "expected 5 fields, got 6"),
+            ("0,schedule,9223372036854775808,5,\n", "above 2^63-1"),
+        ]
+        for ev, words in cases:
+            with self.subTest(ev=ev):
+                self.bad(HEAD + ev, 4, words)
+
+    def test_time_backwards_and_live_reuse(self):
+        self.bad(HEAD + "5,schedule,1,5,\n4,schedule,2,5,\n", 5,
+                 "time goes backwards (4 after 5)")
+        self.bad(HEAD + "0,periodic,1,5,5\n1000,schedule,1,5,\n", 5,
+                 "schedule of id 1, which is still live")
+
+    def test_truncated_last_line(self):
+        self.bad(HEAD + "0,schedule,1,5,\n7,sched", 5, "truncated last line")
+        # a whole last line without its newline is fine
+        tr = tb_trace.parse(HEAD + "0,schedule,1,5,\n7,schedule,2,5,")
+        self.assertEqual(len(tr.events), 2)
+
+    def test_write_reads_back(self):
+        ev = [(0, "schedule", 3, 10, None), (2, "periodic", 4, 1, 2),
+              (5, "cancel", 3, None, None)]
+        buf = io.StringIO()
+        tb_trace.write(buf, "ns", ["a\nb"], ev)
+        tr = tb_trace.parse(buf.getvalue())
+        self.assertEqual(tr.unit, "ns")
+        self.assertEqual(tr.comments, ["a", "b"])
+        self.assertEqual([e.tuple() for e in tr.events], ev)
+
+    def test_cli_exit_status(self):
+        p = subprocess.run([sys.executable, os.path.join(TOOLS, "tb_trace.py"),
+                            SAMPLE], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(SAMPLE + ":1: first line", p.stderr)
+
+
+def imp(lines, stream="timer", hz=None):
+    """Run the importer on lines; return (parsed trace, comments text)."""
+    buf = io.StringIO()
+    perf2trace.run(lines, "in.txt", stream, hz, buf)
+    tr = tb_trace.parse(buf.getvalue())
+    return tr, "\n".join(tr.comments)
+
+
+def sample_lines():
+    with open(SAMPLE, encoding="utf-8") as f:
+        return f.read().split("\n")[:-1]
+
+
+S = "schedule"
+C = "cancel"
+R = "reschedule"
+
+
+class ImporterSample(unittest.TestCase):
+    """tests/fixtures/perf-script-sample.txt: 48 consecutive lines of the
+    recording behind traces/kernel-tcp-loopback.trace (33 timer-list
+    events, 15 hrtimer events).  Expected events counted by hand; the
+    reasoning per event is in the comments (fixture line numbers)."""
+
+    def test_timer_stream(self):
+        tr, com = imp(sample_lines())
+        self.assertEqual(tr.unit, "us")
+        # t0 = line 1, 11140.264764026; time = (ts - t0) // 1000 ns;
+        # HZ not measurable over 9 ms, so 250: 1 jiffy = 4000 us
+        want = [
+            (4, S, 0, 204000),        # l3 396d0 timeout=51 (its cancel at
+            (5, C, 0, None),          # l2 was of a pre-trace arming); l4
+            (131, S, 1, 4000),        # l7 fde8 timeout=1
+            (752, S, 2, 204000),      # l11 0450
+            (1830, S, 3, 204000),     # l14 7350
+            (1968, S, 4, 204000),     # l17 8450
+            # l26 cancel + l27 expire_entry of fde8 (id 1): its expiry
+            (7337, S, 5, 4000),       # l28 fde8 armed again: new id
+            (8094, S, 6, 200000),     # l31 ea10 cpu1 timeout=50
+            (8119, S, 7, 40000),      # l32 c538 delack timeout=10
+            (8121, R, 6, 204000),     # l33+l34 ea10 adjacent on cpu1: fold
+            (8419, S, 8, 60000000),   # l36 e780 keepalive 15000 jiffies
+            (8428, S, 9, 60000000),   # l37 75a0 TIME_WAIT
+            (8433, C, 6, None),       # l38 ea10
+            (8434, C, 8, None),       # l39 e780
+            (8449, S, 10, 204000),    # l41 c510 (l40: pre-trace cancel)
+            (8456, C, 10, None),      # l42 c510: l43, l44 come between it
+            (8456, C, 7, None),       # l43 c538   and l45 on cpu0: no fold
+            (8640, S, 11, 1000000),   # l44 8a98 timeout=250
+            (8645, S, 12, 1000000),   # l45 c510 new life
+            (8656, C, 11, None),      # l46 8a98
+            (8680, R, 12, 200000),    # l47+l48 c510 adjacent: fold
+        ]
+        self.assertEqual([e.tuple() for e in tr.events],
+                         [(t, op, i, d, None) for t, op, i, d in want])
+        self.assertIn("HZ=250 (default", com)
+        self.assertIn("input lines 48: selected events 33, other events 15 "
+                      "(skipped), lines that are not perf samples 0", com)
+        self.assertIn("folded cancel+start into reschedule 2; starts of live "
+                      "timers as reschedule 0; expiry detaches (cancel before "
+                      "expire_entry) dropped 1; cancels 8 and expiries 0 of "
+                      "timers armed before the trace dropped; negative delays "
+                      "clamped to 0 0; starts on an unmeasured clock skipped "
+                      "0; live at the end 6", com)
+        self.assertIn("time = perf timestamp - 11140.264764026 s", com)
+
+    def test_timer_stream_hz_option_converts_jiffies(self):
+        tr, com = imp(sample_lines(), hz=100)
+        self.assertIn("HZ=100 (from --hz", com)
+        d = [e.delay for e in tr.events if e.op != C]
+        self.assertEqual(d[:3], [510000, 10000, 510000])  # 51, 1, 51 jiffies
+        tr, _ = imp(sample_lines(), hz=300)
+        self.assertEqual(tr.events[0].delay, 170000)      # 51 * 10^6 / 300
+
+    def test_hrtimer_stream(self):
+        tr, com = imp(sample_lines(), "hrtimer")
+        self.assertEqual(tr.unit, "ns")
+        # offset: smallest perf ts - now of the 7 expire_entry lines is
+        # l15: 266706715 - 266704401 = 2314 ns; t0 = l8 11140.264952192;
+        # delay = softexpires - (ts - 2314)
+        want = [
+            (0, S, 0, 49996493),          # l8 7e28 (l9, l12, l15, l18, l19:
+            (3108467, S, 1, 3941655),     # l20 c1c6f8   expiries of pre-trace
+            (3112294, S, 2, 3937828),     # l21 d1c6f8   timers, dropped)
+            (7110216, S, 3, 3939906),     # l24 d1c6f8 after its l22 expiry
+            (7120405, S, 4, 3929717),     # l25 c1c6f8 after its l23 expiry
+            (7595355, S, 5, 4997545),     # l29 efaa8
+            (7622687, C, 5, None),        # l30 efaa8 cancelled
+            (8044265, S, 6, 4993197),     # l35 ebfd48
+        ]
+        self.assertEqual([e.tuple() for e in tr.events],
+                         [(t, op, i, d, None) for t, op, i, d in want])
+        self.assertIn("hrtimer clock offsets (perf time - clock, ns): 2314;",
+                      com)
+        self.assertIn("selected events 15, other events 33", com)
+        self.assertIn("cancels 0 and expiries 5 of timers armed before", com)
+        self.assertIn("live at the end 4", com)
+
+    def test_cli_stdin_and_file_agree(self):
+        cmd = [sys.executable, os.path.join(TOOLS, "perf2trace.py")]
+        with open(SAMPLE, "rb") as f:
+            a = subprocess.run(cmd, stdin=f, capture_output=True, check=True)
+        b = subprocess.run(cmd + [SAMPLE], capture_output=True, check=True)
+        strip = [ln for ln in a.stdout.split(b"\n") if b"source:" not in ln]
+        self.assertEqual(strip, [ln for ln in b.stdout.split(b"\n")
+                                 if b"source:" not in ln])
+        self.assertIn(b"perf script of <stdin>", a.stdout)
+
+
+def L(cpu, ts, event, fields, comm="app", pid=10):
+    return "%16s %5d [%03d] %s: %20s: %s" % (comm, pid, cpu, ts, event, fields)
+
+
+def TS(cpu, ts, addr, timeout=5, expires=1000):
+    return L(cpu, ts, "timer:timer_start",
+             "timer=%s function=f expires=%d [timeout=%d] cpu=%d idx=1 flags="
+             % (addr, expires, timeout, cpu))
+
+
+def TC(cpu, ts, addr):
+    return L(cpu, ts, "timer:timer_cancel", "timer=%s" % addr)
+
+
+def TE(cpu, ts, addr, now=1000):
+    return L(cpu, ts, "timer:timer_expire_entry",
+             "timer=%s function=f now=%d baseclk=%d" % (addr, now, now))
+
+
+class ImporterCases(unittest.TestCase):
+    def bad(self, lines, line, words, stream="timer"):
+        with self.assertRaises(perf2trace.InputError) as cm:
+            perf2trace.run(lines, "in.txt", stream, None, io.StringIO())
+        self.assertIn("in.txt:%d: " % line, str(cm.exception))
+        self.assertIn(words, str(cm.exception))
+
+    def test_malformed_selected_lines_are_errors_naming_the_line(self):
+        ok = TS(0, "1.000001", "0xa")
+        self.bad([ok, L(0, "1.000002", "timer:timer_start",
+                        "function=f expires=9 [timeout=3]")],
+                 2, "timer:timer_start without timer=")
+        self.bad([ok, L(0, "1.000002", "timer:timer_start",
+                        "timer=0xb function=f expires=9 [timeout=x]")],
+                 2, "timeout='x' is not an integer")
+        self.bad([ok, L(0, "1.000002", "timer:timer_start",
+                        "timer=0xb function=f expires=9")],
+                 2, "without timeout= or now=")
+        self.bad([ok, L(0, "1.000002", "timer:timer_cancel", "timer=zz")],
+                 2, "timer='zz' is not an address")
+        self.bad([ok, L(0, "1.000002", "timer:timer_expire_entry",
+                        "timer=0xa function=f")],
+                 2, "timer_expire_entry without now=")
+        self.bad([ok, "  app 10 [000] timer:timer_cancel: timer=0xa"],
+                 2, "cannot read this timer:timer_cancel line")
+        self.bad([ok, TC(0, "0.999999", "0xa")], 2, "goes backwards")
+        self.bad([L(0, "1.0", "timer:hrtimer_start", "hrtimer=0x1 "
+                    "function=f expires=5")], 1,
+                 "hrtimer_start without softexpires=", "hrtimer")
+
+    def test_no_event_of_the_stream_is_an_error(self):
+        self.bad(["# header", TS(0, "1.0", "0xa")], 2,
+                 "no timer:hrtimer_cancel, timer:hrtimer_expire_entry, "
+                 "timer:hrtimer_start events in 2 lines", "hrtimer")
+        self.bad([], 1, "--stream hrtimer imports the hrtimer events")
+
+    def test_unrelated_lines_are_skipped_and_counted(self):
+        lines = ["# perf script header", "",
+                 L(0, "1.000000", "sched:sched_switch", "prev_comm=a"),
+                 L(0, "1.000001", "timer:hrtimer_start", "garbage"),
+                 L(0, "1.000001", "timer:timer_init", "timer=0x5"),
+                 TS(0, "1.000002", "0xa"),
+                 "random text with timer:timer_starts in it"]
+        tr, com = imp(lines)
+        self.assertEqual([e.tuple() for e in tr.events],
+                         [(0, S, 0, 20000, None)])
+        self.assertIn("input lines 7: selected events 1, other events 3 "
+                      "(skipped), lines that are not perf samples 3", com)
+
+    def test_start_of_live_timer_is_reschedule_and_ids_renew(self):
+        tr, com = imp([TS(0, "1.000000", "0xa", 2),
+                       TS(1, "1.000010", "0xa", 3),      # live: reschedule
+                       TE(1, "1.020000", "0xa"),         # expiry ends it
+                       TS(0, "1.030000", "0xa", 1),      # new life, new id
+                       TC(0, "1.031000", "0xa"),         # real cancel
+                       TS(0, "1.040000", "0xa", 1)])     # new life again
+        self.assertEqual([e.tuple()[:4] for e in tr.events], [
+            (0, S, 0, 8000), (10, R, 0, 12000), (30000, S, 1, 4000),
+            (31000, C, 1, None), (40000, S, 2, 4000)])
+        self.assertIn("starts of live timers as reschedule 1", com)
+
+    def test_fold_only_when_adjacent_on_the_same_cpu(self):
+        # cancel then start on another CPU: two operations
+        tr, _ = imp([TS(0, "1.0", "0xa"), TC(0, "1.1", "0xa"),
+                     TS(1, "1.2", "0xa")])
+        self.assertEqual([e.op for e in tr.events], [S, C, S])
+        # another sample on that CPU between them: two operations
+        tr, _ = imp([TS(0, "1.0", "0xa"), TC(0, "1.1", "0xa"),
+                     L(0, "1.15", "sched:sched_wakeup", "comm=x"),
+                     TS(0, "1.2", "0xa")])
+        self.assertEqual([e.op for e in tr.events], [S, C, S])
+        self.assertEqual([e.id for e in tr.events], [0, 0, 1])
+        # adjacent on the same CPU, but 101 us apart: two operations
+        tr, _ = imp([TS(0, "1.0", "0xa"), TC(0, "1.100000", "0xa"),
+                     TS(0, "1.100101", "0xa")])
+        self.assertEqual([e.op for e in tr.events], [S, C, S])
+        # adjacent on the same CPU and 100 us apart, another CPU busy in
+        # between: one reschedule at the start's time
+        tr, com = imp([TS(0, "1.0", "0xa"), TC(0, "1.100000", "0xa"),
+                       TS(1, "1.100020", "0xb"),
+                       TS(0, "1.100100", "0xa", 7)])
+        self.assertEqual([e.tuple()[:4] for e in tr.events], [
+            (0, S, 0, 20000), (100020, S, 1, 20000), (100100, R, 0, 28000)])
+        self.assertIn("folded cancel+start into reschedule 1", com)
+
+    def test_hz_is_measured_from_the_trace(self):
+        # 300 jiffies/s over 1 s: HZ=300 without --hz
+        lines = [TS(0, "10.000000", "0x1", 3, 5003),
+                 TE(0, "10.500000", "0x1", 5150),
+                 TS(0, "11.000000", "0x2", 3, 5303)]
+        tr, com = imp(lines)
+        self.assertIn("HZ=300 (measured 300.0 jiffies/s over 1.00 s)", com)
+        self.assertEqual(tr.events[0].delay, 10000)
+        # an explicit --hz wins, with a warning
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            tr, com = imp(lines, hz=1000)
+        self.assertIn("HZ=1000 (from --hz", com)
+        self.assertIn("measures HZ=300", err.getvalue())
+        self.assertEqual(tr.events[0].delay, 3000)
+
+    def test_timer_start_with_now_field(self):
+        tr, _ = imp([L(0, "1.0", "timer:timer_start",
+                       "timer=0xa function=f expires=1010 now=1000 flags=0")])
+        self.assertEqual(tr.events[0].delay, 40000)
+
+    def test_negative_timeout_is_clamped_and_counted(self):
+        tr, com = imp([TS(0, "1.0", "0xa", -2)])
+        self.assertEqual(tr.events[0].delay, 0)
+        self.assertIn("negative delays clamped to 0 1", com)
+
+    def test_hrtimer_two_clock_bases(self):
+        # a monotonic timer and a realtime one (now ~1.7e18 ns); perf's
+        # clock 1000 ns ahead of monotonic
+        rt = 1_700_000_000_000_000_000
+        H = lambda cpu, ts, ev, f: L(cpu, ts, "timer:hrtimer_" + ev, f)  # noqa
+        lines = [
+            H(0, "5.000000000", "expire_entry",
+              "hrtimer=0x1 function=f now=4999999000"),
+            H(0, "5.000100000", "expire_entry",
+              "hrtimer=0x2 function=f now=%d" % (rt + 5_000_099_000 - 7)),
+            H(0, "6.000000000", "start", "hrtimer=0x3 function=f "
+              "expires=6000999000 softexpires=6000999000 mode=0x1"),
+            H(0, "6.000001000", "start", "hrtimer=0x4 function=f "
+              "expires=%d softexpires=%d mode=0x0"
+              % (rt + 6_500_000_000, rt + 6_500_000_000)),
+        ]
+        tr, com = imp(lines, "hrtimer")
+        # t0 is the first selected event, the expire_entry at 5.0 s
+        self.assertEqual([e.tuple()[:4] for e in tr.events], [
+            (1000000000, S, 0, 1000000), (1000001000, S, 1, 500000007)])
+        self.assertIn("offsets (perf time - clock, ns): -%d, 1000;"
+                      % (rt - 1007), com)
+
+
+def gen(*argv):
+    _, comments, events = tracegen.generate(list(argv))
+    buf = io.StringIO()
+    tb_trace.write(buf, "us", comments, events)
+    text = buf.getvalue()
+    return text, tb_trace.parse(text, "gen")
+
+
+class Generators(unittest.TestCase):
+    def test_every_model_writes_valid_d4(self):
+        for argv in (["purgatory"], ["purgatory", "--mix", "high"],
+                     ["clientserver"], ["hold"], ["hold", "--dist", "uniform"],
+                     ["hold", "--dist", "bimodal"]):
+            with self.subTest(argv=argv):
+                text, tr = gen(*argv, "--events", "3000")
+                self.assertEqual(tr.unit, "us")
+                self.assertGreaterEqual(len(tr.events), 3000)
+                self.assertEqual((tr.cancel_unknown, tr.reschedule_unknown),
+                                 (0, 0))
+                self.assertIn("generator: tools/tracegen.py %s seed=1"
+                              % argv[0], text)
+
+    def test_events_budget(self):
+        # work in flight is finished, never cut: a bounded overshoot
+        _, tr = gen("hold", "--events", "3000")
+        self.assertEqual(len(tr.events), 3000)
+        _, tr = gen("purgatory", "--events", "3000")
+        self.assertIn(len(tr.events), (3000, 3001))
+        _, tr = gen("clientserver", "--connections", "50", "--events", "3000")
+        self.assertTrue(3000 <= len(tr.events) <= 3000 + 3 * 50,
+                        len(tr.events))
+        s = tb_trace.stats(tr)
+        self.assertEqual((s["cancel_unknown"], s["reschedule_unknown"]), (0, 0))
+
+    def test_deterministic_for_a_seed(self):
+        for model in ("purgatory", "clientserver", "hold"):
+            with self.subTest(model=model):
+                a, _ = gen(model, "--seed", "42", "--events", "2000")
+                b, _ = gen(model, "--seed", "42", "--events", "2000")
+                c, _ = gen(model, "--seed", "43", "--events", "2000")
+                self.assertEqual(a, b)
+                self.assertNotEqual(a, c)
+
+    def test_cli_writes_the_file(self):
+        out = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                           "trace_test.%d.trace" % os.getpid())
+        try:
+            subprocess.run([sys.executable, os.path.join(TOOLS, "tracegen.py"),
+                            "hold", "--events", "500", "--out", out],
+                           check=True)
+            self.assertEqual(len(tb_trace.read(out).events), 500)
+        finally:
+            if os.path.exists(out):
+                os.unlink(out)
+        p = subprocess.run([sys.executable, os.path.join(TOOLS, "tracegen.py"),
+                            "purgatory", "--mix", "medium"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("invalid choice: 'medium'", p.stderr)
+
+    def completions(self, tr):
+        """Per request: completion time (us) or None when it timed out."""
+        start = {}
+        done = {}
+        for e in tr.events:
+            if e.op == S:
+                start[e.id] = e.time
+            else:
+                done[e.id] = e.time - start[e.id]
+        return [done.get(i) for i in start]
+
+    def test_purgatory_low_mix_shape(self):
+        _, tr = gen("purgatory", "--events", "40000")
+        s = tb_trace.stats(tr)
+        self.assertGreater(s["cancel_ratio"], 0.8)
+        self.assertLess(s["cancel_ratio"], 0.97)
+        self.assertEqual({e.delay for e in tr.events if e.op == S}, {200000})
+        # the median over all requests (timed-out ones count as longest)
+        c = sorted(x if x is not None else float("inf")
+                   for x in self.completions(tr))
+        med = c[len(c) // 2]
+        self.assertTrue(16000 < med < 25000, med)
+        p75 = c[3 * len(c) // 4]
+        self.assertTrue(45000 < p75 < 78000, p75)
+        # Poisson arrivals at 10000/s
+        reqs = [e.time for e in tr.events if e.op == S]
+        rate = (len(reqs) - 1) / ((reqs[-1] - reqs[0]) / 1e6)
+        self.assertTrue(9000 < rate < 11000, rate)
+
+    def test_purgatory_high_mix_shape(self):
+        _, tr = gen("purgatory", "--mix", "high", "--events", "40000")
+        s = tb_trace.stats(tr)
+        self.assertTrue(0.4 < s["cancel_ratio"] < 0.6, s["cancel_ratio"])
+        c = [x for x in self.completions(tr) if x is not None]
+        self.assertLess(max(c), 200000)
+
+    def test_clientserver_shape(self):
+        _, tr = gen("clientserver", "--events", "60000")
+        s = tb_trace.stats(tr)
+        self.assertEqual((s["cancel_unknown"], s["reschedule_unknown"]), (0, 0))
+        kind = {}
+        for e in tr.events:
+            if e.op == S:
+                kind[e.id] = ("idle" if e.delay == 10000000 else
+                              "deadline" if e.delay == 1000000 else "pacing")
+        self.assertTrue(all(500 <= e.delay < 1500 for e in tr.events
+                            if e.op == S and kind[e.id] == "pacing"))
+        cancelled = {k: 0 for k in ("idle", "deadline", "pacing")}
+        for e in tr.events:
+            if e.op == C:
+                cancelled[kind[e.id]] += 1
+        n = {k: sum(1 for v in kind.values() if v == k) for k in cancelled}
+        self.assertEqual(cancelled["pacing"], 0)           # always fires
+        self.assertGreater(cancelled["deadline"] / n["deadline"], 0.99)
+        # every reschedule pushes an idle timer forward, one per request
+        res = [e for e in tr.events if e.op == R]
+        self.assertTrue(all(kind[e.id] == "idle" for e in res))
+        self.assertEqual(len(res), n["deadline"])
+        # the silent tenth leave their idle timer to fire
+        share = 1 - cancelled["idle"] / n["idle"]
+        self.assertTrue(0.04 < share < 0.25, share)
+
+    def test_hold_keeps_pending_constant_at_predecessors_deadlines(self):
+        for dist in ("exponential", "uniform", "bimodal"):
+            with self.subTest(dist=dist):
+                _, tr = gen("hold", "--dist", dist, "--pending", "200",
+                            "--events", "20000")
+                self.assertEqual(len(tr.events), 20000)
+                self.assertTrue(all(e.op == S for e in tr.events))
+                self.assertEqual(tb_trace.stats(tr)["peak_live"], 200)
+                # each event after the fill is at the earliest deadline
+                # still pending: the hold model's own event times
+                import heapq
+                dl = [e.time + e.delay for e in tr.events[:200]]
+                heapq.heapify(dl)
+                for e in tr.events[200:]:
+                    self.assertEqual(e.time, heapq.heappop(dl))
+                    heapq.heappush(dl, e.time + e.delay)
+                d = [e.delay for e in tr.events]
+                self.assertTrue(9000 < statistics.mean(d) < 11000,
+                                statistics.mean(d))
+                if dist == "uniform":
+                    self.assertLess(max(d), 20000)
+                if dist == "bimodal":
+                    short = sum(1 for x in d if x < 2000) / len(d)
+                    self.assertTrue(0.88 < short < 0.92, short)
+                    self.assertFalse(any(2000 <= x < 82000 for x in d))
+
+
+class ShippedTrace(unittest.TestCase):
+    def test_kernel_trace_is_valid_and_as_documented(self):
+        path = os.path.join(TOP, "traces", "kernel-tcp-loopback.trace")
+        tr = tb_trace.read(path)
+        s = tb_trace.stats(tr)
+        self.assertEqual(tr.unit, "us")
+        # the figures traces/README.md quotes
+        self.assertEqual(s["events"], 43130)
+        self.assertEqual(s["ops"], {S: 17603, C: 14435, R: 11092,
+                                    "periodic": 0})
+        self.assertEqual((s["delay_min"], s["delay_max"]), (0, 60000000))
+        self.assertAlmostEqual(s["cancel_ratio"], 0.8828, places=4)
+        self.assertTrue(any("HZ=250" in c for c in tr.comments))
+        self.assertLess(os.path.getsize(path), 2 * 1024 * 1024)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

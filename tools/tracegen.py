@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""tracegen.py — workload models from the literature written as timerbench
+traces (DECISIONS.md D4, unit=us), so that they and a recorded kernel trace
+go through the same replay.
+
+    tools/tracegen.py MODEL [--seed S] [--events N] [--out FILE] [model options]
+
+The same seed and options give the same file, byte for byte (Python's
+random.Random, Mersenne Twister, seeded with S).  --events N: the model
+stops starting new work once it has written N events and then lets the
+work in flight finish, so the trace ends with nothing cut in half and
+holds N events or a few more (hold: exactly N; purgatory: N or N+1;
+clientserver: at most three more per open connection, each finishing its
+request and closing).
+Ids are never reused.
+
+Models
+------
+purgatory — Kafka's request purgatory, as its redesign proposal and
+  benchmark describe it (Apache Kafka wiki "Purgatory Redesign Proposal";
+  Y. Matsuda, "Apache Kafka, Purgatory, and Hierarchical Timing Wheels",
+  Confluent blog, 2015; the generator of Kafka's TestPurgatoryPerformance):
+  requests arrive as a Poisson process (--rate, default 10000/s); each
+  arms a timeout timer of --timeout-ms (default 200); its completion time
+  is log-normal with the given median and 75th percentile (mu = ln p50,
+  sigma = (ln p75 - ln p50) / 0.674490); a request that completes before
+  its timeout cancels the timer at completion, the others let it fire.
+  --mix low: p50 20 ms, p75 60 ms (about 92 % cancelled); --mix high:
+  p50 200 ms, p75 400 ms (about half cancelled) — the proposal's two mixes.
+  Events: schedule (delay = timeout), cancel.
+
+clientserver — the request/response server of the Ratas write-up
+  (J. Snellman, "Ratas - A hierarchical timer wheel", 2016): each
+  connection holds an idle timer that is pushed forward on every request,
+  each request a deadline that is almost always cancelled, and each
+  response a pacing timer that always fires.  Parameters (ours, the
+  write-up gives none): --connections (default 1000) open at all times;
+  each connection makes a geometric number of requests (mean
+  --requests-per-conn, default 20), thinking an exponential time (mean
+  --think-ms, default 50) before each; the idle timer (--idle-ms, default
+  10000) is armed at open and rescheduled at every request; the request
+  deadline (--deadline-ms, default 1000) is cancelled at the response,
+  which comes after a log-normal time (p50 5 ms, p75 15 ms: about 0.06 %
+  of requests miss it and their deadline fires); the pacing timer, armed
+  at each response, waits uniform 0.5 to 1.5 ms and fires.  A connection
+  closes after its last request's response (its idle timer cancelled),
+  except a share --silent (default 0.1) that goes quiet instead and is
+  closed by its idle timer firing; either way a new connection opens at
+  that moment.  Events: schedule, reschedule (idle), cancel.
+
+hold — the classic hold model of event-set benchmarks (J. H. Vaucher and
+  P. Duval, CACM 1975; D. W. Jones, "An empirical comparison of
+  priority-queue and event-set implementations", CACM 29(4), 1986):
+  --pending timers (default 1000) are armed at time 0; whenever one
+  fires, one more is armed with a fresh delay, so the number pending stays
+  constant.  Expiry is not a trace input, so the successor is written at
+  its predecessor's deadline: the event times are exactly the hold
+  model's.  --dist (all with mean --mean-ms, default 10): exponential;
+  uniform on [0, 2 mean]; bimodal: with probability 0.9 uniform on
+  [0, 0.2 mean], else uniform on [8.2 mean, 10 mean] (a mode of short
+  and one of long delays, as in Jones' bimodal; the exact shape is ours).
+  Events: schedule only.
+"""
+import argparse
+import heapq
+import math
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tb_trace  # noqa: E402
+
+Z75 = 0.674490   # the 75th percentile of N(0, 1)
+MIXES = {"low": (20.0, 60.0), "high": (200.0, 400.0)}
+
+
+def _us(ms):
+    return int(round(ms * 1000.0))
+
+
+def _lognormal(p50, p75):
+    mu = math.log(p50)
+    return mu, (math.log(p75) - mu) / Z75
+
+
+class _Out:
+    """Collects events, checking the time order as they come."""
+
+    def __init__(self):
+        self.events = []
+        self.next_id = 0
+
+    def new_id(self):
+        self.next_id += 1
+        return self.next_id - 1
+
+    def add(self, t, op, tid, delay=None, period=None):
+        assert not self.events or t >= self.events[-1][0]
+        self.events.append((t, op, tid, delay, period))
+
+
+def purgatory(rng, n, a):
+    p50, p75 = MIXES[a.mix]
+    mu, sigma = _lognormal(p50, p75)
+    timeout = _us(a.timeout_ms)
+    out = _Out()
+    cancels = []          # (time, id) of completions that beat the timeout
+    planned = 0
+    t = 0.0
+    while planned < n:
+        t += rng.expovariate(a.rate / 1e6)
+        now = int(t)
+        while cancels and cancels[0][0] <= now:
+            ct, cid = heapq.heappop(cancels)
+            out.add(ct, "cancel", cid)
+        tid = out.new_id()
+        out.add(now, "schedule", tid, timeout)
+        planned += 1
+        latency = int(rng.lognormvariate(mu, sigma) * 1000.0)
+        if latency < timeout:
+            heapq.heappush(cancels, (now + latency, tid))
+            planned += 1
+    while cancels:
+        ct, cid = heapq.heappop(cancels)
+        out.add(ct, "cancel", cid)
+    params = ("mix=%s (completion p50 %g ms, p75 %g ms: log-normal mu=%.4f "
+              "sigma=%.4f) rate=%g/s timeout=%g ms"
+              % (a.mix, p50, p75, mu, sigma, a.rate, a.timeout_ms))
+    return out.events, params
+
+
+def clientserver(rng, n, a):
+    mu, sigma = _lognormal(5.0, 15.0)
+    idle, deadline = _us(a.idle_ms), _us(a.deadline_ms)
+    out = _Out()
+    ev = []               # (time, seq, kind, conn): the simulation's agenda
+    seq = [0]
+
+    def push(t, kind, conn):
+        seq[0] += 1
+        heapq.heappush(ev, (t, seq[0], kind, conn))
+
+    def think():
+        return int(rng.expovariate(1.0 / (a.think_ms * 1000.0)))
+
+    def open_conn(t):
+        q = 1.0 / a.requests_per_conn      # geometric number of requests >= 1
+        left = 1 if q >= 1.0 else \
+            1 + int(math.log(1.0 - rng.random()) / math.log(1.0 - q))
+        conn = {"idle": out.new_id(), "idle_dl": t + idle, "left": left,
+                "silent": rng.random() < a.silent, "req": None}
+        out.add(t, "schedule", conn["idle"], idle)
+        push(t + think(), "request", conn)
+
+    for _ in range(a.connections):
+        open_conn(0)
+    while ev:
+        t, _, kind, conn = heapq.heappop(ev)
+        stopping = len(out.events) >= n
+        if kind == "reopen":
+            if not stopping:
+                open_conn(t)
+            continue
+        if kind == "request":
+            if stopping:
+                # no new work: the client closes instead of asking again
+                if not conn["silent"]:
+                    out.add(t, "cancel", conn["idle"])
+                continue
+            if t >= conn["idle_dl"]:
+                # the client thought longer than the idle timeout: the idle
+                # timer fired and closed the connection; a new one opens
+                if not stopping:
+                    open_conn(t)
+                continue
+            out.add(t, "reschedule", conn["idle"], idle)
+            conn["idle_dl"] = t + idle
+            rid = out.new_id()
+            out.add(t, "schedule", rid, deadline)
+            lat = int(rng.lognormvariate(mu, sigma) * 1000.0)
+            conn["left"] -= 1
+            if lat < deadline:
+                conn["req"] = rid
+                push(t + lat, "response", conn)
+            else:
+                push(t + deadline, "failed", conn)   # its deadline fires
+            continue
+        if kind == "response":
+            out.add(t, "cancel", conn["req"])
+            out.add(t, "schedule", out.new_id(),
+                    int(rng.uniform(500.0, 1500.0)))
+        if conn["left"] > 0 and not stopping:
+            push(t + think(), "request", conn)
+        elif conn["silent"]:
+            # goes quiet: its idle timer fires and the server closes it
+            push(conn["idle_dl"], "reopen", conn)
+        else:
+            out.add(t, "cancel", conn["idle"])
+            if not stopping:
+                open_conn(t)
+    params = ("connections=%d requests-per-conn=%g (geometric) think=%g ms "
+              "(exponential) idle=%g ms deadline=%g ms response p50 5 ms p75 "
+              "15 ms (log-normal) pacing uniform 0.5-1.5 ms silent=%g"
+              % (a.connections, a.requests_per_conn, a.think_ms, a.idle_ms,
+                 a.deadline_ms, a.silent))
+    return out.events, params
+
+
+def hold(rng, n, a):
+    m = a.mean_ms * 1000.0
+
+    def draw():
+        if a.dist == "exponential":
+            return int(rng.expovariate(1.0 / m))
+        if a.dist == "uniform":
+            return int(rng.uniform(0.0, 2.0 * m))
+        if rng.random() < 0.9:
+            return int(rng.uniform(0.0, 0.2 * m))
+        return int(rng.uniform(8.2 * m, 10.0 * m))
+
+    out = _Out()
+    pending = []
+    for _ in range(min(a.pending, n)):
+        tid, d = out.new_id(), draw()
+        out.add(0, "schedule", tid, d)
+        heapq.heappush(pending, (d, tid))
+    while len(out.events) < n:
+        t, _ = heapq.heappop(pending)
+        tid, d = out.new_id(), draw()
+        out.add(t, "schedule", tid, d)
+        heapq.heappush(pending, (t + d, tid))
+    params = "pending=%d dist=%s mean=%g ms" % (a.pending, a.dist, a.mean_ms)
+    return out.events, params
+
+
+MODELS = {"purgatory": purgatory, "clientserver": clientserver, "hold": hold}
+SOURCES = {
+    "purgatory": "Kafka purgatory redesign proposal / TestPurgatoryPerformance "
+                 "(Poisson arrivals, log-normal completions, fixed timeout)",
+    "clientserver": "Ratas write-up (Snellman 2016): idle timer rescheduled "
+                    "per request, request deadline almost always cancelled, "
+                    "pacing timer always fires",
+    "hold": "hold model (Vaucher & Duval 1975, Jones 1986): each firing "
+            "arms one more; successor written at its predecessor's deadline",
+}
+
+
+def parser():
+    ap = argparse.ArgumentParser(
+        description="write a workload model as a timerbench trace (D4, "
+        "unit=us)", epilog="details: the module docstring "
+        "(python3 -m pydoc tools/tracegen.py)")
+    sub = ap.add_subparsers(dest="model", metavar="MODEL", required=True)
+
+    def common(p):
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--events", type=int, default=100000)
+        p.add_argument("--out", "-o", default="-")
+
+    p = sub.add_parser("purgatory", help="Kafka request purgatory")
+    common(p)
+    p.add_argument("--mix", choices=sorted(MIXES), default="low")
+    p.add_argument("--rate", type=float, default=10000.0,
+                   help="requests per second")
+    p.add_argument("--timeout-ms", type=float, default=200.0)
+    p = sub.add_parser("clientserver", help="Ratas client/server")
+    common(p)
+    p.add_argument("--connections", type=int, default=1000)
+    p.add_argument("--requests-per-conn", type=float, default=20.0)
+    p.add_argument("--think-ms", type=float, default=50.0)
+    p.add_argument("--idle-ms", type=float, default=10000.0)
+    p.add_argument("--deadline-ms", type=float, default=1000.0)
+    p.add_argument("--silent", type=float, default=0.1)
+    p = sub.add_parser("hold", help="hold model")
+    common(p)
+    p.add_argument("--pending", type=int, default=1000)
+    p.add_argument("--dist", choices=("exponential", "uniform", "bimodal"),
+                   default="exponential")
+    p.add_argument("--mean-ms", type=float, default=10.0)
+    return ap
+
+
+def generate(argv):
+    """Parse argv (without the program name); return (comments, events)."""
+    ap = parser()
+    a = ap.parse_args(argv)
+    checks = [(a.events > 0, "--events must be > 0")]
+    if a.model == "purgatory":
+        checks += [(a.rate > 0, "--rate must be > 0"),
+                   (a.timeout_ms > 0, "--timeout-ms must be > 0")]
+    elif a.model == "clientserver":
+        checks += [(a.connections > 0, "--connections must be > 0"),
+                   (a.requests_per_conn >= 1, "--requests-per-conn must be "
+                    ">= 1"),
+                   (a.think_ms > 0 and a.idle_ms > 0 and a.deadline_ms > 0,
+                    "times must be > 0"),
+                   # a response or failure then always comes before the
+                   # idle deadline the request pushed forward
+                   (a.idle_ms > a.deadline_ms,
+                    "--idle-ms must be longer than --deadline-ms"),
+                   (0 <= a.silent <= 1, "--silent is a share in [0, 1]")]
+    else:
+        checks += [(a.pending > 0, "--pending must be > 0"),
+                   (a.mean_ms > 0, "--mean-ms must be > 0")]
+    for ok, msg in checks:
+        if not ok:
+            ap.error(msg)
+    rng = random.Random(a.seed)
+    events, params = MODELS[a.model](rng, a.events, a)
+    comments = ["generator: tools/tracegen.py %s seed=%d events=%d"
+                % (a.model, a.seed, a.events),
+                "model: %s" % SOURCES[a.model],
+                "parameters: %s" % params]
+    return a, comments, events
+
+
+def main(argv=None):
+    a, comments, events = generate(sys.argv[1:] if argv is None else argv)
+    if a.out == "-":
+        tb_trace.write(sys.stdout, "us", comments, events)
+    else:
+        with open(a.out, "w", encoding="utf-8") as f:
+            tb_trace.write(f, "us", comments, events)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
