@@ -236,6 +236,60 @@ class HandTrace(unittest.TestCase):
                 self.assertEqual(max(p[1] for p in b["pending_samples"]), b["peak_pending"])
 
 
+class SameFormatAsTheTools(unittest.TestCase):
+    """The replay's parser (C) and tools/tb_trace.py (the importer's and
+    generators' reader, Python) implement D4 apart: they must reject the
+    same lines and count the same things."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        try:
+            import tb_trace
+        except ImportError:
+            raise unittest.SkipTest("tools/tb_trace.py is not in this checkout")
+        cls.T = tb_trace
+
+    def test_same_errors_on_the_same_lines(self):
+        for name, line, _ in BadTraces.CASES:
+            with self.subTest(trace=name):
+                with self.assertRaises(self.T.TraceError) as e:
+                    self.T.read(fixture(name))
+                self.assertEqual(e.exception.line, line)
+
+    def test_same_counts(self):
+        traces = [fixture("hand.trace"), fixture("counted.trace")]
+        kernel = os.path.join(ROOT, "traces", "kernel-tcp-loopback.trace")
+        if os.path.exists(kernel):
+            traces.append(kernel)
+        with tempfile.TemporaryDirectory() as tmp:
+            gen = os.path.join(ROOT, "tools", "tracegen.py")
+            if os.path.exists(gen):
+                for model in ("purgatory", "clientserver", "hold"):
+                    out = os.path.join(tmp, model + ".trace")
+                    subprocess.run([sys.executable, gen, model, "--seed", "3", "--events",
+                                    "2000", "--out", out], check=True, timeout=300)
+                    traces.append(out)
+            rc, out, err = replay("--reps", "1", "--quiet", "--backends", "hierwheel", *traces)
+            self.assertEqual(rc, 0, err)
+            for path, t in zip(traces, json.loads(out)["traces"]):
+                with self.subTest(trace=os.path.basename(path)):
+                    st = self.T.stats(self.T.read(path))
+                    unit = {"ns": 1, "us": 1000, "ms": 1000000}[st["unit"]]
+                    self.assertEqual(t["events"], st["events"])
+                    self.assertEqual(t["ops"], st["ops"])
+                    self.assertEqual(t["timers"], st["armings"])
+                    self.assertEqual(t["cancelled"], st["cancelled"])
+                    self.assertAlmostEqual(t["cancel_ratio"], st["cancel_ratio"], places=5)
+                    self.assertEqual((t["cancel_unknown"], t["reschedule_unknown"]),
+                                     (st["cancel_unknown"], st["reschedule_unknown"]))
+                    self.assertEqual(t["delay_ns"]["min"], st["delay_min"] * unit)
+                    self.assertEqual(t["delay_ns"]["max"], st["delay_max"] * unit)
+                    self.assertEqual(t["end_ns"], st["duration"] * unit)
+                    self.assertEqual(t["backends"][0]["checks"]["uncancelled_fired_once"],
+                                     st["fired"])
+
+
 class Encoding(unittest.TestCase):
     def test_a_comment_not_in_utf8_keeps_the_json_readable(self):
         with tempfile.TemporaryDirectory() as tmp:
