@@ -50,14 +50,32 @@ void *tb_mem_realloc(struct tb_sched *s, void *p, size_t old_size,
     return q;
 }
 
+void *tb_mem_alloc_aligned(struct tb_sched *s, size_t size, size_t align,
+                           size_t lead, void **mem)
+{
+    *mem = NULL;
+    if (size > SIZE_MAX - (align - 1))
+        return NULL;
+    unsigned char *m = tb_mem_alloc(s, size + align - 1);
+    *mem = m;
+    if (!m)
+        return NULL;
+    return m + (-((uintptr_t)m + lead) & (uintptr_t)(align - 1));
+}
+
+void tb_mem_free_aligned(struct tb_sched *s, void *mem, size_t size,
+                         size_t align)
+{
+    tb_mem_free(s, mem, size + align - 1);
+}
+
 /* Adds one chunk and threads its slots onto the free list, lowest first.
- * The chunk is over-allocated by one cache line less a byte and its records
- * start at the first line boundary inside it. */
+ * Its records start on a cache line. */
 static bool pool_grow(struct tb_pool *p)
 {
     struct tb_sched *s = p->owner;
-    /* 2^32 - 1 slots at most: the handle's index is 32 bits, and NIL */
-    if (p->nchunks == ((size_t)1 << (32 - TB_POOL_CHUNK_SHIFT)) - 1)
+    /* the slot has TB_TASK_SLOT_BITS bits in the task's word */
+    if (p->nchunks == TB_POOL_MAX_CHUNKS)
         return false;
     if (p->nchunks == p->chunks_cap) {
         /* one block: the record table, then the raw table */
@@ -74,23 +92,21 @@ static bool pool_grow(struct tb_pool *p)
         p->raw = c + cap;
         p->chunks_cap = cap;
     }
-    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size + TB_POOL_ALIGN - 1;
-    void *raw = tb_mem_alloc(s, bytes);
-    if (!raw)
-        return false;
+    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size;
+    void *raw;
     unsigned char *chunk =
-        (unsigned char *)raw +
-        (-(uintptr_t)raw & (uintptr_t)(TB_POOL_ALIGN - 1));
+        tb_mem_alloc_aligned(s, bytes, TB_POOL_ALIGN, 0, &raw);
+    if (!chunk)
+        return false;
     memset(chunk, 0, (size_t)TB_POOL_CHUNK * p->record_size);
     uint32_t base = (uint32_t)(p->nchunks << TB_POOL_CHUNK_SHIFT);
     p->raw[p->nchunks] = raw;
     p->chunks[p->nchunks++] = chunk;
     for (uint32_t i = TB_POOL_CHUNK; i-- > 0;) {
         struct tb_task *t = tb_pool_record(p, base + i);
-        atomic_init(&t->gs, tb_task_gs(1, TB_TASK_FREE));
-        t->slot = base + i;
-        t->index = p->free_head;
-        p->free_head = base + i;
+        atomic_init(&t->gs, tb_task_word(1, base + i, TB_TASK_FREE));
+        t->arg = p->free_head;
+        p->free_head = t;
     }
     return true;
 }
@@ -107,23 +123,19 @@ struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle)
     return t;
 }
 
-bool tb_pool_reserve(struct tb_pool *p, size_t n)
+int tb_pool_reserve(struct tb_pool *p, size_t n)
 {
     if (p->locked)
         pthread_mutex_lock(&p->lock);
-    bool ok = true;
-    while (ok && p->nchunks * TB_POOL_CHUNK < p->live + n)
-        ok = pool_grow(p);
+    int rc = TB_OK;
+    if (n > TB_POOL_MAX_SLOTS - p->live)
+        rc = TB_ERANGE;
+    while (!rc && p->nchunks * TB_POOL_CHUNK < p->live + n)
+        if (!pool_grow(p))
+            rc = TB_ENOMEM;
     if (p->locked)
         pthread_mutex_unlock(&p->lock);
-    return ok;
-}
-
-tb_handle tb_pool_handle(struct tb_pool *p, const struct tb_task *t)
-{
-    (void)p;
-    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    return (uint64_t)tb_task_gen(gs) << 32 | t->slot;
+    return rc;
 }
 
 void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t)
@@ -139,9 +151,6 @@ void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t)
 struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle)
 {
     uint32_t slot = (uint32_t)handle;
-    uint32_t gen = (uint32_t)(handle >> 32);
-    if (gen == 0)
-        return NULL;
     pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
     if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) < p->nchunks)
@@ -150,17 +159,15 @@ struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle)
     if (!t)
         return NULL;
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
-    if (tb_task_gen(gs) != gen || tb_task_state(gs) == TB_TASK_FREE)
-        return NULL;
-    return t;
+    return tb_task_names(gs, handle) ? t : NULL;
 }
 
 void tb_pool_fini(struct tb_pool *p)
 {
     struct tb_sched *s = p->owner;
-    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size + TB_POOL_ALIGN - 1;
+    size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size;
     for (size_t i = 0; i < p->nchunks; i++)
-        tb_mem_free(s, p->raw[i], bytes);
+        tb_mem_free_aligned(s, p->raw[i], bytes, TB_POOL_ALIGN);
     tb_mem_free(s, p->chunks, 2 * p->chunks_cap * sizeof *p->raw);
     p->chunks = NULL;
     p->raw = NULL;

@@ -103,7 +103,10 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     atomic_init(&s->vnow, 0);
     s->threaded = cfg.clock == TB_CLOCK_MONOTONIC;
     s->pool.owner = s;
+    s->schedule = ops->schedule;
+    s->cancel = ops->cancel;
     s->pool.record_size = ops->task_size;
+    s->pool.zero_words = ops->task_zero / 8;
     s->pool.locked = s->threaded;
     s->pool.free_head = TB_POOL_NIL;
     if (s->pool.locked)
@@ -162,30 +165,37 @@ static __attribute__((noinline)) int schedule_monotonic(
     struct tb_sched *s, int64_t delay, int64_t period, tb_fn fn, void *arg,
     tb_handle *handle)
 {
-    int64_t now = tb_monotonic_ns();
-    if (delay > INT64_MAX - now)
+    int64_t deadline;
+    if (__builtin_add_overflow(tb_monotonic_ns(), delay, &deadline))
         return TB_ERANGE;
-    return s->backend->ops->schedule(s, now + delay, period, fn, arg, handle);
+    return s->schedule(s, deadline, period, fn, arg, handle);
 }
 
-/* Shared checks of every schedule call; computes the absolute deadline. */
+/* Shared checks of every schedule call; computes the absolute deadline.
+ * The common path is a handful of compares and a tail call: one unsigned
+ * compare sends both a negative delay (which means 0) and one past
+ * TB_MAX_DELAY aside, and since the clock and the delay are both >= 0 the
+ * deadline overflows exactly when their sum passes INT64_MAX. */
 static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
                            tb_fn fn, void *arg, tb_handle *handle)
 {
     if (handle)
         *handle = TB_HANDLE_NONE;
-    if (!s || !fn)
+    if (__builtin_expect(!s || !fn, 0))
         return TB_EINVAL;
-    if (delay < 0)
+    if (__builtin_expect((uint64_t)delay > (uint64_t)TB_MAX_DELAY, 0)) {
+        if (delay > 0)
+            return TB_ERANGE;
         delay = 0;
-    if (delay > TB_MAX_DELAY)
-        return TB_ERANGE;
+    }
     if (s->threaded)
         return schedule_monotonic(s, delay, period, fn, arg, handle);
-    int64_t now = atomic_load_explicit(&s->vnow, memory_order_relaxed);
-    if (delay > INT64_MAX - now)
+    int64_t deadline;
+    if (__builtin_add_overflow(
+            atomic_load_explicit(&s->vnow, memory_order_relaxed), delay,
+            &deadline))
         return TB_ERANGE;
-    return s->backend->ops->schedule(s, now + delay, period, fn, arg, handle);
+    return s->schedule(s, deadline, period, fn, arg, handle);
 }
 
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
@@ -233,19 +243,18 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
 {
     if (!s)
         return TB_EINVAL;
-    if (handle == TB_HANDLE_NONE)
-        return 0;
-    return s->backend->ops->cancel(s, handle);
+    /* TB_HANDLE_NONE needs no test: no record's word has generation 0, so
+     * every backend's lookup answers "not pending" for it */
+    return s->cancel(s, handle);
 }
 
 int tb_reserve(struct tb_sched *s, size_t n)
 {
     if (!s)
         return TB_EINVAL;
-    if (n > UINT32_MAX - 1)
-        return TB_ERANGE;
-    if (!tb_pool_reserve(&s->pool, n))
-        return TB_ENOMEM;
+    int rc = tb_pool_reserve(&s->pool, n);
+    if (rc)
+        return rc;
     return s->backend->ops->reserve ? s->backend->ops->reserve(s, n) : TB_OK;
 }
 

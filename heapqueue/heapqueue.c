@@ -57,8 +57,9 @@
 #define HQ_INITIAL_CAPACITY 16
 
 struct hq_task {
-    struct tb_task base;  /* base.index is the heap position */
+    struct tb_task base;
     uint64_t seq;
+    uint32_t index;       /* the heap position (heapIndex) */
 };
 
 /* A heap slot: the task and a copy of its deadline. */
@@ -112,7 +113,7 @@ static inline bool before(struct hq_slot a, struct hq_slot b)
 static inline void place(struct hq *q, size_t i, struct hq_slot e)
 {
     q->heap[i] = e;
-    e.t->base.index = (uint32_t)i;
+    e.t->index = (uint32_t)i;
 }
 
 static inline struct hq_slot slot_of(struct hq_task *t)
@@ -133,7 +134,7 @@ static void sift_up(struct hq *q, size_t k, struct hq_slot x)
         if (!before(x, e))
             break;
         h[k] = e;
-        e.t->base.index = (uint32_t)k;
+        e.t->index = (uint32_t)k;
         k = parent;
         levels++;
     }
@@ -170,7 +171,7 @@ static void sift_down(struct hq *q, size_t k, struct hq_slot x)
         struct hq_task *t = c->t;
         hole->at = at;
         hole->t = t;
-        t->base.index = (uint32_t)k;
+        t->index = (uint32_t)k;
         hole = c;
         k = child + right;
         levels++;
@@ -185,32 +186,25 @@ out:
     q->st.sift_levels += levels;
 }
 
-/* The array is allocated one cache line larger than its slots and placed so
- * that slot 3 starts a line: the two children of any slot (2k + 1, 2k + 2)
- * then share one line, so a level of sift-down reads one line of the array
- * where a malloc'd array may put half the pairs across two, and the four
- * grandchildren (4k + 3 .. 4k + 6) fill exactly one line, which sift-down
- * prefetches a level ahead. */
+/* The array is placed so that slot 3 starts a cache line: the two children
+ * of any slot (2k + 1, 2k + 2) then share one line, so a level of sift-down
+ * reads one line of the array where a malloc'd array may put half the pairs
+ * across two, and the four grandchildren (4k + 3 .. 4k + 6) fill exactly one
+ * line, which sift-down prefetches a level ahead. */
 #define HQ_LINE 64
 #define HQ_LINE_SLOT 3
 
 static struct hq_slot *heap_alloc(struct hq *q, size_t cap, void **mem)
 {
-    unsigned char *m = tb_mem_alloc(&q->base, cap * sizeof(struct hq_slot) +
-                                                  HQ_LINE);
-    if (!m)
-        return NULL;
-    const size_t lead = HQ_LINE_SLOT * sizeof(struct hq_slot);
-    uintptr_t line = ((uintptr_t)m + lead + HQ_LINE - 1) &
-                     ~(uintptr_t)(HQ_LINE - 1);
-    *mem = m;
-    return (struct hq_slot *)(void *)(m + (line - lead - (uintptr_t)m));
+    return tb_mem_alloc_aligned(&q->base, cap * sizeof(struct hq_slot),
+                                HQ_LINE, HQ_LINE_SLOT * sizeof(struct hq_slot),
+                                mem);
 }
 
 static void heap_free(struct hq *q)
 {
-    tb_mem_free(&q->base, q->heap_mem,
-                q->cap * sizeof *q->heap + HQ_LINE);
+    tb_mem_free_aligned(&q->base, q->heap_mem, q->cap * sizeof *q->heap,
+                        HQ_LINE);
 }
 
 /* Moves the heap into an array of `cap` slots (cap >= size). */
@@ -350,7 +344,7 @@ static int hq_cancel(struct tb_sched *s, tb_handle h)
             q->st.cancelled++;
             rc = 1;
             if (s->cfg.flags & TB_F_REMOVE_ON_CANCEL) {
-                heap_remove_at(q, t->base.index);
+                heap_remove_at(q, t->index);
                 retire(q, t);
             } else {
                 q->st.zombies++;
@@ -784,9 +778,9 @@ static int hq_check(struct tb_sched *s)
             fprintf(stderr, "heapqueue: slot %zu caches a stale deadline\n",
                     i);
             rc = TB_ECORRUPT;
-        } else if (t->base.index != i) {
+        } else if (t->index != i) {
             fprintf(stderr, "heapqueue: slot %zu holds index %u\n", i,
-                    t->base.index);
+                    t->index);
             rc = TB_ECORRUPT;
         } else if (i && before(q->heap[i], q->heap[(i - 1) >> 1])) {
             fprintf(stderr, "heapqueue: slot %zu precedes its parent\n", i);

@@ -108,22 +108,21 @@
 #define HW_DEFAULT_WHEEL 20
 #define HW_DEFAULT_POLL (200 * TB_MS)
 #define HW_UNSET (-1)             /* TimerTaskList's unset expiration */
-#define HW_QUEUED UINT32_MAX      /* task index: in the executor's queue */
-#define HW_EXECUTING (UINT32_MAX - 1) /* task index: fn is running */
 
 struct hw_link {
     struct hw_link *prev, *next;
 };
 
-/* 64 bytes: the shared header and the bucket links (TimerTaskEntry).  The
- * header's index holds the task's level while it is in a bucket, else
- * HW_QUEUED or HW_EXECUTING. */
+/* 56 bytes: the shared header and the bucket links (TimerTaskEntry).  A
+ * task in state RUNNING is still in the executor's queue while its link is
+ * set, and executing once take_ready has unlinked it (list_unlink clears
+ * the link), so no field says which. */
 struct hw_task {
     struct tb_task base;
     struct hw_link link;
 };
 
-_Static_assert(sizeof(struct hw_task) <= 64, "a task record outgrew 64 bytes");
+_Static_assert(sizeof(struct hw_task) <= 56, "a task record outgrew 56 bytes");
 
 /* TimerTaskList: sentinel and expiration in level-0 ticks.  A bucket is in
  * the delay queue exactly while its expiration is set (not HW_UNSET): it is
@@ -410,7 +409,6 @@ static void retire(struct hw *w, struct hw_task *t)
 static void hand_off(struct hw *w, struct hw_task *t)
 {
     tb_task_set_state(&t->base, TB_TASK_RUNNING);
-    t->base.index = HW_QUEUED;
     list_append(&w->ready, &t->link);
     w->nready++;
     w->st.running++;
@@ -433,7 +431,6 @@ bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
         idx -= w->wheel_size;
     struct hw_bucket *b = &lv->buckets[idx];
     list_append(&b->root, &t->link);
-    t->base.index = (uint32_t)l;
     w->size++;
     if (w->size > w->st.peak_pending)
         w->st.peak_pending = w->size;
@@ -504,7 +501,6 @@ static struct hw_task *take_ready(struct hw *w)
  * on entry and exit. */
 static void run_task(struct hw *w, struct hw_task *t)
 {
-    t->base.index = HW_EXECUTING;
     w->executing++;
     hw_unlock(w);
     int failed = t->base.fn(t->base.arg) != 0;
@@ -655,7 +651,7 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
         } else if (state == TB_TASK_RUNNING && t->base.period) {
             w->st.cancelled++;
             rc = 1;
-            if (t->base.index == HW_QUEUED) { /* not started: recall it */
+            if (t->link.next) { /* still queued, not started: recall it */
                 list_unlink(&t->link);
                 w->nready--;
                 w->st.running--;
@@ -1075,9 +1071,6 @@ static int check_buckets(struct hw *w)
                 CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
                       "level %d bucket %u: task in state %u", l, i,
                       tb_task_get_state(&t->base));
-                CHECK(t->base.index == (uint32_t)l,
-                      "level %d bucket %u: task says level %u", l, i,
-                      t->base.index);
                 CHECK(vid % w->wheel_size == i &&
                           b->expiration == (int64_t)(vid * lv->tick),
                       "level %d bucket %u (expiration %lld): task expiring "
@@ -1139,10 +1132,9 @@ static int check_queues(struct hw *w)
     for (struct hw_link *k = w->ready.next; k != &w->ready; k = k->next) {
         struct hw_task *t = task_of(k);
         CHECK(k->next->prev == k, "executor queue: broken links");
-        CHECK(t->base.index == HW_QUEUED &&
-                  tb_task_get_state(&t->base) == TB_TASK_RUNNING,
-              "executor queue: task in state %u, index %u",
-              tb_task_get_state(&t->base), t->base.index);
+        CHECK(tb_task_get_state(&t->base) == TB_TASK_RUNNING,
+              "executor queue: task in state %u",
+              tb_task_get_state(&t->base));
         if (++ready > w->nready)
             break;
     }

@@ -139,6 +139,171 @@ static void test_reserve(void **state)
     tb_destroy(s);
 }
 
+/* The task word packs generation, state and slot; each comes back out
+ * unchanged at the edges of its range, and the handle is the word without
+ * its state. */
+static void test_task_word(void **state)
+{
+    (void)state;
+    uint32_t gens[] = {1, 2, 0x7fffffffu, 0x80000000u, UINT32_MAX};
+    uint32_t slots[] = {0, 1, 1023, 1024, (uint32_t)TB_POOL_MAX_SLOTS - 1};
+    uint32_t states[] = {TB_TASK_FREE, TB_TASK_WAITING, TB_TASK_RUNNING,
+                         TB_TASK_CANCELLED, TB_TASK_DONE};
+    for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+        for (size_t k = 0; k < sizeof slots / sizeof slots[0]; k++)
+            for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+                uint64_t w = tb_task_word(gens[g], slots[k], states[i]);
+                assert_int_equal(tb_task_gen(w), gens[g]);
+                assert_int_equal(tb_task_slot_of(w), slots[k]);
+                assert_int_equal(tb_task_state(w), states[i]);
+                tb_handle h = tb_task_handle(w);
+                assert_int_equal(h, (uint64_t)gens[g] << 32 | slots[k]);
+                assert_int_not_equal(h, TB_HANDLE_NONE);
+                /* a live word names its handle; a free one names nothing */
+                assert_int_equal(tb_task_names(w, h),
+                                 states[i] != TB_TASK_FREE);
+                assert_false(tb_task_names(w, h ^ (uint64_t)1 << 32));
+                assert_false(tb_task_names(w, TB_HANDLE_NONE));
+            }
+    assert_int_equal(TB_POOL_MAX_SLOTS, (size_t)1 << 29);
+    assert_int_equal(sizeof(struct tb_task), 40);
+}
+
+/* Records taken and given straight from a scheduler's pool: a handle goes
+ * stale once its record is given back and taken again, and the
+ * generation's wrap skips 0, so no handle is ever TB_HANDLE_NONE. */
+static void test_pool_generation_wrap(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make_sched(tb_backend_at(0), NULL);
+    struct tb_pool *p = &s->pool;
+    tb_handle a, b;
+    struct tb_task *t = tb_pool_get(p, &a);
+    assert_non_null(t);
+    assert_ptr_equal(tb_pool_lookup(p, a), t);
+    assert_int_equal(tb_pool_handle(p, t), a);
+    assert_int_equal(tb_task_get_state(t), TB_TASK_WAITING);
+    uint32_t slot = tb_task_slot(t);
+    assert_int_equal((uint32_t)a, slot);
+    tb_pool_put(p, t);
+    assert_null(tb_pool_lookup(p, a)); /* free: names nothing */
+    assert_ptr_equal(tb_pool_get(p, &b), t); /* the free list is LIFO */
+    assert_int_equal((uint32_t)b, slot);
+    assert_int_equal(tb_task_gen(b), tb_task_gen(a) + 1);
+    assert_null(tb_pool_lookup(p, a)); /* stale after reuse */
+    assert_ptr_equal(tb_pool_lookup(p, b), t);
+    /* as if the slot had been reused 2^32 - 2 times */
+    tb_pool_put(p, t);
+    atomic_store(&t->gs, tb_task_word(UINT32_MAX, slot, TB_TASK_FREE));
+    assert_ptr_equal(tb_pool_get(p, &a), t);
+    assert_int_equal(a, (uint64_t)UINT32_MAX << 32 | slot);
+    tb_pool_put(p, t);
+    assert_ptr_equal(tb_pool_get(p, &b), t);
+    assert_int_equal(b, (uint64_t)1 << 32 | slot); /* 1, never 0 */
+    assert_null(tb_pool_lookup(p, a));
+    assert_null(tb_pool_lookup(p, TB_HANDLE_NONE));
+    assert_null(tb_pool_lookup(p, (uint64_t)slot)); /* generation 0 */
+    /* slots beyond the pool, and beyond the slot bits, name nothing */
+    assert_null(tb_pool_lookup(p, (uint64_t)1 << 32 | (uint32_t)p->nchunks
+                                                          << TB_POOL_CHUNK_SHIFT));
+    assert_null(tb_pool_lookup(p, b | (uint64_t)1 << TB_TASK_SLOT_BITS));
+    assert_null(tb_pool_lookup(p, UINT64_MAX));
+    tb_pool_put(p, t);
+    tb_destroy(s);
+}
+
+/* Past TB_POOL_MAX_SLOTS records the pool refuses: tb_reserve with
+ * TB_ERANGE before allocating anything, counting the records already live,
+ * and a schedule that would need a new chunk beyond the last with
+ * TB_ENOMEM (the pool is made to look full, since 2^29 real records would
+ * not fit in a test machine). */
+static void test_slot_limit(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    for (size_t b = 0; b < tb_backend_count(); b++) {
+        struct tb_sched *s = make_sched(tb_backend_at(b), &c);
+        struct tb_stats st;
+        tb_stats(s, &st);
+        uint64_t held = st.bytes_held;
+        assert_int_equal(tb_reserve(s, TB_POOL_MAX_SLOTS + 1), TB_ERANGE);
+        assert_int_equal(tb_reserve(s, SIZE_MAX), TB_ERANGE);
+        tb_stats(s, &st);
+        assert_int_equal(st.bytes_held, held);
+        /* exactly the limit is allowed: it fails only for memory */
+        fa.budget = 0;
+        assert_int_equal(tb_reserve(s, TB_POOL_MAX_SLOTS), TB_ENOMEM);
+        fa.budget = -1;
+        tb_handle h;
+        assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, &h), TB_OK);
+        assert_int_equal(tb_reserve(s, TB_POOL_MAX_SLOTS), TB_ERANGE);
+        fa.budget = 0;
+        assert_int_equal(tb_reserve(s, TB_POOL_MAX_SLOTS - 1), TB_ENOMEM);
+        fa.budget = -1;
+        /* a full pool: no free record and no chunk left to add */
+        struct tb_pool *p = &s->pool;
+        struct tb_task *free_head = p->free_head;
+        size_t nchunks = p->nchunks;
+        p->free_head = TB_POOL_NIL;
+        p->nchunks = TB_POOL_MAX_CHUNKS;
+        tb_handle g = 1;
+        assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, &g),
+                         TB_ENOMEM);
+        assert_int_equal(g, TB_HANDLE_NONE);
+        p->free_head = free_head;
+        p->nchunks = nchunks;
+        assert_int_equal(tb_pending(s), 1);
+        assert_int_equal(tb_cancel(s, h), 1);
+        tb_destroy(s);
+    }
+}
+
+/* tb_mem_alloc_aligned places byte `lead` of the block on the boundary,
+ * counts what it allocated (size + align - 1) and gives it all back; an
+ * allocator failure is NULL with nothing counted. */
+static void test_mem_alloc_aligned(void **state)
+{
+    (void)state;
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    struct tb_config c = {.allocator = &fa.hook};
+    struct tb_sched *s = make_sched(tb_backend_at(0), &c);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    uint64_t base = st.bytes_held;
+    size_t leads[] = {0, 8, 48, 63};
+    for (size_t i = 0; i < sizeof leads / sizeof leads[0]; i++)
+        for (size_t size = 1; size < 4000; size = size * 3 + 5) {
+            void *mem = NULL;
+            unsigned char *p =
+                tb_mem_alloc_aligned(s, size, 64, leads[i], &mem);
+            assert_non_null(p);
+            assert_non_null(mem);
+            assert_int_equal(((uintptr_t)p + leads[i]) % 64, 0);
+            assert_true(p >= (unsigned char *)mem &&
+                        p + size <= (unsigned char *)mem + size + 63);
+            memset(p, 0xa5, size); /* all of it is ours (ASan checks) */
+            tb_stats(s, &st);
+            assert_int_equal(st.bytes_held, base + size + 63);
+            tb_mem_free_aligned(s, mem, size, 64);
+            tb_stats(s, &st);
+            assert_int_equal(st.bytes_held, base);
+        }
+    fa.budget = 0;
+    void *mem = &mem;
+    assert_null(tb_mem_alloc_aligned(s, 100, 64, 0, &mem));
+    assert_null(mem);
+    mem = &mem;
+    assert_null(tb_mem_alloc_aligned(s, SIZE_MAX - 10, 64, 0, &mem));
+    assert_null(mem);
+    fa.budget = -1;
+    tb_stats(s, &st);
+    assert_int_equal(st.bytes_held, base);
+    tb_destroy(s);
+}
+
 /* A task run by tb_advance may not advance the clock itself. */
 static struct tb_sched *reentrant_sched;
 static long reentrant_result;
@@ -239,6 +404,10 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_null_sched),
         cmocka_unit_test(test_generations),
+        cmocka_unit_test(test_task_word),
+        cmocka_unit_test(test_pool_generation_wrap),
+        cmocka_unit_test(test_slot_limit),
+        cmocka_unit_test(test_mem_alloc_aligned),
         cmocka_unit_test(test_virtual_clock),
         cmocka_unit_test(test_bytes_held),
         cmocka_unit_test(test_advance_not_reentrant),

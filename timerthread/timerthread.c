@@ -175,27 +175,23 @@ out:
     q->st.sift_levels += levels;
 }
 
-/* The array is allocated one cache line larger than its slots and placed on
- * a line boundary: the two children of any slot (2k, 2k + 1) then share one
- * line, so a level of fix_down reads one line of the array where a malloc'd
- * array may put half the pairs across two, and the four grandchildren (4k ..
- * 4k + 3) fill exactly one line, which fix_down prefetches a level ahead. */
+/* The array is placed on a cache line boundary: the two children of any
+ * slot (2k, 2k + 1) then share one line, so a level of fix_down reads one
+ * line of the array where a malloc'd array may put half the pairs across
+ * two, and the four grandchildren (4k .. 4k + 3) fill exactly one line,
+ * which fix_down prefetches a level ahead. */
 #define TT_LINE 64
 
 static struct tt_slot *heap_alloc(struct tt *q, size_t cap, void **mem)
 {
-    unsigned char *m = tb_mem_alloc(&q->base, cap * sizeof(struct tt_slot) +
-                                                  TT_LINE);
-    if (!m)
-        return NULL;
-    uintptr_t line = ((uintptr_t)m + TT_LINE - 1) & ~(uintptr_t)(TT_LINE - 1);
-    *mem = m;
-    return (struct tt_slot *)(void *)(m + (line - (uintptr_t)m));
+    return tb_mem_alloc_aligned(&q->base, cap * sizeof(struct tt_slot),
+                                TT_LINE, 0, mem);
 }
 
 static void heap_free(struct tt *q)
 {
-    tb_mem_free(&q->base, q->heap_mem, q->cap * sizeof *q->heap + TT_LINE);
+    tb_mem_free_aligned(&q->base, q->heap_mem, q->cap * sizeof *q->heap,
+                        TT_LINE);
 }
 
 /* Moves the heap into a zeroed array of `cap` slots (cap > size). */

@@ -6,7 +6,7 @@
  * two, default 512, at most 2^30), indexed by `tick & mask`.  Each bucket is
  * a doubly linked list (head, tail) of timeouts; each timeout keeps its
  * `rounds` (Netty's remainingRounds: full revolutions still to wait) and its
- * bucket (in tb_task.index, as bucket + 1), so a cancel unlinks it in O(1).
+ * bucket (in `index`, as bucket + 1), so a cancel unlinks it in O(1).
  * A bitmap of occupied buckets lets the virtual clock skip idle ticks in bulk
  * (counted exactly as if walked); the threaded worker never skips.  When a
  * whole revolution went by without a run and no entry can expire within the
@@ -121,16 +121,15 @@
  *     accounting is shared by every backend (submitted = finished +
  *     cancelled + dropped + pending + running), so the stats follow it.
  *
- * Record: 80 bytes (the 48-byte core header, next, prev, rounds, and the
- * cancelled-queue link).  The link cannot share a word the way the inbox
+ * Record: 80 bytes (the 40-byte core header, rounds, next, prev, the
+ * cancelled-queue link and the 4-byte index, padded).  The link cannot share a word the way the inbox
  * shares `next`: a canceller writes it while the worker may be writing the
  * timeout's bucket links or rounds (a neighbour's unlink, the walk's
  * decrement), and while the scheduling thread may still be filling the
  * header (the pool publishes the record WAITING before the fill).  Netty
  * keeps no such field (its cancelled queue is an array-backed MPSC queue),
  * so 64 bytes needs 32-bit links (slot numbers, which the worker could only
- * turn into records under the pool's lock while producers grow it) or a
- * smaller core header.
+ * turn into records under the pool's lock while producers grow it).
  */
 #include <sched.h>
 #include <stdio.h>
@@ -146,7 +145,7 @@
 #define TW_MAX_WHEEL (1 << 30)
 #define TW_TRANSFER_LIMIT 100000L
 
-/* tb_task.index: where the record sits, from the worker's point of view.
+/* tw_timeout.index: where the record sits, from the worker's point of view.
  * 1 .. 2^30 means bucket index - 1. */
 #define TW_QUEUED 0u          /* in the inbox, the backlog or the expired
                                  list (0 because the pool hands records out
@@ -155,10 +154,11 @@
                                  cancelled queue, or a list) has let go */
 
 /* The walk reads the state word (header), rounds and next of every entry
- * it visits: rounds and next come first so that those three share a cache
- * line as often as an 80-byte stride allows. */
+ * it visits, and an expiry or unlink rewrites index: those come first so
+ * that they share a cache line as often as an 80-byte stride allows. */
 struct tw_timeout {
     struct tb_task base;
+    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
     int64_t rounds;            /* Netty's remainingRounds */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
     struct tw_timeout *prev;   /* bucket list */
@@ -284,12 +284,7 @@ static inline bool tw_claim(const struct tw *q, struct tw_timeout *t,
 {
     if (q->base.threaded)
         return tw_cas(t, gen, from, to);
-    if (atomic_load_explicit(&t->base.gs, memory_order_relaxed) !=
-        tb_task_gs(gen, from))
-        return false;
-    atomic_store_explicit(&t->base.gs, tb_task_gs(gen, to),
-                          memory_order_relaxed);
-    return true;
+    return tb_task_cas_local(&t->base, gen, from, to);
 }
 
 static inline bool is_cancelled(const struct tw_timeout *t)
@@ -473,7 +468,7 @@ static struct tw_timeout *list_pop(struct tw_list *l)
 static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
 {
     struct tw_bucket *bk = &q->wheel[b];
-    t->base.index = b + 1;
+    t->index = b + 1;
     t->next = NULL;
     t->prev = bk->tail;
     if (bk->tail) {
@@ -489,7 +484,7 @@ static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
 /* HashedWheelBucket.remove: unlinks and returns the next entry. */
 static struct tw_timeout *bucket_remove(struct tw *q, struct tw_timeout *t)
 {
-    uint32_t b = t->base.index - 1;
+    uint32_t b = t->index - 1;
     struct tw_bucket *bk = &q->wheel[b];
     struct tw_timeout *next = t->next;
     if (t->prev)
@@ -503,7 +498,7 @@ static struct tw_timeout *bucket_remove(struct tw *q, struct tw_timeout *t)
     if (!bk->head)
         q->occupied[b >> 6] &= ~((uint64_t)1 << (b & 63));
     t->next = t->prev = NULL;
-    t->base.index = TW_QUEUED;
+    t->index = TW_QUEUED;
     q->in_wheel--;
     return next;
 }
@@ -527,10 +522,10 @@ static uint32_t next_occupied(const struct tw *q, uint32_t from)
  * it (the other holder is the cancelled queue). */
 static void let_go(struct tw *q, struct tw_timeout *t)
 {
-    if (t->base.index == TW_HALF)
+    if (t->index == TW_HALF)
         retire(q, t);
     else
-        t->base.index = TW_HALF;
+        t->index = TW_HALF;
 }
 
 /* ---- The tick ---------------------------------------------------------- */
@@ -581,10 +576,10 @@ static void process_cancelled(struct tw *q)
         struct tw_timeout *n = t->cnext;
         ctr_add(q, &q->pending, (uint64_t)-1);
         ctr_add(q, &q->zombies, (uint64_t)-1);
-        if (t->base.index == TW_QUEUED) {
-            t->base.index = TW_HALF; /* its list will free it */
+        if (t->index == TW_QUEUED) {
+            t->index = TW_HALF; /* its list will free it */
         } else {
-            if (t->base.index != TW_HALF)
+            if (t->index != TW_HALF)
                 bucket_remove(q, t);
             retire(q, t);
         }
@@ -652,7 +647,7 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         retire(q, t);
         return;
     }
-    t->base.index = TW_QUEUED;
+    t->index = TW_QUEUED;
     uint64_t n = pending_take(q);
     if (!n) {
         /* D1: the re-arm is refused like a schedule (Netty's newTimeout
@@ -975,14 +970,11 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
     if (!s->threaded &&
-        atomic_load_explicit(&t->base.gs, memory_order_relaxed) ==
-            tb_task_gs(gen, TB_TASK_WAITING) &&
-        !atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        !atomic_load_explicit(&q->shut, memory_order_relaxed) &&
+        tb_task_cas_local(&t->base, gen, TB_TASK_WAITING,
+                          TB_TASK_CANCELLED)) {
         /* virtual mode, the common case, straight through: no other
          * thread, so the CAS is a store and the push a plain link */
-        atomic_store_explicit(&t->base.gs,
-                              tb_task_gs(gen, TB_TASK_CANCELLED),
-                              memory_order_relaxed);
         vctr_inc(&q->ncancelled);
         vctr_inc(&q->zombies);
         t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
@@ -1216,9 +1208,9 @@ static int check_list(const struct tw_list *l, size_t *live)
 {
     const struct tw_timeout *t = l->head, *last = NULL;
     for (; t; last = t, t = t->next) {
-        if (t->base.index != TW_QUEUED && t->base.index != TW_HALF)
-            return corrupt("listed entry claims a bucket", t->base.index, 0);
-        *live += t->base.index == TW_QUEUED;
+        if (t->index != TW_QUEUED && t->index != TW_HALF)
+            return corrupt("listed entry claims a bucket", t->index, 0);
+        *live += t->index == TW_QUEUED;
     }
     if (last != l->tail)
         return corrupt("list tail is not its last entry", 0, 0);
@@ -1235,9 +1227,9 @@ static int check_locked(struct tw *q)
         for (const struct tw_timeout *t = bk->head; t; prev = t, t = t->next) {
             if (t->prev != prev)
                 return corrupt("broken prev link in bucket", b, count);
-            if (t->base.index != b + 1)
+            if (t->index != b + 1)
                 return corrupt("entry records another bucket", b,
-                               t->base.index);
+                               t->index);
             uint32_t st = tb_task_get_state(&t->base);
             if (st != TB_TASK_WAITING && st != TB_TASK_CANCELLED)
                 return corrupt("bucket entry in a bad state", b, st);
@@ -1270,9 +1262,9 @@ static int check_locked(struct tw *q)
          last = t, t = t->next) {
         if (t == &q->stub)
             continue;
-        if (t->base.index != TW_QUEUED && t->base.index != TW_HALF)
-            return corrupt("inbox entry claims a bucket", t->base.index, 0);
-        live += t->base.index == TW_QUEUED;
+        if (t->index != TW_QUEUED && t->index != TW_HALF)
+            return corrupt("inbox entry claims a bucket", t->index, 0);
+        live += t->index == TW_QUEUED;
     }
     if (last != atomic_load(&q->inbox))
         return corrupt("inbox end is not its last entry", 0, 0);
@@ -1280,7 +1272,7 @@ static int check_locked(struct tw *q)
     for (const struct tw_timeout *t = atomic_load(&q->cancelled); t;
          t = t->cnext) {
         zombies++;
-        live += t->base.index == TW_HALF; /* let go by its list */
+        live += t->index == TW_HALF; /* let go by its list */
     }
     if (live != ctr_get(&q->pending))
         return corrupt("pending count disagrees with the structure", live,
@@ -1303,6 +1295,8 @@ static int tw_check(struct tb_sched *s)
 static const struct tb_backend_ops tw_ops = {
     .sched_size = sizeof(struct tw),
     .task_size = sizeof(struct tw_timeout),
+    /* index starts as TW_QUEUED (0); the rest as before the header move */
+    .task_zero = sizeof(struct tw_timeout) - sizeof(struct tb_task),
     .configure = tw_configure,
     .init = tw_init,
     .fini = tw_fini,

@@ -241,8 +241,8 @@ int tb_cancel(struct tb_sched *s, tb_handle handle);
  *  structure's own arrays (a heap's array; wheels have none that grow per
  *  task).  Growth the original does on its own stays what the `fill`
  *  benchmark measures; benchmarks of insert call this untimed.  TB_OK,
- *  TB_ENOMEM (what was reserved stays), TB_ERANGE (n >= 2^32 - 1),
- *  TB_EINVAL. */
+ *  TB_ENOMEM (what was reserved stays), TB_ERANGE (the tasks
+ *  live now plus n would pass 2^29, the most one scheduler holds), TB_EINVAL. */
 int tb_reserve(struct tb_sched *s, size_t n);
 
 /** Tasks held by the structure, as the original counts them: with lazy
