@@ -16,6 +16,13 @@ on stdout (./timerbench report captures it):
     shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
     samples.csv                           raw lateness / period-error samples
     shim.log, micro.log, runtime.log      console output and stderr
+    replay.json, replay.log, traces/      standard and full profiles: the
+                                          shipped kernel trace and one trace
+                                          per generator model (written into
+                                          traces/) replayed on every backend
+                                          (bench/replay.py; skipped, with the
+                                          reason in machine.json, when a file
+                                          is missing)
     cyclictest.txt                        rt-tests' cyclictest output, when
                                           installed: an outside reference for
                                           lateness (its percentiles are in
@@ -70,6 +77,7 @@ import time
 # from elsewhere (tests).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tb_runstate as RS  # noqa: E402
+import replay as REPLAY  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESSES = ("shim", "micro", "runtime")
@@ -530,6 +538,9 @@ def parse_args(argv=None):
                     help="do not pin")
     ap.add_argument("--no-settle", action="store_true",
                     help="no extra repetitions for unsettled medians")
+    ap.add_argument("--no-replay", action="store_true",
+                    help="standard and full profiles: do not replay the "
+                    "kernel trace and the generators' traces")
     opts = ap.parse_args(argv)
     if isinstance(opts.seed, str):
         opts.seed = int(opts.seed, 0)
@@ -814,6 +825,17 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
         # the others still run.  A signal stops everything.
         if stop.signum:
             break
+    # The replay step (standard and full profiles): the shipped kernel
+    # trace and one trace per generator model on every backend, a few
+    # seconds; a resumed run does it once.
+    if not stop.signum and not opts.filter and not opts.no_replay \
+            and (run.get("replay") or {}).get("status") != "complete" \
+            and REPLAY.PROFILE_REPLAY.get(opts.profile):
+        run["replay"] = REPLAY.replay_into(opts.profile, opts.build_dir, outdir,
+                                           opts.backends, opts.jobs,
+                                           build=not opts.no_build)
+        seconds["replay"] = run["replay"]["seconds"]
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
     RS.commit(outdir, facts)
     return finish(opts, outdir, lock, facts, stop, stopped, entry, t_session)
 

@@ -68,7 +68,7 @@ def main(argv):
                                                  res.machine.get("format_version"),
                                                  tb_results.FORMAT_VERSION))
         return 2
-    if not res.measurements and not res.counts:
+    if not res.measurements and not res.counts and not res.replay:
         sys.stderr.write("report: %s: no usable benchmark results%s\n" % (
             root, "" if res.machine is not None else
             ", and no machine.json: this is not a results directory"))

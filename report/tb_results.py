@@ -16,6 +16,9 @@ A results directory holds:
     with the instances still missing, and its sessions when it was resumed.
   - counts.json (bench/run.py --profile counts): instructions and simulated
     cache misses per operation, read into `Results.counts`.
+  - replay.json (bench/replay.c, via `./timerbench replay` or the standard
+    profile): timer traces replayed on every backend, read into
+    `Results.replay` (one dict per trace, see _read_replay).
 
 Nothing here raises on bad input: a file that cannot be read becomes a
 `Problem` naming the file and saying what is wrong, and the caller decides
@@ -173,6 +176,8 @@ class Results:
         self.counts_meta = None  # counts.json without its results
         self.format_version = None  # machine.json's, 1 when it has none
         self.missing = []        # keys of instances the run did not measure
+        self.replay = []         # replay.json's traces: dicts, see _read_replay
+        self.replay_meta = None  # replay.json without its traces
 
     @property
     def run(self):
@@ -595,6 +600,112 @@ def _read_counts(res, path):
         res.files.append(path)
 
 
+def _spread(v):
+    """{"median", "min", "max", "reps"} with numbers, min <= median <= max,
+    or None."""
+    if not isinstance(v, dict):
+        return None
+    out = {k: _number(v.get(k)) for k in ("median", "min", "max")}
+    if any(x is None or x < 0 for x in out.values()) or \
+            not out["min"] <= out["median"] <= out["max"]:
+        return None
+    reps = v.get("reps")
+    out["reps"] = [float(x) for x in reps if _number(x) is not None] \
+        if isinstance(reps, list) else []
+    return out
+
+
+# Numbers every replayed backend has; a backend without them is skipped.
+REPLAY_BACKEND_NUMBERS = ("peak_pending", "bytes_at_peak", "fires")
+REPLAY_KINDS = ("schedule", "periodic", "cancel", "reschedule", "advance", "expire")
+
+
+def _read_replay_backend(b):
+    if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+        return None
+    total = _spread(b.get("ns_per_event"))
+    nums = {k: _number(b.get(k)) for k in REPLAY_BACKEND_NUMBERS}
+    if total is None or any(v is None or v < 0 for v in nums.values()):
+        return None
+    kinds = {}
+    per = b.get("ns_per_op") if isinstance(b.get("ns_per_op"), dict) else {}
+    for k in REPLAY_KINDS:
+        e = per.get(k)
+        if isinstance(e, dict) and _number(e.get("count")):
+            sp = _spread(e.get("ns"))
+            if sp is not None:
+                kinds[k] = dict(sp, count=int(e["count"]))
+    late = b.get("lateness") if isinstance(b.get("lateness"), dict) else {}
+    late_ns = late.get("ns") if isinstance(late.get("ns"), dict) else {}
+    late_t = late.get("ticks") if isinstance(late.get("ticks"), dict) else {}
+    c = b.get("counts") if isinstance(b.get("counts"), dict) else {}
+    counts = {k: _number(c.get(k)) for k in ("instructions_per_event",
+                                             "d1_misses_per_event", "ll_misses_per_event")}
+    counts = counts if all(v is not None and v >= 0 for v in counts.values()) else None
+    backend = b.get("backend") if isinstance(b.get("backend"), str) else b["name"]
+    return dict(nums, name=b["name"], backend=backend, ns_per_event=total, kinds=kinds,
+                counts=counts,
+                cpu_ms_per_million_events=_spread(b.get("cpu_ms_per_million_events")),
+                ticked=b.get("ticked") is True, tick_ns=_number(b.get("tick_ns")) or 0,
+                lateness_ns={k: _number(v) for k, v in late_ns.items()},
+                lateness_ticks={k: _number(v) for k, v in late_t.items()},
+                pending=[(p[0], p[1]) for p in b.get("pending_samples", [])
+                         if isinstance(p, list) and len(p) == 2
+                         and _number(p[0]) is not None and _number(p[1]) is not None]
+                if isinstance(b.get("pending_samples"), list) else [])
+
+
+def _read_replay(res, path):
+    """replay.json: {"traces": [{name, events, ops, cancel_ratio, delay_ns,
+    delay_cdf, backends: [{name, ns_per_event: {median, min, max, reps},
+    ns_per_op: {kind: {count, ns}}, peak_pending, bytes_at_peak, fires,
+    lateness, pending_samples, ...}]}], reps, tick_ns, method}."""
+    data = _load_json(path, res.problems)
+    if data is None:
+        return
+    traces = data.get("traces") if isinstance(data, dict) else None
+    if not isinstance(traces, list):
+        res.problems.append(Problem(path, "has no \"traces\" list (not a replay file)"))
+        return
+    bad = 0
+    for t in traces:
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str) \
+                or not _number(t.get("events")) or _number(t.get("cancel_ratio")) is None \
+                or not isinstance(t.get("backends"), list):
+            bad += 1
+            continue
+        backends = [_read_replay_backend(b) for b in t["backends"]]
+        bad += sum(b is None for b in backends)
+        backends = [b for b in backends if b is not None]
+        if not backends:
+            bad += 1
+            continue
+        delay = t.get("delay_ns") if isinstance(t.get("delay_ns"), dict) else {}
+        ops = t.get("ops") if isinstance(t.get("ops"), dict) else {}
+        res.replay.append({
+            "name": t["name"], "file": t.get("file") if isinstance(t.get("file"), str) else t["name"],
+            "events": int(t["events"]), "cancel_ratio": float(t["cancel_ratio"]),
+            "timers": _number(t.get("timers")),
+            "ops": {k: int(v) for k, v in ops.items() if _number(v) is not None},
+            "cancel_unknown": _number(t.get("cancel_unknown")) or 0,
+            "reschedule_unknown": _number(t.get("reschedule_unknown")) or 0,
+            "delay_ns": {k: _number(v) for k, v in delay.items() if _number(v) is not None},
+            "delay_cdf": [(p[0], p[1]) for p in t.get("delay_cdf", [])
+                          if isinstance(p, list) and len(p) == 2
+                          and _number(p[0]) is not None and _number(p[1]) is not None]
+            if isinstance(t.get("delay_cdf"), list) else [],
+            "comments": [c for c in t.get("comments", []) if isinstance(c, str)]
+            if isinstance(t.get("comments"), list) else [],
+            "duration_ns": (_number(t.get("end_ns")) or 0) - (_number(t.get("start_ns")) or 0),
+            "backends": backends})
+    if bad:
+        res.problems.append(Problem(path, "%d traces or backends were not in the expected "
+                                          "form and were skipped" % bad))
+    res.replay_meta = {k: v for k, v in data.items() if k != "traces"}
+    if res.replay:
+        res.files.append(path)
+
+
 def _float(text):
     try:
         return float(text)
@@ -640,6 +751,8 @@ def load(root):
                 res.problems.append(Problem(path, "is not a JSON object"))
         elif base == "counts.json":
             _read_counts(res, path)
+        elif base == "replay.json":
+            _read_replay(res, path)
         elif base.endswith(".json"):
             data = _load_json(path, res.problems)
             if data is None:

@@ -16,6 +16,7 @@ import tb_results
 import tb_claims
 import tb_counts
 import tb_experiments
+import tb_replay
 import tb_stats as S
 from tb_doc import Bold, Code, Doc
 from tb_figures import FLOOR_COLOUR, RawPath, assign_colours
@@ -216,6 +217,7 @@ def build(res, figs):
     tb_counts.counts_section(ctx, body)
     tb_experiments.runtime_sections(ctx, body)
     other_section(ctx, body, micro_ops)
+    tb_replay.replay_section(ctx, body)
     claims = tb_claims.evaluate(ctx)
     for prio, idx in ((12, 7), (13, 0), (18, 1), (19, 3)):
         c = claims[idx]
@@ -888,7 +890,7 @@ def claims_section(ctx, doc, claims):
 
 def choose_section(ctx, doc):
     doc.h(2, "Which one to use", "choose")
-    rows = tb_claims.recommend(ctx)
+    rows = tb_claims.recommend(ctx) + tb_replay.recommend_rows(ctx)
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
         return

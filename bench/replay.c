@@ -1,0 +1,1434 @@
+/*
+ * bench/replay.c — timerbench-replay: replays timer traces (the D4 format,
+ * bench/README.md "Replay") on every backend's virtual clock and writes
+ * what each backend did with them as JSON (replay.json).
+ *
+ *     timerbench-replay [--backends a,b] [--reps R] [--tick NS] [--out FILE]
+ *                       [--parse-only] [--quiet] TRACE...
+ *   (--skip-cancel K, for the tests only, withholds the K-th cancel of each
+ *   pass from the backend, to show that the checks catch the extra run;
+ *   --total-only runs one checked total pass per trace and backend and
+ *   writes no JSON: what bench/replay.py --counts runs under Valgrind)
+ *
+ * A trace is parsed whole first: every rule of the format is checked there
+ * (errors name FILE:LINE, exit 2) and every id is resolved to one timer
+ * instance, so that all backends get exactly the same calls.  "Live" is
+ * decided by the trace's own clock: a one-shot is live until its deadline
+ * (the replay advances to an event's time before its op, so a timer due at
+ * that very time has fired), a periodic timer until it is cancelled.  A
+ * cancel of an id that is not live is counted (cancel_unknown) and not
+ * issued; a reschedule of one is counted (reschedule_unknown) and issued as
+ * a schedule; a reschedule of a live id is tb_cancel + tb_schedule with the
+ * new delay (one-shot, as D4 says), timed as one operation.
+ *
+ * Per backend (wheels at a common 1 ms tick by default, as the benchmarks'
+ * head-to-head series; heaps with their originals' policies) three kinds of
+ * pass run, each on a fresh scheduler:
+ *   - check (once): advances in fine steps (to every expected deadline, and
+ *     tick by tick while something due has not fired), so each fire is
+ *     seen at the first moment the backend runs it: its lateness, in ns and
+ *     in the backend's ticks, is exact (0 for the heaps, as measured, not
+ *     assumed); pending is sampled over the trace's time and the bytes held
+ *     are read whenever pending reaches a new peak.
+ *   - total (R times): advances to each event's time, then the op, with
+ *     no clock read inside: wall and thread CPU time of the whole replay.
+ *   - per kind (R times): the same calls, with runs of consecutive ops of
+ *     one kind at one instant timed as one batch (two monotonic clock
+ *     reads, their calibrated cost subtracted once per batch), and each
+ *     advance timed alone (its time divided by the timers it fired gives
+ *     the expiry cost).  Splitting the passes keeps the clock reads out of
+ *     the total.
+ * The repetitions interleave backends (rep 1 of every backend, then rep 2,
+ * ...) so that a slow phase of the machine hits all of them.
+ * After the last event the clock moves on until every uncancelled one-shot
+ * has fired; each periodic timer still live is cancelled at the trace's end
+ * time plus its period (its fires are counted).
+ *
+ * Every pass is checked: a one-shot the trace leaves uncancelled fires
+ * exactly once, a cancelled one never, no fire is early, and every cancel
+ * of a live timer succeeds.  A failed check is an error (exit 1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+#define MAX_BACKENDS 32
+#define PENDING_SAMPLES 400   /* points of the pending-over-time series */
+#define DELAY_CDF_POINTS 200  /* points of the delay distribution */
+/* After the last deadline, a timer a backend has not run within this many
+ * of its ticks (or ms for a backend without ticks) never will: error. */
+#define DRAIN_STEPS 4096
+
+/* K_ADVANCE: a clock advance, per call (the tasks it runs included);
+ * K_EXPIRE: the same time per timer fired. */
+enum kind { K_SCHEDULE, K_PERIODIC, K_CANCEL, K_RESCHEDULE, K_EXPIRE,
+            K_ADVANCE, K_COUNT };
+static const char *const kind_names[K_COUNT] = {
+    "schedule", "periodic", "cancel", "reschedule", "expire", "advance"};
+
+/* ---- The parsed trace --------------------------------------------------- */
+
+struct event {
+    int64_t t;        /* ns */
+    int64_t delay;    /* ns, schedules */
+    uint32_t inst;    /* timer scheduled (or cancelled, for K_CANCEL) */
+    uint32_t old;     /* K_RESCHEDULE: the timer it cancels */
+    uint8_t kind;     /* K_SCHEDULE .. K_RESCHEDULE */
+};
+
+struct inst {
+    int64_t deadline; /* first due time, ns */
+    int64_t period;   /* ns, 0 for one-shots */
+    uint64_t id;      /* the trace's id */
+    long line;        /* where it was scheduled */
+    int64_t ended;    /* trace time it was cancelled, -1 if never */
+};
+
+struct trace {
+    const char *path;
+    char unit[4];
+    int64_t unit_ns;
+    char **comments;
+    size_t ncomments;
+    struct event *ev;
+    size_t nev, cev;
+    struct inst *in;
+    size_t nin, cin;
+    uint64_t ops[4];            /* schedule, periodic, cancel, reschedule
+                                   as lines of the trace */
+    uint64_t cancel_unknown, reschedule_unknown;
+    uint64_t cancelled;         /* timers ended by a cancel or reschedule */
+    int64_t *delays;            /* every scheduled delay, ns */
+    size_t ndelays;
+    long lines;
+};
+
+static void die_oom(void)
+{
+    fprintf(stderr, "timerbench-replay: out of memory\n");
+    exit(1);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        die_oom();
+    return p;
+}
+
+/* id -> instance (+1; 0 = empty): open addressing, never shrinks; a reused
+ * id overwrites its entry. */
+struct idmap {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n;
+};
+
+static size_t id_hash(uint64_t k, size_t cap)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+static uint32_t *idmap_slot(struct idmap *m, uint64_t k, bool insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap) {
+        struct idmap g = {0};
+        g.cap = m->cap ? m->cap * 2 : 1024;
+        g.keys = xrealloc(NULL, g.cap * sizeof *g.keys);
+        g.vals = calloc(g.cap, sizeof *g.vals);
+        if (!g.vals)
+            die_oom();
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i])
+                *idmap_slot(&g, m->keys[i], true) = m->vals[i];
+        g.n = m->n;
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    if (!m->cap)
+        return NULL;
+    for (size_t i = id_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->vals[i]) {
+            if (!insert)
+                return NULL;
+            m->keys[i] = k;
+            m->n++;
+            return &m->vals[i];
+        }
+        if (m->keys[i] == k)
+            return &m->vals[i];
+    }
+}
+
+static const char *g_path;
+static long g_line;
+/* What parse_trace holds, so that an error exit frees it (the sanitizer
+ * builds run the bad-trace tests with leak detection on). */
+static struct trace *g_trs;
+static size_t g_ntr;
+static struct idmap g_ids;
+static char *g_buf;
+static FILE *g_file;
+
+static void free_trace(struct trace *tr)
+{
+    for (size_t i = 0; i < tr->ncomments; i++)
+        free(tr->comments[i]);
+    free(tr->comments);
+    free(tr->ev);
+    free(tr->in);
+    free(tr->delays);
+    memset(tr, 0, sizeof *tr);
+}
+
+static void free_parsing(void)
+{
+    for (size_t t = 0; t < g_ntr; t++)
+        free_trace(&g_trs[t]);
+    free(g_trs);
+    g_trs = NULL;
+    g_ntr = 0;
+    free(g_ids.keys);
+    free(g_ids.vals);
+    memset(&g_ids, 0, sizeof g_ids);
+    free(g_buf);
+    g_buf = NULL;
+    if (g_file)
+        fclose(g_file);
+    g_file = NULL;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%ld: ", g_path, g_line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    free_parsing();
+    exit(2);
+}
+
+/* A non-negative integer field; `what` names it in the error. */
+static int64_t parse_int(const char *f, const char *what, int64_t max)
+{
+    if (!*f)
+        bad("%s is empty", what);
+    const char *p = f;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!*p)
+        bad("%s '%s' is not an integer", what, f);
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9')
+            bad("%s '%s' is not an integer", what, f);
+    if (*f == '-') {
+        for (const char *q = p; *q; q++)
+            if (*q != '0')
+                bad("%s %s is negative", what, f);
+        return 0;
+    }
+    errno = 0;
+    unsigned long long v = strtoull(p, NULL, 10);
+    if (errno == ERANGE || v > (unsigned long long)max)
+        bad("%s %s is out of range (at most %" PRId64 ")", what, f, max);
+    return (int64_t)v;
+}
+
+/* A value in the trace's unit, to ns, refusing what the clock cannot hold. */
+static int64_t to_ns(const struct trace *tr, int64_t v, const char *what)
+{
+    if (v > TB_MAX_DELAY / tr->unit_ns)
+        bad("%s %" PRId64 " %s is too large (at most 2^62 ns)", what, v,
+            tr->unit);
+    return v * tr->unit_ns;
+}
+
+static struct event *push_event(struct trace *tr)
+{
+    if (tr->nev == tr->cev) {
+        tr->cev = tr->cev ? tr->cev * 2 : 1024;
+        tr->ev = xrealloc(tr->ev, tr->cev * sizeof *tr->ev);
+    }
+    struct event *e = &tr->ev[tr->nev++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static uint32_t new_inst(struct trace *tr, uint64_t id, int64_t t,
+                         int64_t delay, int64_t period)
+{
+    if (tr->nin == tr->cin) {
+        tr->cin = tr->cin ? tr->cin * 2 : 1024;
+        tr->in = xrealloc(tr->in, tr->cin * sizeof *tr->in);
+        tr->delays = xrealloc(tr->delays, tr->cin * sizeof *tr->delays);
+    }
+    if (tr->nin >= UINT32_MAX - 1)
+        bad("more than 2^32 timers in one trace");
+    if (delay > TB_MAX_DELAY - t)
+        bad("deadline (time + delay) is past 2^62 ns");
+    struct inst *in = &tr->in[tr->nin];
+    in->deadline = t + delay;
+    in->period = period;
+    in->id = id;
+    in->line = g_line;
+    in->ended = -1;
+    tr->delays[tr->ndelays++] = delay;
+    return (uint32_t)tr->nin++;
+}
+
+static bool live_at(const struct inst *in, int64_t t)
+{
+    return in->ended < 0 && (in->period > 0 || in->deadline > t);
+}
+
+static const char HEADER[] = "time,op,id,delay,period";
+
+static void parse_trace(struct trace *tr, const char *path)
+{
+    memset(tr, 0, sizeof *tr);
+    tr->path = path;
+    g_path = path;
+    g_line = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+        free_parsing();
+        exit(2);
+    }
+    g_file = f;
+    size_t cap = 0;
+    ssize_t len;
+    bool header = false;
+    int64_t prev_t = -1;
+    long prev_line = 0;
+    while ((len = getline(&g_buf, &cap, f)) >= 0) {
+        g_line++;
+        bool nl = len > 0 && g_buf[len - 1] == '\n';
+        if (nl)
+            g_buf[--len] = '\0';
+        if (len > 0 && g_buf[len - 1] == '\r')
+            g_buf[--len] = '\0';
+        if (strlen(g_buf) != (size_t)len)
+            bad("line holds a NUL byte");
+        if (g_line == 1) {
+            static const char magic[] = "#timerbench-trace v1 unit=";
+            const char *unit = g_buf + sizeof magic - 1;
+            if (strncmp(g_buf, magic, sizeof magic - 1) ||
+                (strcmp(unit, "ns") && strcmp(unit, "us") &&
+                 strcmp(unit, "ms")))
+                bad("not a timerbench trace: the first line must be "
+                    "'#timerbench-trace v1 unit=<ns|us|ms>', got '%.60s'",
+                    g_buf);
+            strcpy(tr->unit, unit);
+            tr->unit_ns = unit[0] == 'n' ? 1 : unit[0] == 'u' ? 1000
+                                                              : 1000000;
+            continue;
+        }
+        if (len == 0)
+            continue;
+        if (!header) {
+            if (g_buf[0] == '#') {
+                tr->comments = xrealloc(tr->comments,
+                    (tr->ncomments + 1) * sizeof *tr->comments);
+                tr->comments[tr->ncomments] = strdup(g_buf);
+                if (!tr->comments[tr->ncomments++])
+                    die_oom();
+                continue;
+            }
+            if (strcmp(g_buf, HEADER))
+                bad("expected the header line '%s' (after the first line "
+                    "and '#' comments), got '%.60s'", HEADER, g_buf);
+            header = true;
+            continue;
+        }
+        if (g_buf[0] == '#')
+            continue; /* a comment among the events says nothing */
+        char *fld[6];
+        int nf = 0;
+        for (char *p = g_buf;; p++) {
+            if (nf < 6)
+                fld[nf] = p;
+            nf++;
+            p = strchr(p, ',');
+            if (!p)
+                break;
+            *p = '\0';
+        }
+        if (nf != 5) {
+            if (!nl && nf < 5 && feof(f))
+                bad("truncated last line: no newline and %d of 5 fields "
+                    "(the file was cut short?)", nf);
+            bad("expected 5 fields (time,op,id,delay,period), got %d", nf);
+        }
+        int64_t t = to_ns(tr, parse_int(fld[0], "time", INT64_MAX), "time");
+        const char *op = fld[1];
+        uint64_t id = (uint64_t)parse_int(fld[2], "id", INT64_MAX);
+        int k;
+        if (!strcmp(op, "schedule"))
+            k = K_SCHEDULE;
+        else if (!strcmp(op, "periodic"))
+            k = K_PERIODIC;
+        else if (!strcmp(op, "cancel"))
+            k = K_CANCEL;
+        else if (!strcmp(op, "reschedule"))
+            k = K_RESCHEDULE;
+        else
+            bad("unknown op '%.40s' (schedule, cancel, reschedule, periodic)",
+                op);
+        int64_t delay = 0, period = 0;
+        if (k != K_CANCEL) {
+            if (!*fld[3])
+                bad("%s needs a delay", op);
+            delay = to_ns(tr, parse_int(fld[3], "delay", INT64_MAX), "delay");
+        } else if (*fld[3]) {
+            parse_int(fld[3], "delay", INT64_MAX); /* checked, unused */
+        }
+        if (k == K_PERIODIC) {
+            if (!*fld[4])
+                bad("periodic needs a period");
+            period = to_ns(tr, parse_int(fld[4], "period", INT64_MAX),
+                           "period");
+            if (period <= 0)
+                bad("period must be > 0");
+        } else if (*fld[4]) {
+            parse_int(fld[4], "period", INT64_MAX);
+        }
+        if (t < prev_t)
+            bad("time %s goes backwards (line %ld was at %" PRId64 " %s)",
+                fld[0], prev_line, prev_t / tr->unit_ns, tr->unit);
+        prev_t = t;
+        prev_line = g_line;
+        tr->ops[k]++;
+        uint32_t *slot = idmap_slot(&g_ids, id, false);
+        struct inst *cur = slot ? &tr->in[*slot - 1] : NULL;
+        bool live = cur && live_at(cur, t);
+        struct event *e;
+        switch (k) {
+        case K_SCHEDULE:
+        case K_PERIODIC:
+            if (live)
+                bad("%s of id %" PRIu64 ", which is still live (scheduled "
+                    "on line %ld%s); a re-arm is a reschedule", op, id,
+                    cur->line, cur->period ? ", periodic" : "");
+            e = push_event(tr);
+            e->t = t;
+            e->kind = (uint8_t)k;
+            e->delay = delay;
+            e->inst = new_inst(tr, id, t, delay, period);
+            *idmap_slot(&g_ids, id, true) = e->inst + 1;
+            break;
+        case K_CANCEL:
+            if (!live) {
+                tr->cancel_unknown++;
+                break;
+            }
+            e = push_event(tr);
+            e->t = t;
+            e->kind = K_CANCEL;
+            e->inst = *slot - 1;
+            cur->ended = t;
+            tr->cancelled++;
+            break;
+        case K_RESCHEDULE:
+            e = push_event(tr);
+            e->t = t;
+            e->delay = delay;
+            if (live) {
+                e->kind = K_RESCHEDULE;
+                e->old = *slot - 1;
+                cur->ended = t;
+                tr->cancelled++;
+            } else {
+                tr->reschedule_unknown++;
+                e->kind = K_SCHEDULE;
+            }
+            e->inst = new_inst(tr, id, t, delay, 0);
+            *idmap_slot(&g_ids, id, true) = e->inst + 1;
+            break;
+        }
+    }
+    tr->lines = g_line;
+    if (ferror(f))
+        bad("read error: %s", strerror(errno));
+    fclose(f);
+    g_file = NULL;
+    free(g_buf);
+    g_buf = NULL;
+    free(g_ids.keys);
+    free(g_ids.vals);
+    memset(&g_ids, 0, sizeof g_ids);
+    if (g_line == 0) {
+        g_line = 1;
+        bad("empty file: not a timerbench trace");
+    }
+    if (!header)
+        bad("no header line '%s' before the end of the file", HEADER);
+    if (tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3] == 0)
+        bad("no events after the header");
+}
+
+/* ---- Numbers ------------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static int64_t pct(const int64_t *v, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)(q * (double)n + 0.999999);
+    if (r < 1)
+        r = 1;
+    if (r > n)
+        r = n;
+    return v[r - 1];
+}
+
+static double median_d(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Cost of one pair of mono_ns() reads: the median of many empty batches. */
+static int64_t clock_overhead(void)
+{
+    enum { N = 2001 };
+    static int64_t d[N];
+    for (int i = 0; i < N; i++) {
+        int64_t a = mono_ns();
+        int64_t b = mono_ns();
+        d[i] = b - a;
+    }
+    qsort(d, N, sizeof *d, cmp_i64);
+    return d[N / 2];
+}
+
+/* ---- One replay --------------------------------------------------------- */
+
+enum mode { M_CHECK, M_TOTAL, M_KINDS };
+
+struct run_timer {
+    tb_handle h;
+    int64_t due;      /* next expected deadline */
+    uint32_t fires;
+    uint8_t state;    /* 0 unscheduled, 1 live, 2 fired, 3 cancelled */
+};
+
+struct due { int64_t at; uint32_t inst; };
+
+struct replay {
+    const struct trace *tr;
+    const struct tb_backend *b;
+    const char *label;      /* backend, or backend+roc */
+    int64_t tick;           /* backend's tick, 0 for heaps */
+    enum mode mode;
+    struct tb_sched *s;
+    struct run_timer *rt;
+    int64_t now;
+    uint64_t live_oneshots;
+    uint64_t fires, early;
+    long early_line;
+    int64_t early_by;
+    /* check mode: expected deadlines (min-heap, stale entries skipped) */
+    struct due *dh;
+    size_t ndh, cdh;
+    int64_t *late;          /* lateness of every fire, ns */
+    size_t nlate, clate;
+    uint64_t peak_seen, bytes_at_peak;
+    int64_t (*samples)[2];
+    size_t nsamples;
+    /* kinds mode */
+    int64_t overhead;
+    int64_t k_ns[K_COUNT];
+    uint64_t k_ops[K_COUNT];
+    uint64_t advances;
+    /* totals */
+    int64_t wall_ns, cpu_ns;
+    struct tb_stats st;
+};
+
+static struct replay *g_rp; /* the replay whose tasks are running */
+/* --skip-cancel K (tests only): the K-th cancel of each pass is not passed
+ * to the backend, so the timer runs although the trace cancelled it: the
+ * check must catch it. */
+static uint64_t g_skip_cancel, g_cancels;
+
+static void dh_push(struct replay *rp, int64_t at, uint32_t inst)
+{
+    if (rp->ndh == rp->cdh) {
+        rp->cdh = rp->cdh ? rp->cdh * 2 : 1024;
+        rp->dh = xrealloc(rp->dh, rp->cdh * sizeof *rp->dh);
+    }
+    size_t i = rp->ndh++;
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (rp->dh[p].at <= at)
+            break;
+        rp->dh[i] = rp->dh[p];
+        i = p;
+    }
+    rp->dh[i] = (struct due){at, inst};
+}
+
+static void dh_pop(struct replay *rp)
+{
+    struct due x = rp->dh[--rp->ndh];
+    size_t i = 0, n = rp->ndh;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && rp->dh[c + 1].at < rp->dh[c].at)
+            c++;
+        if (rp->dh[c].at >= x.at)
+            break;
+        rp->dh[i] = rp->dh[c];
+        i = c;
+    }
+    if (n)
+        rp->dh[i] = x;
+}
+
+/* The earliest expected deadline of a timer not yet fired, or -1. */
+static int64_t dh_top(struct replay *rp)
+{
+    while (rp->ndh) {
+        struct due d = rp->dh[0];
+        const struct run_timer *r = &rp->rt[d.inst];
+        if (r->state == 1 && r->due == d.at)
+            return d.at;
+        dh_pop(rp);
+    }
+    return -1;
+}
+
+static int on_fire(void *arg)
+{
+    struct replay *rp = g_rp;
+    struct run_timer *r = arg;
+    int64_t now = tb_now(rp->s);
+    if (now < r->due && rp->early++ == 0) {
+        rp->early_line = rp->tr->in[r - rp->rt].line;
+        rp->early_by = r->due - now;
+    }
+    if (rp->mode == M_CHECK) {
+        if (rp->nlate == rp->clate) {
+            rp->clate = rp->clate ? rp->clate * 2 : 4096;
+            rp->late = xrealloc(rp->late, rp->clate * sizeof *rp->late);
+        }
+        rp->late[rp->nlate++] = now - r->due;
+    }
+    rp->fires++;
+    r->fires++;
+    int64_t period = rp->tr->in[r - rp->rt].period;
+    if (period) {
+        r->due += period;
+        if (rp->mode == M_CHECK)
+            dh_push(rp, r->due, (uint32_t)(r - rp->rt));
+    } else if (r->state == 1) {
+        r->state = 2;
+        rp->live_oneshots--;
+    }
+    return 0;
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+fail(struct replay *rp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "timerbench-replay: %s on %s: check failed: ",
+            rp->label, rp->tr->path);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void advance(struct replay *rp, int64_t to)
+{
+    long ran;
+    if (rp->mode == M_KINDS) {
+        int64_t a = mono_ns();
+        ran = tb_advance(rp->s, to);
+        int64_t d = mono_ns() - a - rp->overhead;
+        rp->k_ns[K_EXPIRE] += d;
+        rp->k_ns[K_ADVANCE] += d;
+        rp->k_ops[K_ADVANCE]++;
+        rp->advances++;
+    } else {
+        ran = tb_advance(rp->s, to);
+    }
+    if (ran < 0)
+        fail(rp, "tb_advance(%" PRId64 ") failed: %s", to,
+             tb_strerror((int)ran));
+    rp->k_ops[K_EXPIRE] += (uint64_t)ran;
+    rp->now = to;
+}
+
+/* Check mode: reaches `limit` through every moment a timer may fire: each
+ * expected deadline, the current instant again (a timer scheduled with no
+ * delay is due at once, but only an advance runs it), then tick by tick
+ * while something due has not run. */
+static void step_to(struct replay *rp, int64_t limit)
+{
+    bool again = false; /* the current instant was advanced to again */
+    for (;;) {
+        int64_t d = dh_top(rp);
+        if (d < 0 || d > limit)
+            break;
+        int64_t target;
+        if (d > rp->now)
+            target = d;
+        else if (!again)
+            target = rp->now;
+        else if (rp->tick)
+            target = (rp->now / rp->tick + 1) * rp->tick;
+        else
+            target = rp->now + TB_MS; /* a heap should never get here */
+        if (target > limit)
+            target = limit;
+        if (target < rp->now || (target == rp->now && again))
+            break;
+        again = target == rp->now;
+        advance(rp, target);
+    }
+    if (limit > rp->now)
+        advance(rp, limit);
+}
+
+static void move_to(struct replay *rp, int64_t t)
+{
+    if (t < rp->now || (t == rp->now && rp->mode != M_CHECK))
+        return;
+    if (rp->mode == M_CHECK)
+        step_to(rp, t);
+    else
+        advance(rp, t);
+}
+
+static void sched_one(struct replay *rp, uint32_t i, long line)
+{
+    const struct inst *in = &rp->tr->in[i];
+    struct run_timer *r = &rp->rt[i];
+    int64_t delay = in->deadline - rp->now;
+    int rc = in->period
+        ? tb_schedule_fixed_rate(rp->s, delay, in->period, on_fire, r, &r->h)
+        : tb_schedule(rp->s, delay, on_fire, r, &r->h);
+    if (rc != TB_OK)
+        fail(rp, "line %ld: schedule of id %" PRIu64 " failed: %s", line,
+             in->id, tb_strerror(rc));
+    r->due = in->deadline;
+    r->state = 1;
+    if (!in->period)
+        rp->live_oneshots++;
+    if (rp->mode == M_CHECK)
+        dh_push(rp, r->due, i);
+}
+
+static void cancel_one(struct replay *rp, uint32_t i)
+{
+    struct run_timer *r = &rp->rt[i];
+    int rc = ++g_cancels == g_skip_cancel ? 1 : tb_cancel(rp->s, r->h);
+    if (rc != 1)
+        fail(rp, "cancel of id %" PRIu64 " (scheduled on line %ld), live "
+             "in the trace, returned %d: it %s", rp->tr->in[i].id,
+             rp->tr->in[i].line, rc,
+             r->fires ? "had already fired, early" : "was not pending");
+    if (!rp->tr->in[i].period && r->state == 1)
+        rp->live_oneshots--;
+    r->state = 3;
+}
+
+static void do_op(struct replay *rp, const struct event *e)
+{
+    switch (e->kind) {
+    case K_SCHEDULE:
+    case K_PERIODIC:
+        sched_one(rp, e->inst, rp->tr->in[e->inst].line);
+        break;
+    case K_CANCEL:
+        cancel_one(rp, e->inst);
+        break;
+    case K_RESCHEDULE:
+        cancel_one(rp, e->old);
+        sched_one(rp, e->inst, rp->tr->in[e->inst].line);
+        break;
+    }
+}
+
+static void sample(struct replay *rp)
+{
+    size_t p = tb_pending(rp->s);
+    if (p > rp->peak_seen) {
+        struct tb_stats st;
+        tb_stats(rp->s, &st);
+        rp->peak_seen = p;
+        rp->bytes_at_peak = st.bytes_held;
+    }
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+    const struct due *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* After the last event: periodic timers stop one period after the end,
+ * then the clock moves until every one-shot has run. */
+static void drain(struct replay *rp)
+{
+    const struct trace *tr = rp->tr;
+    int64_t end = tr->ev[tr->nev - 1].t;
+    struct due *stops = NULL;
+    size_t nstops = 0;
+    int64_t last = end;
+    for (size_t i = 0; i < tr->nin; i++) {
+        if (rp->rt[i].state != 1)
+            continue;
+        if (tr->in[i].period) {
+            stops = xrealloc(stops, (nstops + 1) * sizeof *stops);
+            stops[nstops++] = (struct due){end + tr->in[i].period,
+                                           (uint32_t)i};
+        } else if (tr->in[i].deadline > last) {
+            last = tr->in[i].deadline;
+        }
+    }
+    if (nstops > 1)
+        qsort(stops, nstops, sizeof *stops, cmp_end);
+    for (size_t i = 0; i < nstops; i++) {
+        move_to(rp, stops[i].at);
+        cancel_one(rp, stops[i].inst);
+    }
+    free(stops);
+    if (rp->live_oneshots)
+        move_to(rp, last);
+    int64_t step = rp->tick ? rp->tick : TB_MS;
+    for (int i = 0; rp->live_oneshots && i < DRAIN_STEPS; i++)
+        move_to(rp, rp->now + step);
+    if (rp->live_oneshots)
+        fail(rp, "%" PRIu64 " timers the trace leaves uncancelled never "
+             "fired (%d steps of %" PRId64 " ns past the last deadline)",
+             rp->live_oneshots, DRAIN_STEPS, step);
+}
+
+/* The total pass: every event, then the drain, nothing else.  Its own
+ * function, never inlined, so that Valgrind can count exactly it:
+ *   valgrind --tool=callgrind --toggle-collect=total_pass \
+ *       timerbench-replay --reps R --backends B TRACE
+ * gives the instructions of R replays of TRACE on B (divide by R times the
+ * events for instructions per event, a figure that does not move with the
+ * machine's load). */
+static __attribute__((noinline)) void total_pass(struct replay *rp)
+{
+    const struct trace *tr = rp->tr;
+    for (size_t i = 0; i < tr->nev; i++) {
+        const struct event *e = &tr->ev[i];
+        if (e->t > rp->now)
+            move_to(rp, e->t);
+        do_op(rp, e);
+    }
+    drain(rp);
+}
+
+/* One entry of the replay: a backend, with the policy flags of its
+ * variant (remove-on-cancel, for the backends that honour it). */
+struct entry {
+    const struct tb_backend *b;
+    unsigned flags;
+    char label[64];
+};
+
+static void replay_once(struct replay *rp, const struct trace *tr,
+                        const struct entry *en, int64_t tick,
+                        enum mode mode)
+{
+    const struct tb_backend *b = en->b;
+    struct tb_config cfgv = {0};
+    cfgv.tick_ns = tick; /* heaps ignore it */
+    cfgv.flags = en->flags;
+    const struct tb_config *cfg = &cfgv;
+    rp->label = en->label;
+    memset(rp->k_ns, 0, sizeof rp->k_ns);
+    memset(rp->k_ops, 0, sizeof rp->k_ops);
+    rp->tr = tr;
+    rp->b = b;
+    rp->mode = mode;
+    rp->now = 0;
+    rp->live_oneshots = rp->fires = rp->early = rp->advances = 0;
+    g_cancels = 0;
+    rp->ndh = rp->nlate = rp->nsamples = 0;
+    rp->peak_seen = rp->bytes_at_peak = 0;
+    rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
+    memset(rp->rt, 0, tr->nin * sizeof *rp->rt);
+    int rc = tb_create(b, cfg, &rp->s);
+    if (rc != TB_OK) {
+        fprintf(stderr, "timerbench-replay: %s: tb_create: %s\n", en->label,
+                tb_strerror(rc));
+        exit(1);
+    }
+    struct tb_config real;
+    tb_sched_config(rp->s, &real);
+    rp->tick = (b->caps & TB_CAP_TICKED) ? real.tick_ns : 0;
+    g_rp = rp;
+    size_t every = tr->nev / PENDING_SAMPLES + 1;
+    if (mode == M_CHECK) {
+        rp->samples = xrealloc(rp->samples,
+            (tr->nev / every + 2) * sizeof *rp->samples);
+    }
+    int64_t w0 = mono_ns(), c0 = cpu_ns();
+    if (mode == M_KINDS) {
+        /* Runs of one kind at one instant are one timed batch; an advance
+         * between two instants is timed alone. */
+        for (size_t i = 0; i < tr->nev;) {
+            move_to(rp, tr->ev[i].t);
+            size_t j = i + 1;
+            while (j < tr->nev && tr->ev[j].t == tr->ev[i].t &&
+                   tr->ev[j].kind == tr->ev[i].kind)
+                j++;
+            int64_t a = mono_ns();
+            for (size_t k = i; k < j; k++)
+                do_op(rp, &tr->ev[k]);
+            int64_t d = mono_ns() - a - rp->overhead;
+            rp->k_ns[tr->ev[i].kind] += d;
+            rp->k_ops[tr->ev[i].kind] += j - i;
+            i = j;
+        }
+    } else if (mode == M_TOTAL) {
+        total_pass(rp);
+    } else {
+        for (size_t i = 0; i < tr->nev; i++) {
+            const struct event *e = &tr->ev[i];
+            if (e->t > rp->now)
+                move_to(rp, e->t);
+            do_op(rp, e);
+            sample(rp);
+            if (i % every == 0 || i + 1 == tr->nev) {
+                rp->samples[rp->nsamples][0] = e->t;
+                rp->samples[rp->nsamples++][1] = (int64_t)tb_pending(rp->s);
+            }
+        }
+    }
+    if (mode != M_TOTAL)
+        drain(rp);
+    rp->wall_ns = mono_ns() - w0;
+    rp->cpu_ns = cpu_ns() - c0;
+    g_rp = NULL;
+    if (mode == M_CHECK)
+        sample(rp);
+    tb_stats(rp->s, &rp->st);
+    tb_destroy(rp->s);
+    rp->s = NULL;
+    /* every pass is checked the same way */
+    if (rp->early)
+        fail(rp, "%" PRIu64 " fires were early (the first: the timer of line "
+             "%ld, by %" PRId64 " ns)", rp->early, rp->early_line,
+             rp->early_by);
+    for (size_t i = 0; i < tr->nin; i++) {
+        const struct run_timer *r = &rp->rt[i];
+        if (tr->in[i].period)
+            continue;
+        bool cancelled = tr->in[i].ended >= 0;
+        if (cancelled ? r->fires != 0 : r->fires != 1)
+            fail(rp, "the timer of line %ld (id %" PRIu64 ") fired %u "
+                 "times; %s", tr->in[i].line, tr->in[i].id, r->fires,
+                 cancelled ? "the trace cancels it" :
+                             "the trace leaves it uncancelled");
+    }
+    if (rp->st.fired != rp->fires)
+        fail(rp, "the backend counts %" PRIu64 " runs, the replay saw "
+             "%" PRIu64, rp->st.fired, rp->fires);
+}
+
+/* ---- Output ------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2
+          : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 2 && s[0] < 0xC2)
+        return 0; /* overlong */
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 (a comment in another
+ * encoding) become U+FFFD, so that the file stays readable JSON. */
+static void json_str(FILE *o, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    fputc('"', o);
+    while (*s) {
+        unsigned char c = *s;
+        int n = utf8_len(s);
+        if (c == '"' || c == '\\')
+            fprintf(o, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(o, "\\u%04x", c);
+        else if (n == 0)
+            fputs("\\ufffd", o);
+        else
+            fwrite(s, 1, (size_t)n, o);
+        s += n ? n : 1;
+    }
+    fputc('"', o);
+}
+
+/* {"median": m, "min": lo, "max": hi, "reps": [...]} of R values. */
+static void json_spread(FILE *o, const double *v, size_t n)
+{
+    double s[64];
+    memcpy(s, v, n * sizeof *v);
+    double med = median_d(s, n);
+    fprintf(o, "{\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"reps\": [",
+            med, s[0], s[n - 1]);
+    for (size_t i = 0; i < n; i++)
+        fprintf(o, "%s%.6g", i ? ", " : "", v[i]);
+    fprintf(o, "]}");
+}
+
+static const double QS[] = {0.5, 0.9, 0.99, 0.999, 1.0};
+static const char *const QN[] = {"p50", "p90", "p99", "p999", "max"};
+
+struct bres {
+    const struct entry *e;
+    struct tb_config cfg;     /* resolved */
+    int64_t tick;
+    double total_ns[64], cpu_ms_per_m[64];
+    double kind_ns[K_COUNT][64];
+    uint64_t kind_ops[K_COUNT];
+    uint64_t advances;
+    struct replay check;      /* the check pass, kept for its numbers */
+};
+
+/* One-shot timers the trace leaves uncancelled. */
+static uint64_t oneshots_kept(const struct trace *tr)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < tr->nin; i++)
+        n += !tr->in[i].period && tr->in[i].ended < 0;
+    return n;
+}
+
+static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
+                        size_t nb, int reps)
+{
+    fprintf(o, "    {\"file\": ");
+    json_str(o, tr->path);
+    const char *base = strrchr(tr->path, '/');
+    fprintf(o, ", \"name\": ");
+    json_str(o, base ? base + 1 : tr->path);
+    fprintf(o, ", \"unit\": \"%s\", \"lines\": %ld,\n     \"comments\": [",
+            tr->unit, tr->lines);
+    for (size_t i = 0; i < tr->ncomments; i++) {
+        if (i)
+            fprintf(o, ", ");
+        json_str(o, tr->comments[i]);
+    }
+    uint64_t events = tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3];
+    fprintf(o, "],\n     \"events\": %" PRIu64 ", \"ops\": {\"schedule\": %"
+            PRIu64 ", \"periodic\": %" PRIu64 ", \"cancel\": %" PRIu64
+            ", \"reschedule\": %" PRIu64 "},\n", events, tr->ops[0],
+            tr->ops[1], tr->ops[2], tr->ops[3]);
+    fprintf(o, "     \"cancel_unknown\": %" PRIu64 ", \"reschedule_unknown\": %"
+            PRIu64 ", \"timers\": %zu, \"cancelled\": %" PRIu64
+            ", \"cancel_ratio\": %.6g,\n", tr->cancel_unknown,
+            tr->reschedule_unknown, tr->nin, tr->cancelled,
+            tr->nin ? (double)tr->cancelled / (double)tr->nin : 0.0);
+    int64_t first = tr->ev[0].t, last = tr->ev[tr->nev - 1].t;
+    fprintf(o, "     \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ",\n",
+            first, last);
+    int64_t *d = xrealloc(NULL, tr->ndelays * sizeof *d);
+    memcpy(d, tr->delays, tr->ndelays * sizeof *d);
+    qsort(d, tr->ndelays, sizeof *d, cmp_i64);
+    static const double DQ[] = {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0};
+    static const char *const DN[] = {"min", "p10", "p25", "p50", "p75",
+                                     "p90", "p99", "max"};
+    fprintf(o, "     \"delay_ns\": {");
+    for (size_t i = 0; i < 8; i++)
+        fprintf(o, "%s\"%s\": %" PRId64, i ? ", " : "", DN[i],
+                i == 0 ? d[0] : pct(d, tr->ndelays, DQ[i]));
+    fprintf(o, "},\n     \"delay_cdf\": [");
+    size_t pts = tr->ndelays < DELAY_CDF_POINTS ? tr->ndelays
+                                                : DELAY_CDF_POINTS;
+    for (size_t i = 1; i <= pts; i++) {
+        size_t idx = (i * tr->ndelays) / pts; /* rank, 1-based */
+        fprintf(o, "%s[%" PRId64 ", %.6g]", i > 1 ? ", " : "", d[idx - 1],
+                (double)idx / (double)tr->ndelays);
+    }
+    free(d);
+    fprintf(o, "],\n     \"backends\": [\n");
+    for (size_t bi = 0; bi < nb; bi++) {
+        struct bres *r = &br[bi];
+        struct replay *c = &r->check;
+        fprintf(o, "      {\"name\": ");
+        json_str(o, r->e->label);
+        fprintf(o, ", \"backend\": ");
+        json_str(o, r->e->b->name);
+        fprintf(o, ", \"variant\": \"%s\"",
+                r->e->flags & TB_F_REMOVE_ON_CANCEL ? "roc=on" : "");
+        fprintf(o, ", \"ticked\": %s, \"tick_ns\": %" PRId64
+                ", \"wheel_size\": %d, \"flags\": %u,\n",
+                r->tick ? "true" : "false", r->tick,
+                r->tick ? r->cfg.wheel_size : 0, r->cfg.flags);
+        fprintf(o, "       \"ns_per_event\": ");
+        json_spread(o, r->total_ns, (size_t)reps);
+        fprintf(o, ",\n       \"cpu_ms_per_million_events\": ");
+        json_spread(o, r->cpu_ms_per_m, (size_t)reps);
+        fprintf(o, ",\n       \"ns_per_op\": {");
+        bool firstk = true;
+        for (int k = 0; k < K_COUNT; k++) {
+            if (!r->kind_ops[k])
+                continue;
+            fprintf(o, "%s\n        \"%s\": {\"count\": %" PRIu64 ", \"ns\": ",
+                    firstk ? "" : ",", kind_names[k], r->kind_ops[k]);
+            json_spread(o, r->kind_ns[k], (size_t)reps);
+            fprintf(o, "}");
+            firstk = false;
+        }
+        fprintf(o, "},\n       \"advances\": %" PRIu64 ", \"fires\": %" PRIu64
+                ", \"peak_pending\": %" PRIu64 ", \"bytes_at_peak\": %" PRIu64
+                ", \"bytes_at_end\": %" PRIu64 ",\n", r->advances, c->fires,
+                c->st.peak_pending, c->bytes_at_peak, c->st.bytes_held);
+        fprintf(o, "       \"stats\": {\"submitted\": %" PRIu64
+                ", \"fired\": %" PRIu64 ", \"cancelled\": %" PRIu64
+                ", \"ticks\": %" PRIu64 ", \"empty_ticks\": %" PRIu64
+                ", \"visits\": %" PRIu64 ", \"sift_levels\": %" PRIu64
+                ", \"cascades\": %" PRIu64 "},\n", c->st.submitted,
+                c->st.fired, c->st.cancelled, c->st.ticks, c->st.empty_ticks,
+                c->st.visits, c->st.sift_levels, c->st.cascades);
+        qsort(c->late, c->nlate, sizeof *c->late, cmp_i64);
+        int64_t sum = 0;
+        for (size_t i = 0; i < c->nlate; i++)
+            sum += c->late[i];
+        fprintf(o, "       \"lateness\": {\"fires\": %zu, \"sum_ns\": %"
+                PRId64 ", \"ns\": {", c->nlate, sum);
+        for (size_t q = 0; q < 5; q++)
+            fprintf(o, "%s\"%s\": %" PRId64, q ? ", " : "", QN[q],
+                    pct(c->late, c->nlate, QS[q]));
+        /* a backend without ticks: 0 ticks when it is never late, else
+         * there is no tick to count in (null) */
+        fprintf(o, "}, \"ticks\": {");
+        for (size_t q = 0; q < 5; q++) {
+            int64_t v = pct(c->late, c->nlate, QS[q]);
+            fprintf(o, "%s\"%s\": ", q ? ", " : "", QN[q]);
+            if (r->tick)
+                fprintf(o, "%.6g", (double)v / (double)r->tick);
+            else
+                fprintf(o, v ? "null" : "0");
+        }
+        /* whole ticks late: 0, 1, 2, 3 and more (for the heaps all 0) */
+        uint64_t h[4] = {0};
+        for (size_t i = 0; i < c->nlate; i++) {
+            int64_t t = r->tick ? c->late[i] / r->tick : (c->late[i] ? 3 : 0);
+            h[t > 3 ? 3 : t]++;
+        }
+        fprintf(o, "}, \"whole_ticks_hist\": [%" PRIu64 ", %" PRIu64 ", %"
+                PRIu64 ", %" PRIu64 "]},\n", h[0], h[1], h[2], h[3]);
+        fprintf(o, "       \"pending_samples\": [");
+        for (size_t i = 0; i < c->nsamples; i++)
+            fprintf(o, "%s[%" PRId64 ", %" PRId64 "]", i ? ", " : "",
+                    c->samples[i][0], c->samples[i][1]);
+        fprintf(o, "],\n       \"checks\": {\"uncancelled_fired_once\": %"
+                PRIu64 ", \"cancelled_never_fired\": %" PRIu64
+                ", \"early\": 0, \"passed\": true}}%s\n",
+                oneshots_kept(tr), tr->cancelled,
+                bi + 1 < nb ? "," : "");
+    }
+    fprintf(o, "     ]}");
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+        "usage: timerbench-replay [--backends a,b] [--reps R] [--tick NS]\n"
+        "                         [--out FILE] [--parse-only] [--quiet] "
+        "TRACE...\n"
+        "Replays timerbench traces (format v1, bench/README.md) on each "
+        "backend's\nvirtual clock; writes JSON to --out (default stdout).\n");
+}
+
+static void add_entry(struct entry *es, size_t *n,
+                      const struct tb_backend *b, unsigned flags)
+{
+    if (*n >= MAX_BACKENDS)
+        return;
+    es[*n].b = b;
+    es[*n].flags = flags;
+    snprintf(es[*n].label, sizeof es[*n].label, "%s%s", b->name,
+             flags & TB_F_REMOVE_ON_CANCEL ? "+roc" : "");
+    (*n)++;
+}
+
+int main(int argc, char **argv)
+{
+    static struct entry bs[MAX_BACKENDS];
+    size_t nb = 0;
+    int reps = 5;
+    int64_t tick = TB_MS;
+    const char *out = NULL;
+    bool parse_only = false, quiet = false, total_only = false;
+    const char *traces[256];
+    size_t ntr = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        if (!strcmp(a, "--backends") || !strcmp(a, "--reps") ||
+            !strcmp(a, "--tick") || !strcmp(a, "--out")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "timerbench-replay: %s needs a value\n", a);
+                return 2;
+            }
+            v = argv[++i];
+        }
+        if (!strcmp(a, "--backends")) {
+            char *list = strdup(v), *save = NULL;
+            if (!list)
+                die_oom();
+            for (char *n = strtok_r(list, ",", &save); n;
+                 n = strtok_r(NULL, ",", &save)) {
+                /* NAME+roc: the backend with remove-on-cancel on */
+                size_t len = strlen(n);
+                bool roc = len > 4 && !strcmp(n + len - 4, "+roc");
+                if (roc)
+                    n[len - 4] = '\0';
+                const struct tb_backend *b = tb_backend_find(n);
+                if (b && roc && !bh_honours_remove_on_cancel(b)) {
+                    fprintf(stderr, "timerbench-replay: %s has no "
+                            "remove-on-cancel policy: no '%s+roc'\n", n, n);
+                    free(list);
+                    return 2;
+                }
+                if (!b) {
+                    fprintf(stderr, "timerbench-replay: no backend '%s'; the "
+                            "registered backends are:", n);
+                    for (size_t k = 0; k < tb_backend_count(); k++)
+                        fprintf(stderr, " %s", tb_backend_at(k)->name);
+                    fputc('\n', stderr);
+                    free(list);
+                    return 2;
+                }
+                add_entry(bs, &nb, b, roc ? TB_F_REMOVE_ON_CANCEL : 0);
+            }
+            free(list);
+        } else if (!strcmp(a, "--reps")) {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || r < 1 || r > 64) {
+                fprintf(stderr, "timerbench-replay: --reps takes 1..64, got "
+                        "'%s'\n", v);
+                return 2;
+            }
+            reps = (int)r;
+        } else if (!strcmp(a, "--tick")) {
+            char *end;
+            long long t = strtoll(v, &end, 10);
+            if (*end || t < 1) {
+                fprintf(stderr, "timerbench-replay: --tick takes a positive "
+                        "number of ns, got '%s'\n", v);
+                return 2;
+            }
+            tick = t;
+        } else if (!strcmp(a, "--out")) {
+            out = v;
+        } else if (!strcmp(a, "--skip-cancel") && i + 1 < argc) {
+            g_skip_cancel = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--total-only")) {
+            total_only = true;
+        } else if (!strcmp(a, "--parse-only")) {
+            parse_only = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "timerbench-replay: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (ntr < sizeof traces / sizeof *traces) {
+            traces[ntr++] = a;
+        }
+    }
+    if (!ntr) {
+        usage(stderr);
+        return 2;
+    }
+    /* by default every backend, and beside a backend that honours it its
+     * remove-on-cancel variant: on a cancel-heavy trace the policy decides
+     * how much a heap holds */
+    if (!nb)
+        for (size_t k = 0; k < tb_backend_count(); k++) {
+            add_entry(bs, &nb, tb_backend_at(k), 0);
+            if (bh_honours_remove_on_cancel(tb_backend_at(k)))
+                add_entry(bs, &nb, tb_backend_at(k), TB_F_REMOVE_ON_CANCEL);
+        }
+    struct trace *trs = calloc(ntr, sizeof *trs);
+    if (!trs)
+        die_oom();
+    g_trs = trs;
+    for (size_t t = 0; t < ntr; t++) {
+        g_ntr = t + 1;
+        parse_trace(&trs[t], traces[t]);
+    }
+    if (parse_only) {
+        for (size_t t = 0; t < ntr; t++)
+            printf("%s: %" PRIu64 " events (%zu replayed), %zu timers, "
+                   "cancel_unknown %" PRIu64 ", reschedule_unknown %" PRIu64
+                   "\n", trs[t].path, trs[t].ops[0] + trs[t].ops[1] +
+                   trs[t].ops[2] + trs[t].ops[3], trs[t].nev, trs[t].nin,
+                   trs[t].cancel_unknown, trs[t].reschedule_unknown);
+        free_parsing();
+        return 0;
+    }
+    if (total_only) {
+        /* one checked total pass per trace and backend, no JSON: what
+         * bench/replay.py --counts runs under callgrind */
+        struct replay rp = {0};
+        for (size_t t = 0; t < ntr; t++) {
+            for (size_t bi = 0; bi < nb; bi++) {
+                replay_once(&rp, &trs[t], &bs[bi], tick, M_TOTAL);
+                printf("%s %s %" PRIu64 " events %" PRIu64 " fires\n",
+                       trs[t].path, bs[bi].label, trs[t].ops[0] +
+                       trs[t].ops[1] + trs[t].ops[2] + trs[t].ops[3],
+                       rp.fires);
+            }
+        }
+        free(rp.rt);
+        free(rp.dh);
+        free(rp.late);
+        free(rp.samples);
+        free_parsing();
+        return 0;
+    }
+    int64_t overhead = clock_overhead();
+    FILE *o = stdout;
+    if (out && !(o = fopen(out, "w"))) {
+        fprintf(stderr, "timerbench-replay: %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    struct bres *br = calloc(nb, sizeof *br);
+    if (!br)
+        die_oom();
+    fprintf(o, "{\"format\": \"timerbench-replay\", \"version\": 1,\n"
+            " \"reps\": %d, \"tick_ns\": %" PRId64
+            ", \"clock_overhead_ns\": %" PRId64 ",\n"
+            " \"method\": \"check pass once per backend (fine steps: exact "
+            "lateness, pending, bytes); total pass R times (no clock reads "
+            "inside); per-kind pass R times (runs of one kind at one instant "
+            "timed as a batch, calibrated clock cost subtracted per batch; "
+            "expire = advance time / timers fired); backends interleaved per "
+            "repetition\",\n \"traces\": [\n", reps, tick, overhead);
+    int64_t t0 = mono_ns();
+    for (size_t t = 0; t < ntr; t++) {
+        const struct trace *tr = &trs[t];
+        uint64_t events = tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3];
+        memset(br, 0, nb * sizeof *br);
+        struct replay rp = {0};
+        rp.overhead = overhead;
+        for (size_t bi = 0; bi < nb; bi++) {
+            br[bi].e = &bs[bi];
+            struct tb_config cfg = {0};
+            cfg.tick_ns = tick;
+            cfg.flags = bs[bi].flags;
+            struct tb_sched *s;
+            if (tb_create(bs[bi].b, &cfg, &s) == TB_OK) {
+                tb_sched_config(s, &br[bi].cfg);
+                tb_destroy(s);
+            }
+            br[bi].check.overhead = overhead;
+            replay_once(&br[bi].check, tr, &bs[bi], tick, M_CHECK);
+            br[bi].tick = br[bi].check.tick;
+            if (!quiet)
+                fprintf(stderr, "replay: [%zu/%zu] %s: %s checked: %" PRIu64
+                        " fires, peak %" PRIu64 " pending, %.1f s\n", t + 1,
+                        ntr, tr->path, bs[bi].label, br[bi].check.fires,
+                        br[bi].check.st.peak_pending,
+                        (double)(mono_ns() - t0) / 1e9);
+        }
+        for (int r = 0; r < reps; r++) {
+            for (size_t bi = 0; bi < nb; bi++) {
+                replay_once(&rp, tr, &bs[bi], tick, M_TOTAL);
+                br[bi].total_ns[r] = (double)rp.wall_ns / (double)events;
+                br[bi].cpu_ms_per_m[r] = (double)rp.cpu_ns / 1e6 /
+                                         ((double)events / 1e6);
+                replay_once(&rp, tr, &bs[bi], tick, M_KINDS);
+                for (int k = 0; k < K_COUNT; k++) {
+                    br[bi].kind_ops[k] = rp.k_ops[k];
+                    br[bi].kind_ns[k][r] = rp.k_ops[k]
+                        ? (double)rp.k_ns[k] / (double)rp.k_ops[k] : 0.0;
+                }
+                br[bi].advances = rp.advances;
+            }
+            if (!quiet)
+                fprintf(stderr, "replay: [%zu/%zu] %s: repetition %d of %d "
+                        "done, %.1f s\n", t + 1, ntr, tr->path, r + 1, reps,
+                        (double)(mono_ns() - t0) / 1e9);
+        }
+        write_trace(o, tr, br, nb, reps);
+        fprintf(o, "%s\n", t + 1 < ntr ? "," : "");
+        for (size_t bi = 0; bi < nb; bi++) {
+            free(br[bi].check.rt);
+            free(br[bi].check.dh);
+            free(br[bi].check.late);
+            free(br[bi].check.samples);
+        }
+        free(rp.rt);
+        free(rp.dh);
+        free(rp.late);
+        free(rp.samples);
+    }
+    fprintf(o, " ]}\n");
+    free(br);
+    free_parsing();
+    if (o != stdout && fclose(o) != 0) {
+        fprintf(stderr, "timerbench-replay: %s: write failed\n", out);
+        return 1;
+    }
+    return 0;
+}

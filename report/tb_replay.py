@@ -1,0 +1,287 @@
+"""tb_replay — the report's section on replayed timer traces (replay.json,
+written by bench/replay.c through `./timerbench replay` or the standard
+profile): per trace, the trace's own make-up, what each backend did with
+it, a figure of the cost per operation, and a verdict; one figure of every
+trace's delay distribution with its cancel ratio; rows for "Which one to
+use".
+
+The verdict for a trace is computed here from the numbers: the backend
+with the lowest median time per event wins, unless the spread of its
+repetitions (min..max) overlaps the runner-up's, in which case the trace
+does not decide between them ("undecided").  The time is the replay
+thread's CPU time per event: on these shared machines a repetition whose
+thread was descheduled for a while has a wall time several times the
+others' and would make every range overlap, while its CPU time does not
+count the time it waited (the wall time is shown beside it).
+"""
+
+import os
+
+import tb_analysis as A
+from tb_doc import Bold, Code
+from tb_experiments import _join, draw_bars
+from tb_figures import RawPath, colour_for
+
+# Operation kinds in the order the figure and tables show them, with what
+# each one's time covers.
+KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
+         ("cancel", "cancel"), ("reschedule", "reschedule (cancel + schedule)"),
+         ("advance", "clock advance, per call (its fires included)"),
+         ("expire", "expiry per timer fired (advance time / fires)")]
+UNDECIDED = "undecided"
+
+
+def _fmt_bytes(b):
+    if b is None:
+        return "n/a"
+    if b >= 1 << 20:
+        return "%.1f MiB" % (b / float(1 << 20))
+    if b >= 1 << 10:
+        return "%.1f KiB" % (b / 1024.0)
+    return "%d B" % b
+
+
+def _spread_text(sp, fmt=A.fmt_ns):
+    if sp is None:
+        return "n/a"
+    if sp["min"] == sp["max"]:
+        return fmt(sp["median"])
+    return "%s (%s..%s)" % (fmt(sp["median"]), fmt(sp["min"]), fmt(sp["max"]))
+
+
+def _ordered(ctx, backends):
+    """Replayed backends in registry order (the report's order), then as
+    replay.json lists them."""
+    reg = ctx.res.registry()
+    pos = {b: i for i, b in enumerate(reg)}
+    return sorted(backends, key=lambda b: (pos.get(b["backend"], len(pos)),
+                                           backends.index(b)))
+
+
+def per_event(b):
+    """The spread the verdict compares: CPU ns per event (replay.json's CPU
+    ms per 10^6 events, the same number), else wall ns per event."""
+    return b.get("cpu_ms_per_million_events") or b["ns_per_event"]
+
+
+def verdict(trace):
+    """(kind, text, best name or None): the backend with the lowest median
+    CPU time per event, or undecided when its min..max overlaps another's."""
+    cands = sorted(trace["backends"], key=lambda b: per_event(b)["median"])
+    if not cands:
+        return UNDECIDED, "no backend was replayed", None
+    best = cands[0]
+    if len(cands) == 1:
+        return "best", "only %s was replayed" % best["name"], best["name"]
+    tied = [b for b in cands[1:] if per_event(b)["min"] <= per_event(best)["max"]]
+    if tied:
+        return (UNDECIDED, "undecided between %s: their ranges of CPU time per event overlap" %
+                " and ".join([best["name"]] + [b["name"] for b in tied]), None)
+    second = cands[1]
+    b1, b2 = per_event(best)["median"], per_event(second)["median"]
+    return ("best", "%s, %s of CPU per event against %s for %s (%s)" % (
+        best["name"], A.fmt_ns(b1), A.fmt_ns(b2), second["name"],
+        A.fmt_ratio(b2 / b1) if b1 > 0 else "n/a"), best["name"])
+
+
+def _trace_label(t):
+    name = t["name"]
+    return name[:-len(".trace")] if name.endswith(".trace") else name
+
+
+def _delay_text(t):
+    d = t["delay_ns"]
+    if "min" not in d or "max" not in d:
+        return "n/a"
+    return "%s..%s (p50 %s)" % (A.fmt_ns(d["min"]), A.fmt_ns(d["max"]),
+                                A.fmt_ns(d.get("p50")))
+
+
+def _mix_text(t):
+    ops = t["ops"]
+    total = sum(ops.values()) or 1
+    return ", ".join("%s %s" % (k, A.fmt_pct(ops[k] / float(total)))
+                     for k in ("schedule", "periodic", "cancel", "reschedule") if ops.get(k))
+
+
+def draw_delays(ctx, traces):
+    """One CDF of every trace's delays, one line per trace, its cancel
+    ratio in the legend; delays of 0 are drawn at 1 us (log axis)."""
+    blocks, colours = [], []
+    for i, t in enumerate(traces):
+        pts = [(max(x, 1e3) / 1e3, f) for x, f in t["delay_cdf"]]
+        if not pts:
+            continue
+        blocks.append(("%s (cancel ratio %s)" % (_trace_label(t), A.fmt_pct(t["cancel_ratio"])),
+                       [[x, f] for x, f in pts]))
+        colours.append(colour_for(i))
+    if not blocks:
+        return None
+    name = ctx.fig_name("replay-delays")
+    ctx.figs.write_blocks("%s_1" % name, blocks, ["series", "fraction"])
+    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)),
+         "title": "Replayed traces: delay distribution and cancel ratio",
+         "npanels": 1, "xlabel": "delay (us; 0 drawn at 1 us)",
+         "ptitle_1": "fraction of scheduled timers with a delay at or below x",
+         "nseries_1": len(blocks), "colours_1": " ".join(colours),
+         "dashes_1": " ".join("1" for _ in blocks)}
+    return name if ctx.figs.draw("cdf", name, v) else None
+
+
+def draw_costs(ctx, t):
+    """Bars of time per operation kind, one panel per kind plus the total
+    per event, one bar per backend in its colour, min..max as the spread."""
+    bs = _ordered(ctx, t["backends"])
+    panels = [("all events: CPU time per event", "ns per event", False,
+               [(b["name"], b["backend"], (per_event(b)["median"], per_event(b)["min"],
+                                        per_event(b)["max"])) for b in bs])]
+    for k, what in KINDS:
+        bars = [(b["name"], b["backend"], (b["kinds"][k]["median"], b["kinds"][k]["min"],
+                                        b["kinds"][k]["max"]))
+                for b in bs if k in b["kinds"]]
+        if bars:
+            panels.append((what, "ns per operation", False, bars))
+    return draw_bars(ctx, "replay-cost-" + _trace_label(t),
+                     "Replay of %s: time per operation" % _trace_label(t), panels)
+
+
+def _figure(ctx, doc, name, caption, alt):
+    if name is None:
+        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
+        doc.p("(Figure not drawn: ", why, ".)")
+        return
+    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
+
+
+def replay_section(ctx, doc):
+    """The report's section; nothing when the run replayed no trace (the
+    skipped traces of a standard run are named)."""
+    res = ctx.res
+    info = res.run.get("replay") if isinstance(res.run.get("replay"), dict) else {}
+    skipped = [s for s in info.get("skipped", []) if isinstance(s, dict)]
+    if not res.replay and not skipped and info.get("status") != "failed":
+        return
+    doc.h(2, "Replayed traces: which one for this workload", "replay")
+    if not res.replay:
+        doc.p("No trace was replayed: ", *_join(
+            [(Code(str(s.get("trace"))), ": %s" % s.get("why")) for s in skipped]
+            + ([("the replay failed: %s" % info.get("error"),)] if info.get("error") else [])), ".")
+        return
+    meta = res.replay_meta or {}
+    tick = meta.get("tick_ns")
+    doc.p("Each trace is replayed on each backend's virtual clock by ",
+          Code("bench/replay.c"), ": the clock advances to each event's time, "
+          "then the operation runs; after the last event the clock moves on until "
+          "every uncancelled timer has fired (periodic timers stop one period after "
+          "the end). The wheels run at a ",
+          A.fmt_ns(tick) if isinstance(tick, (int, float)) else "common",
+          " tick (the head-to-head series), the heaps with their originals' policies "
+          "(remove-on-cancel off: cancelled timers stay queued until their time; "
+          "a backend that has the policy is replayed with it on as well, as "
+          "NAME+roc). "
+          "Every replay is checked: each timer the trace leaves uncancelled fires "
+          "exactly once, none early. Time per event is the whole replay's time "
+          "over the trace's events (the replay thread's CPU time, and the wall "
+          "time beside it), median and range of %s repetitions, "
+          "backends interleaved; per-kind costs come from a second pass that "
+          "times runs of one kind at one instant as a batch (clock cost "
+          "subtracted), so they are coarser than the total. Lateness is the "
+          "delay between a timer's deadline and its run on the virtual clock, "
+          "in the backend's ticks (0 for the heaps)." % meta.get("reps", "?"))
+    if skipped:
+        doc.p("Not replayed: ", *_join([(Code(str(s.get("trace"))), ": %s" % s.get("why"))
+                                        for s in skipped]), ".")
+    names = []
+    for t in res.replay:
+        for b in _ordered(ctx, t["backends"]):
+            if b["name"] not in names:
+                names.append(b["name"])
+    rows = []
+    for t in res.replay:
+        by = {b["name"]: b for b in t["backends"]}
+        row = [Code(_trace_label(t)), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"]),
+               _delay_text(t)]
+        for n in names:
+            b = by.get(n)
+            row.append("%s, %s" % (A.fmt_ns(per_event(b)["median"]),
+                                   _fmt_bytes(b["bytes_at_peak"])) if b else "not replayed")
+        row.append((Bold(verdict(t)[2] or UNDECIDED),))
+        rows.append(row)
+    doc.table(["trace", "events", "cancel ratio", "delays"] +
+              ["%s: CPU per event, peak bytes" % n for n in names] + ["fastest"], rows,
+              numeric={1, 2})
+    _figure(ctx, doc, draw_delays(ctx, res.replay),
+            ("Delay distribution of every replayed trace (cumulative, log scale), "
+             "its cancel ratio (timers cancelled or re-armed before they fired, "
+             "of all timers) in the legend."), "delay distributions of the traces")
+    for t in res.replay:
+        label = _trace_label(t)
+        doc.h(3, "Trace %s" % label, "replay-" + label)
+        src = [c.lstrip("# ").strip() for c in t["comments"]][:4]
+        doc.p(Code(t["file"]), ": %s events over %s, %s timers; op mix %s; cancel ratio %s; "
+              "delays %s." % (A.fmt_n(t["events"]), A.fmt_ns(t["duration_ns"]),
+                              A.fmt_n(t["timers"]), _mix_text(t), A.fmt_pct(t["cancel_ratio"]),
+                              _delay_text(t)),
+              (" Cancels of ids not live (counted, not replayed): %d; reschedules of "
+               "ids not live (replayed as schedules): %d." % (t["cancel_unknown"],
+                                                               t["reschedule_unknown"]))
+              if t["cancel_unknown"] or t["reschedule_unknown"] else "",
+              (" The trace says: " + "; ".join(src) + ".") if src else "")
+        _figure(ctx, doc, draw_costs(ctx, t),
+                ("Replay of ", Code(label), ": time per event and per operation kind, "
+                 "median of the repetitions, the line from the fastest to the slowest."),
+                "cost per operation, trace %s" % label)
+        table = []
+        for b in _ordered(ctx, t["backends"]):
+            kinds = ", ".join("%s %s" % (k, A.fmt_ns(b["kinds"][k]["median"]))
+                              for k, _ in KINDS if k in b["kinds"])
+            lt = b["lateness_ticks"]
+            late = ("p50 %s, p99 %s, max %s ticks" % tuple(A.fmt_num(lt.get(q))
+                                                           for q in ("p50", "p99", "max"))
+                    if b["ticked"] else "0 (no ticks)" if not b["lateness_ns"].get("max")
+                    else "max %s" % A.fmt_ns(b["lateness_ns"]["max"]))
+            table.append([Code(b["name"]), _spread_text(per_event(b)),
+                          _spread_text(b["ns_per_event"]),
+                          kinds or "n/a", A.fmt_n(b["peak_pending"]),
+                          _fmt_bytes(b["bytes_at_peak"]), late])
+        counted = [b for b in t["backends"] if b["counts"]]
+        head = ["backend", "CPU per event", "wall per event", "per operation (median)",
+                "peak pending", "bytes at peak", "lateness"]
+        if counted:
+            head.append("instructions / event (D1, LL misses)")
+            for row, b in zip(table, _ordered(ctx, t["backends"])):
+                c = b["counts"]
+                row.append("%.0f (%.2f, %.3f)" % (c["instructions_per_event"],
+                                                  c["d1_misses_per_event"],
+                                                  c["ll_misses_per_event"]) if c else "n/a")
+        doc.table(head, table, numeric={4, 5})
+        if len(counted) > 1:
+            order = sorted(counted, key=lambda b: b["counts"]["instructions_per_event"])
+            doc.p("By instructions per event under Valgrind (deterministic, the same on "
+                  "every run): ", *_join([(Code(b["name"]), " %.0f" % b["counts"][
+                      "instructions_per_event"]) for b in order]), ".")
+        kind, text, _ = verdict(t)
+        doc.p(Bold("Which one for this trace:"), " ", text, ".")
+    ctx.finding(15, "Replayed traces, lowest CPU time per event: ", *_join(
+        [(Code(_trace_label(t)), " → ", Bold(verdict(t)[2] or UNDECIDED))
+         for t in res.replay], "; "), ".")
+    doc.p("Rule: the backend with the lowest median CPU time per event wins; when the "
+          "range (fastest..slowest repetition) of the winner overlaps another's, "
+          "the trace does not separate them and the verdict is \"undecided\". CPU "
+          "time, not wall time, because a repetition whose thread the machine's "
+          "other load descheduled has a wall time several times the others'.")
+
+
+def recommend_rows(ctx):
+    """Rows of "Which one to use", one per replayed trace."""
+    rows = []
+    for t in ctx.res.replay:
+        kind, text, best = verdict(t)
+        cands = sorted(t["backends"], key=lambda b: per_event(b)["median"])
+        ev = [(Code(b["name"]), " " + A.fmt_ns(per_event(b)["median"])) for b in cands]
+        rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
+            _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
+            (Code(best),) if best else (UNDECIDED + " (ranges overlap)",),
+            "median CPU time per event over the replays (section Replayed traces)",
+            tuple(_join(ev, ", "))])
+    return rows
