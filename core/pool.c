@@ -69,9 +69,8 @@ void tb_mem_free_aligned(struct tb_sched *s, void *mem, size_t size,
     tb_mem_free(s, mem, size + align - 1);
 }
 
-/* Adds one chunk of zeroed records, taken in slot order from p->fresh.
- * Its records start on a cache line; zeroing touches every page now, so no
- * take faults a page in. */
+/* Adds one chunk and threads its slots onto the free list, lowest first.
+ * Its records start on a cache line. */
 static bool pool_grow(struct tb_pool *p)
 {
     struct tb_sched *s = p->owner;
@@ -100,9 +99,15 @@ static bool pool_grow(struct tb_pool *p)
     if (!chunk)
         return false;
     memset(chunk, 0, (size_t)TB_POOL_CHUNK * p->record_size);
+    uint32_t base = (uint32_t)(p->nchunks << TB_POOL_CHUNK_SHIFT);
     p->raw[p->nchunks] = raw;
     p->chunks[p->nchunks++] = chunk;
-    p->fresh_end += TB_POOL_CHUNK;
+    for (uint32_t i = TB_POOL_CHUNK; i-- > 0;) {
+        struct tb_task *t = tb_pool_record(p, base + i);
+        atomic_init(&t->gs, tb_task_word(1, base + i, TB_TASK_FREE));
+        t->arg = p->free_head;
+        p->free_head = t;
+    }
     return true;
 }
 
@@ -111,7 +116,7 @@ struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle)
     if (p->locked)
         pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
-    if (tb_pool_can_take(p) || pool_grow(p))
+    if (p->free_head != TB_POOL_NIL || pool_grow(p))
         t = tb_pool_take(p, handle);
     if (p->locked)
         pthread_mutex_unlock(&p->lock);

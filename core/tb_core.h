@@ -156,13 +156,8 @@ struct tb_sched;
 
 /** Chunks of fixed-size records plus an intrusive free list (a free
  *  record's `arg` points to the next free record, so the list costs no
- *  memory); records never move, so a handle's slot can be read at any
- *  time.  Records never used yet are not on the list: they are handed out
- *  in slot order from `fresh`, so taking one reads nothing from it and the
- *  next take's address does not wait for this record's cache miss (a fill
- *  of 10^6 would otherwise chase the list through cold memory).  Chunks
- *  are zeroed when added: an unused record's word is 0, generation 0,
- *  which no handle names.  No malloc per operation once the
+ *  memory and a take needs no slot arithmetic); records never move, so a
+ *  handle's slot can be read at any time.  No malloc per operation once the
  *  pool has grown to the working set.  Locked only in monotonic mode.  The
  *  unlocked paths are inline: they are a few loads and stores on every
  *  schedule, cancel and expiry. */
@@ -175,8 +170,6 @@ struct tb_pool {
                              * second half of the chunks block */
     size_t nchunks, chunks_cap;
     struct tb_task *free_head; /* first free record, TB_POOL_NIL if none */
-    uint32_t fresh;         /* first slot never taken */
-    uint32_t fresh_end;     /* slots in the chunks: nchunks * TB_POOL_CHUNK */
     size_t live;
     bool locked;
     pthread_mutex_t lock;
@@ -211,16 +204,9 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
                                            tb_handle *handle)
 {
     struct tb_task *t = p->free_head;
-    uint64_t gs;
-    if (t) {
-        p->free_head = (struct tb_task *)t->arg;
-        /* a FREE word is the handle itself (state 0) */
-        gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    } else {
-        uint32_t slot = p->fresh++;
-        t = tb_pool_record(p, slot);
-        gs = tb_task_word(1, slot, TB_TASK_FREE);
-    }
+    p->free_head = (struct tb_task *)t->arg;
+    /* a FREE word is the handle itself (state 0) */
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
     if (p->zero_words)
         tb_pool_zero((uint64_t *)(void *)(t + 1), p->zero_words);
     atomic_store_explicit(
@@ -230,12 +216,6 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
     if (handle)
         *handle = gs;
     return t;
-}
-
-/** Whether an unlocked take can be served without growing the pool. */
-static inline bool tb_pool_can_take(const struct tb_pool *p)
-{
-    return p->free_head != TB_POOL_NIL || p->fresh != p->fresh_end;
 }
 
 /* Unlocked return (see tb_pool_put). */
@@ -265,7 +245,7 @@ struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
  *  with its own schedule of that record. */
 static inline struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
 {
-    if (p->locked || !tb_pool_can_take(p))
+    if (p->locked || p->free_head == TB_POOL_NIL)
         return tb_pool_get_slow(p, handle);
     return tb_pool_take(p, handle);
 }

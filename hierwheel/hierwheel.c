@@ -618,7 +618,7 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     struct hw *w = hw_of(s);
     int64_t e = ticks_up(w, deadline);
     if (s->threaded || w->shutdown || s->cfg.max_pending ||
-        !tb_pool_can_take(&s->pool) || e <= w->levels[0].current)
+        s->pool.free_head == TB_POOL_NIL || e <= w->levels[0].current)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     uint64_t ahead = (uint64_t)(e - w->levels[0].current);
     int l = w->first_level[63 - __builtin_clzll(ahead)];
