@@ -685,15 +685,32 @@ def _best_per_backend(ctx, op, series, wl, n):
     return out
 
 
+def tied_with_best(cands):
+    """The labels of the sorted (value, label) candidates within
+    S.MIN_EFFECT of the best, lower being better: closer than two runs of
+    one commit differ (tb_stats), so no order among them is a finding."""
+    if not cands or cands[0][0] is None:
+        return []
+    best = cands[0][0]
+    return [cands[0][1]] + [l for v, l in cands[1:]
+                            if v is not None and v <= best + abs(best) * S.MIN_EFFECT]
+
+
 def _rank_row(workload, cands, evidence_fmt, measure):
     """cands: [(value, label)], lower is better.  Row: workload, the best
-    label, what was compared, every candidate's value."""
+    label (or every label tied with it), what was compared, every
+    candidate's value."""
     cands = sorted(c for c in cands if c[0] is not None)
     if not cands:
         return None
-    best = cands[0]
+    tied = tied_with_best(cands)
     ev = [(Code(l), " " + evidence_fmt(v)) for v, l in cands]
-    return [workload, (Code(best[1]),), measure, tuple(_join(ev, ", "))]
+    if len(tied) > 1:
+        rec = tuple(_join([Code(l) for l in tied], ", ")) + (
+            " (tied: within %s of the best)" % A.fmt_pct(S.MIN_EFFECT),)
+    else:
+        rec = (Code(tied[0]),)
+    return [workload, rec, measure, tuple(_join(ev, ", "))]
 
 
 def _partial(ctx, what, ops, series=None, workload=None):

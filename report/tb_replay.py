@@ -18,6 +18,7 @@ count the time it waited (the wall time is shown beside it).
 import os
 
 import tb_analysis as A
+import tb_stats as S
 from tb_doc import Bold, Code
 from tb_experiments import _join, draw_bars
 from tb_figures import RawPath, colour_for
@@ -29,6 +30,7 @@ KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
          ("advance", "clock advance, per call (its fires included)"),
          ("expire", "expiry per timer fired (advance time / fires)")]
 UNDECIDED = "undecided"
+TIED = "tied"
 
 
 def _fmt_bytes(b):
@@ -64,24 +66,53 @@ def per_event(b):
     return b.get("cpu_ms_per_million_events") or b["ns_per_event"]
 
 
+def tied_with(best, others):
+    """The backends no different from `best` by the report's rule: a median
+    within S.MIN_EFFECT of its median (closer than two runs of one commit
+    differ), or more but not significantly so by the Mann-Whitney test over
+    the repetitions (too few repetitions to test counts as not)."""
+    pb = per_event(best)
+    out = []
+    for b in others:
+        pe = per_event(b)
+        if pe["median"] <= pb["median"] * (1 + S.MIN_EFFECT):
+            out.append(b)
+            continue
+        d = S.decide(pe.get("reps") or [pe["median"]], pb.get("reps") or [pb["median"]])
+        if d.kind != "greater":
+            out.append(b)
+    return out
+
+
 def verdict(trace):
     """(kind, text, best name or None): the backend with the lowest median
-    CPU time per event, or undecided when its min..max overlaps another's."""
+    CPU time per event when every other is slower by the rule of tied_with,
+    else "tied" and the backends tied with it."""
     cands = sorted(trace["backends"], key=lambda b: per_event(b)["median"])
     if not cands:
         return UNDECIDED, "no backend was replayed", None
     best = cands[0]
     if len(cands) == 1:
         return "best", "only %s was replayed" % best["name"], best["name"]
-    tied = [b for b in cands[1:] if per_event(b)["min"] <= per_event(best)["max"]]
+    tied = tied_with(best, cands[1:])
     if tied:
-        return (UNDECIDED, "undecided between %s: their ranges of CPU time per event overlap" %
-                " and ".join([best["name"]] + [b["name"] for b in tied]), None)
+        return (TIED, "%s tied: within %s of each other's CPU time per event, or not "
+                "significantly different (Mann-Whitney over the repetitions)" % (
+                    " and ".join([best["name"]] + [b["name"] for b in tied]),
+                    A.fmt_pct(S.MIN_EFFECT)), None)
     second = cands[1]
     b1, b2 = per_event(best)["median"], per_event(second)["median"]
     return ("best", "%s, %s of CPU per event against %s for %s (%s)" % (
         best["name"], A.fmt_ns(b1), A.fmt_ns(b2), second["name"],
         A.fmt_ratio(b2 / b1) if b1 > 0 else "n/a"), best["name"])
+
+
+def tied_names(trace):
+    """The best backend and those tied with it (one name when decided)."""
+    cands = sorted(trace["backends"], key=lambda b: per_event(b)["median"])
+    if not cands:
+        return []
+    return [cands[0]["name"]] + [b["name"] for b in tied_with(cands[0], cands[1:])]
 
 
 def _trace_label(t):
@@ -205,7 +236,7 @@ def replay_section(ctx, doc):
             b = by.get(n)
             row.append("%s, %s" % (A.fmt_ns(per_event(b)["median"]),
                                    _fmt_bytes(b["bytes_at_peak"])) if b else "not replayed")
-        row.append((Bold(verdict(t)[2] or UNDECIDED),))
+        row.append((Bold(verdict(t)[2] or "tied: " + ", ".join(tied_names(t))),))
         rows.append(row)
     doc.table(["trace", "events", "cancel ratio", "delays"] +
               ["%s: CPU per event, peak bytes" % n for n in names] + ["fastest"], rows,
@@ -263,7 +294,7 @@ def replay_section(ctx, doc):
         kind, text, _ = verdict(t)
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
     ctx.finding(15, "Replayed traces, lowest CPU time per event: ", *_join(
-        [(Code(_trace_label(t)), " → ", Bold(verdict(t)[2] or UNDECIDED))
+        [(Code(_trace_label(t)), " → ", Bold(verdict(t)[2] or "tied: " + ", ".join(tied_names(t))))
          for t in res.replay], "; "), ".")
     doc.p("Rule: the backend with the lowest median CPU time per event wins; when the "
           "range (fastest..slowest repetition) of the winner overlaps another's, "
@@ -281,7 +312,8 @@ def recommend_rows(ctx):
         ev = [(Code(b["name"]), " " + A.fmt_ns(per_event(b)["median"])) for b in cands]
         rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
             _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
-            (Code(best),) if best else (UNDECIDED + " (ranges overlap)",),
+            (Code(best),) if best else tuple(_join([Code(n) for n in tied_names(t)], ", ")) + (
+                " (tied: within %s or not significantly different)" % A.fmt_pct(S.MIN_EFFECT),),
             "median CPU time per event over the replays (section Replayed traces)",
             tuple(_join(ev, ", "))])
     return rows

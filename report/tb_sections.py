@@ -895,7 +895,10 @@ def choose_section(ctx, doc):
         doc.p("The results hold too little to recommend a backend for any workload.")
         return
     doc.p("The recommendation for each workload is the backend with the best "
-          "measured number in the experiment named as evidence.")
+          "measured number in the experiment named as evidence. Backends within "
+          "%s of the best are named together as tied: two runs of one commit "
+          "differ by that much (Method), so an order among them would not come "
+          "back when the run is repeated." % A.fmt_pct(S.MIN_EFFECT))
     doc.table(["workload", "recommended", "compared", "measured (best first)"], rows)
 
 

@@ -34,7 +34,8 @@ HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 BINARY = None
 
 sys.path.insert(0, os.path.join(ROOT, "report"))
-import tb_replay  # noqa: E402
+import tb_replay
+import tb_stats as S  # noqa: E402
 
 MS = 1000000
 
@@ -564,17 +565,22 @@ class Report(unittest.TestCase):
                 {"name": b["name"], "ns_per_event": b["ns_per_event"],
                  "cpu_ms_per_million_events": b["cpu_ms_per_million_events"]}
                 for b in t["backends"]]})
-            self.assertIn("**%s**" % (best or "undecided"), row)
+            shown = best or "tied: " + ", ".join(tb_replay.tied_names(t))
+            self.assertIn("**%s**" % shown, row)
             self.assertIn("**Which one for this trace:** %s." % text, sec)
-            # the verdict follows its rule, from the JSON
-            # on CPU time per event (CPU ms per 10^6 events is the same number)
-            cpu = [b["cpu_ms_per_million_events"] for b in t["backends"]]
-            meds = sorted((c["median"], c["min"], c["max"], b["name"])
-                          for c, b in zip(cpu, t["backends"]))
-            overlap = any(m[1] <= meds[0][2] for m in meds[1:])
-            self.assertEqual(best is None, overlap)
+            # the verdict follows its rule, from the JSON, on CPU time per
+            # event (CPU ms per 10^6 events is the same number): decided
+            # when every other median is more than MIN_EFFECT slower and
+            # significantly so
+            cpu = sorted(((b["cpu_ms_per_million_events"], b["name"])
+                          for b in t["backends"]), key=lambda x: x[0]["median"])
+            lo = cpu[0][0]
+            apart = all(c["median"] > lo["median"] * (1 + S.MIN_EFFECT) and
+                        S.decide(c["reps"], lo["reps"]).kind == "greater"
+                        for c, _ in cpu[1:])
+            self.assertEqual(best is not None, apart)
             if best:
-                self.assertEqual(best, meds[0][3])
+                self.assertEqual(best, cpu[0][1])
 
     def test_which_one_to_use_has_a_row_per_trace(self):
         choose = self.md.split("## Which one to use", 1)[1].split("\n## ", 1)[0]
@@ -590,13 +596,28 @@ class Report(unittest.TestCase):
             self.assertTrue(any(stem in f and f.endswith(".png") for f in figs), (stem, figs))
 
     def test_verdict_rule(self):
+        if S._mwu is None:
+            self.skipTest("scipy (Debian package python3-scipy) is not installed")
+
         def t(*bs):
-            return {"backends": [{"name": n, "ns_per_event": {"median": m, "min": lo, "max": hi}}
-                                 for n, m, lo, hi in bs]}
-        self.assertEqual(tb_replay.verdict(t(("a", 10, 9, 11), ("b", 20, 19, 21)))[2], "a")
-        self.assertEqual(tb_replay.verdict(t(("a", 10, 9, 19), ("b", 20, 19, 21)))[0], "undecided")
-        self.assertEqual(tb_replay.verdict(t(("b", 20, 10.5, 21), ("a", 10, 9, 11)))[0], "undecided")
-        self.assertEqual(tb_replay.verdict(t(("b", 20, 12, 21), ("a", 10, 9, 11)))[2], "a")
+            return {"backends": [{"name": n, "ns_per_event": {
+                "median": sorted(r)[len(r) // 2], "min": min(r), "max": max(r), "reps": list(r)}}
+                for n, r in bs]}
+        fast = (10, 10.2, 9.9, 10.1, 10.3, 9.8, 10.0)
+        slow = (20, 20.5, 19.8, 20.2, 19.9, 20.1, 20.3)
+        self.assertEqual(tb_replay.verdict(t(("a", fast), ("b", slow)))[2], "a")
+        self.assertEqual(tb_replay.verdict(t(("b", slow), ("a", fast)))[2], "a")
+        # within MIN_EFFECT of the best: tied, whatever the test says
+        near = tuple(v * (1 + S.MIN_EFFECT / 2) for v in fast)
+        v = tb_replay.verdict(t(("a", fast), ("b", near), ("c", slow)))
+        self.assertEqual((v[0], v[2]), ("tied", None))
+        self.assertEqual(tb_replay.tied_names(t(("a", fast), ("b", near), ("c", slow))),
+                         ["a", "b"])
+        # a slower median that the repetitions do not separate: tied
+        wild = (10.5, 30, 9.0, 31, 9.5, 29, 12)
+        self.assertEqual(tb_replay.verdict(t(("a", fast), ("b", wild)))[0], "tied")
+        # one repetition each: too few to test, so not decided
+        self.assertEqual(tb_replay.verdict(t(("a", (10,)), ("b", (20,))))[0], "tied")
 
     def test_valgrind_counts_column(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -151,6 +151,24 @@ class Percentiles(unittest.TestCase):
         self.assertTrue(S.pct_supported(1, 1.0))     # the maximum needs one
 
 
+class Ties(unittest.TestCase):
+    def test_recommendation_ties(self):
+        # backends within MIN_EFFECT of the best are named together: the
+        # order among them moved between two runs of one commit
+        import tb_claims as C
+        self.assertEqual(C.tied_with_best([(32.8, "a"), (33.0, "b"),
+                                           (33.5, "c"), (160.0, "d")]),
+                         ["a", "b", "c"])
+        self.assertEqual(C.tied_with_best([(193.0, "a"), (202.0, "b"),
+                                           (1130.0, "c")]), ["a", "b"])
+        edge = 100.0 + 100.0 * S.MIN_EFFECT
+        self.assertEqual(C.tied_with_best([(100.0, "a"), (edge, "b")]),
+                         ["a", "b"])
+        self.assertEqual(C.tied_with_best([(100.0, "a"), (edge * 1.001, "b")]),
+                         ["a"])
+        self.assertEqual(C.tied_with_best([]), [])
+
+
 class Fits(unittest.TestCase):
     def test_threshold(self):
         self.assertTrue(S.fit_explains({"big_o": "lgN", "rms": 0.05}))
