@@ -453,6 +453,19 @@ def method_section(ctx, doc, micro_ops):
         doc.p("Base seed ", Code(str(seed)), (("; each instance's seed: " + str(rule)) if rule else ""), ".")
     else:
         doc.p("The results do not record the workload seed.")
+    if any(m.op in ("insert", "cancel", "expire") for m in ms):
+        doc.p(Bold("Against the side-by-side driver."), " ", Code("../shared/peers"),
+              " times the same backends through the same interface beside four reference "
+              "C timers. Its figures and these differ by design: its add fills an empty "
+              "structure with N timers (so the structure holds N/2 on average, and the "
+              "first touch of its own handle array is in the timed part), while ",
+              Code("insert"), " here adds a batch to a structure that already holds N; a "
+              "lazy-cancel backend (heapqueue with remove-on-cancel off, timerthread) holds "
+              "N to 1.25 N records here, the cancelled ones included until a purge, and none "
+              "in the driver, so their insert costs more here at large N; its cancel takes all N in "
+              "random order down to an empty structure, ", Code("cancel"), " here holds N "
+              "throughout; its delays are uniform over 10^6 ticks of each backend, the "
+              "workloads here are defined in time (", Code("uniform"), ": 1 ms to 1000 s).")
     keys = {}
     for m in ms:
         for k, v in m.cfg.items():
