@@ -144,3 +144,13 @@ def _fmt(v):
     if v is None:
         return "NaN"
     return '"%s"' % safe_label(v)
+
+
+def add_figure(ctx, doc, name, caption, alt):
+    """Puts figure `name` (as drawn by ctx.figs) into doc, or says why it
+    was not drawn."""
+    if name is None:
+        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
+        doc.p("(Figure not drawn: ", why, ".)")
+        return
+    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)

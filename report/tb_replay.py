@@ -21,7 +21,7 @@ import tb_analysis as A
 import tb_stats as S
 from tb_doc import Bold, Code
 from tb_experiments import _join, draw_bars
-from tb_figures import RawPath, colour_for
+from tb_figures import RawPath, add_figure, colour_for
 
 # Operation kinds in the order the figure and tables show them, with what
 # each one's time covers.
@@ -176,14 +176,6 @@ def draw_costs(ctx, t):
                      "Replay of %s: time per operation" % _trace_label(t), panels)
 
 
-def _figure(ctx, doc, name, caption, alt):
-    if name is None:
-        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
-        doc.p("(Figure not drawn: ", why, ".)")
-        return
-    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
-
-
 def replay_section(ctx, doc):
     """The report's section; nothing when the run replayed no trace (the
     skipped traces of a standard run are named)."""
@@ -241,7 +233,7 @@ def replay_section(ctx, doc):
     doc.table(["trace", "events", "cancel ratio", "delays"] +
               ["%s: CPU per event, peak bytes" % n for n in names] + ["fastest"], rows,
               numeric={1, 2})
-    _figure(ctx, doc, draw_delays(ctx, res.replay),
+    add_figure(ctx, doc, draw_delays(ctx, res.replay),
             ("Delay distribution of every replayed trace (cumulative, log scale), "
              "its cancel ratio (timers cancelled or re-armed before they fired, "
              "of all timers) in the legend."), "delay distributions of the traces")
@@ -258,7 +250,7 @@ def replay_section(ctx, doc):
                                                                t["reschedule_unknown"]))
               if t["cancel_unknown"] or t["reschedule_unknown"] else "",
               (" The trace says: " + "; ".join(src) + ".") if src else "")
-        _figure(ctx, doc, draw_costs(ctx, t),
+        add_figure(ctx, doc, draw_costs(ctx, t),
                 ("Replay of ", Code(label), ": time per event and per operation kind, "
                  "median of the repetitions, the line from the fastest to the slowest."),
                 "cost per operation, trace %s" % label)

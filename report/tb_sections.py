@@ -19,7 +19,7 @@ import tb_experiments
 import tb_replay
 import tb_stats as S
 from tb_doc import Bold, Code, Doc
-from tb_figures import FLOOR_COLOUR, RawPath, assign_colours
+from tb_figures import FLOOR_COLOUR, RawPath, add_figure, assign_colours
 
 # Micro-benchmark operations, in the order the figures show them.
 MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
@@ -558,14 +558,6 @@ def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
     if not ctx.figs.draw("micro", name, variables):
         return None
     return name
-
-
-def add_figure(ctx, doc, name, caption, alt):
-    if name is None:
-        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
-        doc.p("(Figure not drawn: ", why, ".)")
-        return
-    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
 
 
 def micro_section(ctx, doc):

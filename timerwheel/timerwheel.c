@@ -893,6 +893,28 @@ static int tw_start(struct tb_sched *s)
 
 /* ---- Scheduling and cancelling ----------------------------------------- */
 
+/* The virtual schedule's publication: fill the record, push it onto the
+ * inbox (single-threaded: plain stores), count it; n is the new pending
+ * count.  Inline in both the leaf fast path and schedule_virtual. */
+static inline __attribute__((always_inline)) void
+push_virtual(struct tw *q, struct tw_timeout *t, int64_t deadline,
+             int64_t period, tb_fn fn, void *arg, uint64_t n)
+{
+    t->base.deadline = deadline;
+    t->base.period = period;
+    t->base.fn = fn;
+    t->base.arg = arg;
+    t->next = NULL;
+    struct tw_timeout *last =
+        atomic_load_explicit(&q->inbox, memory_order_relaxed);
+    atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
+    last->next = t;
+    atomic_store_explicit(&q->pending, n, memory_order_relaxed);
+    vctr_inc(&q->submitted);
+    if (n > ctr_get(&q->peak))
+        atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+}
+
 /* tw_schedule in virtual mode: the same steps, straight through.  The mode
  * is single-threaded by contract, so no step needs a locked instruction and
  * the counters are plain adds; the insert then costs what the structure
@@ -913,19 +935,7 @@ static int schedule_virtual(struct tw *q, int64_t deadline, int64_t period,
             (struct tw_timeout *)(void *)tb_pool_get(&q->base.pool, handle);
         if (t) {
             hook(q, TW_HOOK_PUBLISHED, t);
-            t->base.deadline = deadline;
-            t->base.period = period;
-            t->base.fn = fn;
-            t->base.arg = arg;
-            t->next = NULL;
-            struct tw_timeout *last =
-                atomic_load_explicit(&q->inbox, memory_order_relaxed);
-            atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
-            last->next = t;
-            atomic_store_explicit(&q->pending, n, memory_order_relaxed);
-            vctr_inc(&q->submitted);
-            if (n > ctr_get(&q->peak))
-                atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+            push_virtual(q, t, deadline, period, fn, arg, n);
             return TB_OK;
         }
         rc = TB_ENOMEM;
@@ -957,20 +967,7 @@ static inline int schedule_virtual_fast(struct tw *q, int64_t deadline,
         return schedule_virtual_slow(q, deadline, period, fn, arg, handle);
     struct tw_timeout *t =
         (struct tw_timeout *)(void *)tb_pool_take(p, handle);
-    t->base.deadline = deadline;
-    t->base.period = period;
-    t->base.fn = fn;
-    t->base.arg = arg;
-    t->next = NULL;
-    struct tw_timeout *last =
-        atomic_load_explicit(&q->inbox, memory_order_relaxed);
-    atomic_store_explicit(&q->inbox, t, memory_order_relaxed);
-    last->next = t;
-    uint64_t n = ctr_get(&q->pending) + 1;
-    atomic_store_explicit(&q->pending, n, memory_order_relaxed);
-    vctr_inc(&q->submitted);
-    if (n > ctr_get(&q->peak))
-        atomic_store_explicit(&q->peak, n, memory_order_relaxed);
+    push_virtual(q, t, deadline, period, fn, arg, ctr_get(&q->pending) + 1);
     return TB_OK;
 }
 
