@@ -192,7 +192,7 @@ struct tw {
     /* the inbox: an intrusive MPSC FIFO (see inbox_push) */
     _Atomic(struct tw_timeout *) inbox; /* producers' end: last pushed */
     struct tw_timeout *inbox_head;      /* the worker's end */
-    struct tw_timeout stub;             /* keeps the queue never empty */
+    struct tw_timeout sentinel; /* Vyukov's stub node: the queue is never empty */
     _Atomic(struct tw_timeout *) cancelled;
     /* counters producers touch (Netty's pendingTimeouts is one of them) */
     _Atomic uint64_t pending, peak, submitted, rejected, ncancelled, zombies;
@@ -380,7 +380,7 @@ static struct tw_timeout *inbox_successor(struct tw *q,
 {
     struct tw_timeout *next;
     if (head == atomic_load_explicit(&q->inbox, memory_order_acquire))
-        inbox_push(q, &q->stub); /* the last entry: give it a successor */
+        inbox_push(q, &q->sentinel); /* the last entry: give it a successor */
     /* Linked by now, or its producer is between its exchange and its link,
      * a few instructions away: wait for it, as the JCTools queue's poll()
      * does (virtual mode never waits). */
@@ -394,7 +394,7 @@ static inline struct tw_timeout *inbox_pop(struct tw *q)
 {
     struct tw_timeout *head = q->inbox_head;
     struct tw_timeout *next = inbox_next(q, head);
-    if (head == &q->stub) {
+    if (head == &q->sentinel) {
         if (!next)
             return NULL;
         q->inbox_head = head = next;
@@ -409,7 +409,7 @@ static inline struct tw_timeout *inbox_pop(struct tw *q)
 /* True if the inbox holds nothing the worker could pop. */
 static bool inbox_empty(const struct tw *q)
 {
-    return q->inbox_head == &q->stub && !inbox_next(q, q->inbox_head);
+    return q->inbox_head == &q->sentinel && !inbox_next(q, q->inbox_head);
 }
 
 /* seq_cst in threaded mode: pairs with the shutdown flag (see tw_cancel). */
@@ -1238,8 +1238,8 @@ static int tw_init(struct tb_sched *s)
         tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
         return TB_ENOMEM;
     }
-    atomic_init(&q->inbox, &q->stub);
-    q->inbox_head = &q->stub;
+    atomic_init(&q->inbox, &q->sentinel);
+    q->inbox_head = &q->sentinel;
     atomic_init(&q->cancelled, NULL);
     if (s->threaded) {
         pthread_mutex_init(&q->mu, NULL);
@@ -1340,7 +1340,7 @@ static int check_locked(struct tw *q)
     const struct tw_timeout *last = NULL;
     for (const struct tw_timeout *t = q->inbox_head; t;
          last = t, t = t->next) {
-        if (t == &q->stub)
+        if (t == &q->sentinel)
             continue;
         if (t->index != TW_QUEUED && t->index != TW_HALF)
             return corrupt("inbox entry claims a bucket", t->index, 0);
