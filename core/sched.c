@@ -248,6 +248,26 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
     return s->cancel(s, handle);
 }
 
+int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (!s->backend->ops->reschedule)
+        return TB_ENOTSUP;
+    if ((uint64_t)delay_ns > (uint64_t)TB_MAX_DELAY) {
+        if (delay_ns > 0)
+            return TB_ERANGE;
+        delay_ns = 0;
+    }
+    int64_t now = s->threaded ? tb_monotonic_ns()
+                              : atomic_load_explicit(&s->vnow,
+                                                     memory_order_relaxed);
+    int64_t deadline;
+    if (__builtin_add_overflow(now, delay_ns, &deadline))
+        return TB_ERANGE;
+    return s->backend->ops->reschedule(s, handle, deadline);
+}
+
 int tb_reserve(struct tb_sched *s, size_t n)
 {
     if (!s)

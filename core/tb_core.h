@@ -372,6 +372,9 @@ struct tb_backend_ops {
     int (*schedule)(struct tb_sched *s, int64_t deadline, int64_t period,
                     tb_fn fn, void *arg, tb_handle *handle);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* optional: move a waiting one-shot task to an absolute deadline in
+     * place (tb_reschedule); NULL answers TB_ENOTSUP */
+    int (*reschedule)(struct tb_sched *s, tb_handle handle, int64_t deadline);
     size_t (*pending)(struct tb_sched *s);
     long (*advance)(struct tb_sched *s, int64_t now);
     long (*shutdown)(struct tb_sched *s);

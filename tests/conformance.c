@@ -122,6 +122,61 @@ static void test_cancel_answers(void **state)
     tb_destroy(s);
 }
 
+/* tb_reschedule: a backend either has no such call (TB_ENOTSUP, for every
+ * handle, and nothing changes) or moves a waiting one-shot in place: later
+ * and earlier, never early, once, with the same handle; not pending -> 0. */
+static void test_reschedule(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe a = {.rec = &rec, .id = 1}, b = {.rec = &rec, .id = 2},
+                 p = {.rec = &rec, .id = 3};
+    tb_handle ha, hb, hp;
+    assert_int_equal(tb_reschedule(NULL, 1, TB_MS), TB_EINVAL);
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &a, &ha), TB_OK);
+    assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &b, &hb), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
+                                            probe_task, &p, &hp), TB_OK);
+    int rc = tb_reschedule(s, ha, 30 * TB_MS);
+    if (rc == TB_ENOTSUP) {
+        assert_int_equal(tb_reschedule(s, hb, TB_MS), TB_ENOTSUP);
+        assert_int_equal(tb_reschedule(s, TB_HANDLE_NONE, TB_MS), TB_ENOTSUP);
+        assert_int_equal(tb_advance(s, 20 * TB_MS), 1 + 4);
+        assert_int_equal(a.runs, 1); /* untouched by the refused calls */
+    } else {
+        assert_int_equal(rc, 1);                           /* later */
+        assert_int_equal(tb_reschedule(s, hb, 20 * TB_MS), 1); /* earlier */
+        assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
+        assert_int_equal(tb_reschedule(s, ha, TB_MAX_DELAY + 1), TB_ERANGE);
+        assert_int_equal(tb_reschedule(s, ha, -5), 1);     /* negative = 0 */
+        assert_int_equal(tb_reschedule(s, ha, 30 * TB_MS), 1);
+        assert_int_equal(tb_advance(s, 19 * TB_MS), 3);    /* p only */
+        assert_int_equal(a.runs + b.runs, 0);
+        assert_int_equal(tb_advance(s, due_by(20 * TB_MS)), 1 + 1);
+        assert_int_equal(b.runs, 1);
+        assert_int_equal(tb_reschedule(s, hb, TB_MS), 0);  /* has run */
+        assert_int_equal(tb_advance(s, 29 * TB_MS), 1);
+        assert_int_equal(a.runs, 0);
+        assert_int_equal(tb_advance(s, due_by(30 * TB_MS)), 1 + 1);
+        assert_int_equal(a.runs, 1);
+        for (size_t k = 0; k < rec.n; k++)
+            if (rec.runs[k].id == 1)
+                assert_true(rec.runs[k].at >= 30 * TB_MS);
+        assert_int_equal(tb_reschedule(s, ha, TB_MS), 0);
+        assert_int_equal(tb_reschedule(s, TB_HANDLE_NONE, TB_MS), 0);
+        assert_int_equal(tb_cancel(s, ha), 0);
+    }
+    assert_int_equal(tb_cancel(s, hp), 1);
+    assert_int_equal(tb_advance(s, 100 * TB_MS), rc == TB_ENOTSUP ? 1 : 0);
+    assert_int_equal(a.runs, 1);
+    assert_int_equal(b.runs, 1);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 static void test_cancel_periodic_from_inside(void **state)
 {
     (void)state;
@@ -908,6 +963,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_early_exactly_once),
         cmocka_unit_test(test_cancel_answers),
+        cmocka_unit_test(test_reschedule),
         cmocka_unit_test(test_cancel_periodic_from_inside),
         cmocka_unit_test(test_schedule_and_cancel_from_callback),
         cmocka_unit_test(test_equal_deadlines),

@@ -236,6 +236,17 @@ int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
  *  a NULL scheduler. */
 int tb_cancel(struct tb_sched *s, tb_handle handle);
 
+/** Moves a waiting one-shot task so that it runs `delay_ns` from now, in
+ *  place, as Go's Timer.Reset and the kernel's mod_timer() do; the handle
+ *  stays valid.  Backends whose original has no such call (the JDK's, Netty's
+ *  and Kafka's timers) answer TB_ENOTSUP, and their callers cancel and
+ *  schedule anew, as users of those originals do.  Returns 1 if the task was
+ *  waiting and now runs at the new time (never early), 0 if the handle is
+ *  not pending (nothing is scheduled then), TB_EINVAL for a NULL scheduler
+ *  or a periodic task, TB_ERANGE as tb_schedule(), TB_ESHUTDOWN after
+ *  shutdown, TB_ENOTSUP. */
+int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns);
+
 /** Makes room for `n` more tasks now, so the next n schedules allocate
  *  nothing: the task pool's records and, where the backend has them, the
  *  structure's own arrays (a heap's array; wheels have none that grow per
