@@ -119,7 +119,30 @@ static void print_info(void)
            TB_GBENCH_VERSION);
     for (size_t i = 0; i < tb_backend_count(); i++)
         printf("%s\"%s\"", i ? ", " : "", tb_backend_at(i)->name);
-    printf("],\n  \"timer_slack_ns\": %ld,\n  \"profiles\": {",
+    /* each backend's capabilities, so the report classifies a backend it
+     * has never heard of (a heap, a wheel, lazy cancel) from the run */
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } caps[] = {{TB_CAP_FIFO_TIES, "fifo_ties"},
+                {TB_CAP_TICKED, "ticked"},
+                {TB_CAP_PURGE, "purge"},
+                {TB_CAP_FAIL_KILLS, "fail_kills"},
+                {TB_CAP_LAZY_CANCEL, "lazy_cancel"},
+                {TB_CAP_SKIP_MISSED, "skip_missed"}};
+    printf("],\n  \"backend_caps\": {");
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        const struct tb_backend *b = tb_backend_at(i);
+        printf("%s\"%s\": [", i ? ", " : "", b->name);
+        bool first = true;
+        for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++)
+            if (b->caps & caps[k].bit) {
+                printf("%s\"%s\"", first ? "" : ", ", caps[k].name);
+                first = false;
+            }
+        printf("]");
+    }
+    printf("},\n  \"timer_slack_ns\": %ld,\n  \"profiles\": {",
            bh_timer_slack());
     /* what each profile measures, so tests and tools can check its sample
      * counts without running it */

@@ -211,7 +211,9 @@ def heap_vs_wheel_growth(ctx):
             if len(ms) < 2:
                 continue
             b = label.split(" ")[0]
-            if op == "cancel" and ("roc=off" in label or (_lazy(ctx, b) and "roc=on" not in label)):
+            # a lazy heap's cancel only marks the task: it is no removal
+            if op == "cancel" and ("roc=off" in label or (
+                    ctx.is_heap(b) and _lazy(ctx, b) and "roc=on" not in label)):
                 continue
             if ctx.is_heap(b):
                 heaps.append((label, ms[0], ms[-1]))

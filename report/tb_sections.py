@@ -112,7 +112,16 @@ class Ctx:
 
 
 def _caps_from_machine(machine):
+    """{backend: {capability, ...}} as the run's binary listed them
+    (machine.json build.backend_caps), else from a backends list of
+    {"name", "caps"} entries; {} when the run did not record them."""
     out = {}
+    build = (machine or {}).get("build")
+    listed = build.get("backend_caps") if isinstance(build, dict) else None
+    if isinstance(listed, dict):
+        for name, caps in listed.items():
+            if isinstance(name, str) and isinstance(caps, list):
+                out[name] = {str(c).lower() for c in caps}
     reg = (machine or {}).get("backends")
     if isinstance(reg, list):
         for b in reg:

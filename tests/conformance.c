@@ -332,7 +332,14 @@ static void test_fixed_rate_catch_up(void **state)
     assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
                                             probe_task, &p, NULL), TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 55 * TB_MS), 4); /* 20, 30, 40, 50 */
+    if (backend->caps & TB_CAP_SKIP_MISSED) {
+        /* the run due at 20 runs late at 55; 30, 40 and 50 are skipped and
+         * the grid is kept: the next run is at 60 */
+        assert_int_equal(tb_advance(s, 55 * TB_MS), 1);
+        assert_int_equal(tb_advance(s, 59 * TB_MS), 0);
+    } else {
+        assert_int_equal(tb_advance(s, 55 * TB_MS), 4); /* 20, 30, 40, 50 */
+    }
     assert_int_equal(tb_advance(s, 60 * TB_MS), 1);
     rec_free(&rec);
     tb_destroy(s);

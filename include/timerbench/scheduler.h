@@ -154,6 +154,9 @@ enum {
     TB_CAP_FAIL_KILLS = 1u << 3, /* a failing task kills the whole timer */
     TB_CAP_LAZY_CANCEL = 1u << 4,/* a cancelled task may stay counted in
                                     tb_pending() until a later step */
+    TB_CAP_SKIP_MISSED = 1u << 5,/* fixed rate skips the periods a late run
+                                    missed (Go's Ticker) instead of running
+                                    them back to back (the JDK's) */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
@@ -214,7 +217,9 @@ int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
                 tb_handle *handle);
 
 /** Runs fn(arg) first after `delay_ns`, then every `period_ns` measured from
- *  the previous *scheduled* time: late runs catch up, runs never overlap.
+ *  the previous *scheduled* time: late runs catch up, runs never overlap
+ *  (with TB_CAP_SKIP_MISSED, as Go's Ticker, a late run is followed by the
+ *  next point of the same grid after it, and the missed ones are skipped).
  *  A periodic task (this or fixed delay) whose next run would reach the end
  *  of the clock (INT64_MAX) has no next run: it finishes after this one.
  *  Errors as tb_schedule(), plus TB_EINVAL for period <= 0. */
