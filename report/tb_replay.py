@@ -145,7 +145,7 @@ def _resched_text(t):
         return " Every backend replays a reschedule as a cancel and a schedule."
     return (" %s re-arm%s a live timer in place (tb_reschedule); the others, "
             "whose originals have no such call, cancel and schedule anew."
-            % (_join(own), "s" if len(own) == 1 else ""))
+            % (", ".join(own), "s" if len(own) == 1 else ""))
 
 
 def draw_delays(ctx, traces):
