@@ -18,8 +18,10 @@
  * that very time has fired), a periodic timer until it is cancelled.  A
  * cancel of an id that is not live is counted (cancel_unknown) and not
  * issued; a reschedule of one is counted (reschedule_unknown) and issued as
- * a schedule; a reschedule of a live id is tb_cancel + tb_schedule with the
- * new delay (one-shot, as D4 says), timed as one operation.
+ * a schedule; a reschedule of a live id is the backend's own re-arm
+ * (tb_reschedule: Go's Timer.Reset, the kernel's mod_timer) where it has
+ * one and the timer is a one-shot, else tb_cancel + tb_schedule with the new
+ * delay (one-shot, as D4 says), timed as one operation either way.
  *
  * Per backend (wheels at a common 1 ms tick by default, as the benchmarks'
  * head-to-head series; heaps with their originals' policies) three kinds of
@@ -552,6 +554,10 @@ struct run_timer {
     tb_handle h;
     int64_t due;      /* next expected deadline */
     uint32_t fires;
+    /* a re-armed in place task keeps the argument of its first schedule:
+     * that instance's fwd (index + 1) names the one it now fires for, and
+     * origin (index + 1, 0 = itself) leads a later re-arm back to it */
+    uint32_t fwd, origin;
     uint8_t state;    /* 0 unscheduled, 1 live, 2 fired, 3 cancelled */
 };
 
@@ -563,6 +569,8 @@ struct replay {
     const char *label;      /* backend, or backend+roc */
     int64_t tick;           /* backend's tick, 0 for heaps */
     enum mode mode;
+    bool no_resched;        /* the backend answered TB_ENOTSUP */
+    uint64_t in_place;      /* reschedules done by tb_reschedule */
     struct tb_sched *s;
     struct run_timer *rt;
     int64_t now;
@@ -647,6 +655,8 @@ static int on_fire(void *arg)
 {
     struct replay *rp = g_rp;
     struct run_timer *r = arg;
+    if (r->fwd)
+        r = &rp->rt[r->fwd - 1];
     int64_t now = tb_now(rp->s);
     if (now < r->due && rp->early++ == 0) {
         rp->early_line = rp->tr->in[r - rp->rt].line;
@@ -781,6 +791,35 @@ static void cancel_one(struct replay *rp, uint32_t i)
     r->state = 3;
 }
 
+/* The backend's own re-arm of live one-shot `old` as `inst`; false (and
+ * never again for this replay) when the backend has none. */
+static bool resched_one(struct replay *rp, uint32_t old, uint32_t inst)
+{
+    struct run_timer *o = &rp->rt[old], *r = &rp->rt[inst];
+    int64_t deadline = rp->tr->in[inst].deadline;
+    int rc = tb_reschedule(rp->s, o->h, deadline - rp->now);
+    if (rc == TB_ENOTSUP) {
+        rp->no_resched = true;
+        return false;
+    }
+    if (rc != 1)
+        fail(rp, "reschedule of id %" PRIu64 " (scheduled on line %ld), "
+             "live in the trace, returned %d: it %s", rp->tr->in[old].id,
+             rp->tr->in[old].line, rc,
+             o->fires ? "had already fired, early" : "was not pending");
+    uint32_t origin = o->origin ? o->origin : old + 1;
+    rp->rt[origin - 1].fwd = inst + 1;
+    r->origin = origin;
+    r->h = o->h;
+    r->due = deadline;
+    r->state = 1;
+    o->state = 3;
+    rp->in_place++;
+    if (rp->mode == M_CHECK)
+        dh_push(rp, r->due, inst);
+    return true;
+}
+
 static void do_op(struct replay *rp, const struct event *e)
 {
     switch (e->kind) {
@@ -792,6 +831,9 @@ static void do_op(struct replay *rp, const struct event *e)
         cancel_one(rp, e->inst);
         break;
     case K_RESCHEDULE:
+        if (!rp->no_resched && !rp->tr->in[e->old].period &&
+            resched_one(rp, e->old, e->inst))
+            break;
         cancel_one(rp, e->old);
         sched_one(rp, e->inst, rp->tr->in[e->inst].line);
         break;
@@ -902,6 +944,8 @@ static void replay_once(struct replay *rp, const struct trace *tr,
     rp->peak_seen = rp->bytes_at_peak = 0;
     rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
     memset(rp->rt, 0, tr->nin * sizeof *rp->rt);
+    rp->no_resched = false;
+    rp->in_place = 0;
     int rc = tb_create(b, cfg, &rp->s);
     if (rc != TB_OK) {
         fprintf(stderr, "timerbench-replay: %s: tb_create: %s\n", en->label,
@@ -1115,6 +1159,8 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
                 ", \"wheel_size\": %d, \"flags\": %u,\n",
                 r->tick ? "true" : "false", r->tick,
                 r->tick ? r->cfg.wheel_size : 0, r->cfg.flags);
+        fprintf(o, "       \"reschedules_in_place\": %" PRIu64 ",\n",
+                c->in_place);
         fprintf(o, "       \"ns_per_event\": ");
         json_spread(o, r->total_ns, (size_t)reps);
         fprintf(o, ",\n       \"cpu_ms_per_million_events\": ");

@@ -26,7 +26,7 @@ from tb_figures import RawPath, add_figure, colour_for
 # Operation kinds in the order the figure and tables show them, with what
 # each one's time covers.
 KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
-         ("cancel", "cancel"), ("reschedule", "reschedule (cancel + schedule)"),
+         ("cancel", "cancel"), ("reschedule", "reschedule (the backend's re-arm, else cancel + schedule)"),
          ("advance", "clock advance, per call (its fires included)"),
          ("expire", "expiry per timer fired (advance time / fires)")]
 UNDECIDED = "undecided"
@@ -133,6 +133,19 @@ def _mix_text(t):
     total = sum(ops.values()) or 1
     return ", ".join("%s %s" % (k, A.fmt_pct(ops[k] / float(total)))
                      for k in ("schedule", "periodic", "cancel", "reschedule") if ops.get(k))
+
+
+def _resched_text(t):
+    """Which backends re-armed in place (Go's Reset, the kernel's
+    mod_timer) and which cancelled and scheduled anew."""
+    if not t["ops"].get("reschedule"):
+        return ""
+    own = [b["name"] for b in t["backends"] if b.get("reschedules_in_place")]
+    if not own:
+        return " Every backend replays a reschedule as a cancel and a schedule."
+    return (" %s re-arm%s a live timer in place (tb_reschedule); the others, "
+            "whose originals have no such call, cancel and schedule anew."
+            % (", ".join(own), "s" if len(own) == 1 else ""))
 
 
 def draw_delays(ctx, traces):
@@ -249,7 +262,8 @@ def replay_section(ctx, doc):
                "ids not live (replayed as schedules): %d." % (t["cancel_unknown"],
                                                                t["reschedule_unknown"]))
               if t["cancel_unknown"] or t["reschedule_unknown"] else "",
-              (" The trace says: " + "; ".join(src) + ".") if src else "")
+              (" The trace says: " + "; ".join(src) + ".") if src else "",
+              _resched_text(t))
         add_figure(ctx, doc, draw_costs(ctx, t),
                 ("Replay of ", Code(label), ": time per event and per operation kind, "
                  "median of the repetitions, the line from the fastest to the slowest."),
