@@ -199,7 +199,10 @@ class HandTrace(unittest.TestCase):
                 self.assertEqual(b["fires"], 7)
                 self.assertEqual(b["lateness"]["fires"], 7)
                 self.assertEqual(b["stats"]["fired"], 7)
-                self.assertEqual(b["stats"]["submitted"], 7)
+                # the reschedule of a live id is one tb_reschedule on a
+                # backend that has it (in place, no new submission)
+                self.assertIn(b["reschedules_in_place"], (0, 1))
+                self.assertEqual(b["stats"]["submitted"] + b["reschedules_in_place"], 7)
                 self.assertEqual(b["checks"]["uncancelled_fired_once"], 4)
                 self.assertEqual(b["checks"]["cancelled_never_fired"], 2)
                 tick = b["tick_ns"]
@@ -383,8 +386,14 @@ class RandomTraces(unittest.TestCase):
                             # a one-shot is never late by a whole tick on
                             # the virtual clock (a periodic timer whose
                             # period is shorter than the tick may be: its
-                            # re-arms catch up)
-                            self.assertLess(b["lateness"]["ns"]["max"], b["tick_ns"], b["name"])
+                            # re-arms catch up), except on the kernel's
+                            # wheel, whose levels may add up to 1/8 of the
+                            # delay
+                            self.assertLessEqual(b["lateness"]["beyond_tick_of_delay_max"],
+                                                 0.125, b["name"])
+                            if b["name"] != "kernelwheel":
+                                self.assertLess(b["lateness"]["ns"]["max"], b["tick_ns"],
+                                                b["name"])
                         n = b["checks"]["uncancelled_fired_once"]
                         oneshots = n if oneshots is None else oneshots
                         self.assertEqual(n, oneshots)
