@@ -293,16 +293,24 @@ static inline void clear_bit(struct kw *w, uint32_t idx)
     w->pending_map[idx >> LVL_BITS] &= ~((uint64_t)1 << (idx & LVL_MASK));
 }
 
+/* trigger_dyntick_cpu: the thread sleeps past the new first expiry */
+static __attribute__((noinline, cold)) void wake_idle(struct kw *w)
+{
+    pthread_cond_signal(&w->wake);
+}
+
 /* enqueue_timer: at the head of the bucket, marked pending; a new first
- * expiry wakes the sleeping thread (trigger_dyntick_cpu). */
-static inline void enqueue_timer(struct kw *w, struct kw_timer *t,
-                                 uint32_t idx, uint64_t bucket_expiry)
+ * expiry wakes the sleeping thread.  `virt` (a constant) says no thread
+ * sleeps, so the virtual insert makes no call and stays a leaf. */
+static inline __attribute__((always_inline)) void
+enqueue_timer(struct kw *w, struct kw_timer *t, uint32_t idx,
+              uint64_t bucket_expiry, bool virt)
 {
     if (__builtin_expect(idx == KW_OVERDUE, 0)) {
         hlist_add_head(t, &w->overdue);
         t->idx = idx;
-        if (w->is_idle)
-            pthread_cond_signal(&w->wake);
+        if (!virt && w->is_idle)
+            wake_idle(w);
         return;
     }
     hlist_add_head(t, &w->vectors[idx]);
@@ -312,8 +320,8 @@ static inline void enqueue_timer(struct kw *w, struct kw_timer *t,
         w->next_expiry = bucket_expiry;
         w->timers_pending = true;
         w->next_expiry_recalc = false;
-        if (w->is_idle)
-            pthread_cond_signal(&w->wake);
+        if (!virt && w->is_idle)
+            wake_idle(w);
     }
 }
 
@@ -328,12 +336,13 @@ static inline void forward_timer_base(struct kw *w, uint64_t jnow)
 }
 
 /* internal_add_timer, with the pending count */
-static inline void add_timer(struct kw *w, struct kw_timer *t)
+static inline __attribute__((always_inline)) void
+add_timer(struct kw *w, struct kw_timer *t, bool virt)
 {
     uint64_t bucket_expiry;
     uint32_t idx = calc_wheel_index(w, due_tick(w, t->base.deadline), w->clk,
                                     &bucket_expiry);
-    enqueue_timer(w, t, idx, bucket_expiry);
+    enqueue_timer(w, t, idx, bucket_expiry, virt);
     if (++w->size > w->st.peak_pending)
         w->st.peak_pending = w->size;
 }
@@ -471,7 +480,7 @@ static void after_run(struct kw *w, struct kw_timer *t, bool failed,
     }
     tb_task_set_state(&t->base, TB_TASK_WAITING);
     forward_timer_base(w, jiffies_now(w));
-    add_timer(w, t);
+    add_timer(w, t, false);
 }
 
 /* expire_timers for one list (a collected bucket, or the overdue list):
@@ -562,7 +571,7 @@ static inline int schedule_locked(struct kw *w, int64_t deadline,
             t->base.arg = arg;
             w->st.submitted++;
             forward_timer_base(w, jiffies_now(w));
-            add_timer(w, t);
+            add_timer(w, t, false);
         }
     }
     if (rc)
@@ -598,7 +607,7 @@ static int kw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     t->base.arg = arg;
     w->st.submitted++;
     forward_timer_base(w, w->jiffies);
-    add_timer(w, t);
+    add_timer(w, t, true);
     return TB_OK;
 }
 
@@ -677,7 +686,7 @@ static int kw_reschedule(struct tb_sched *s, tb_handle h, int64_t deadline)
         t->base.deadline = deadline;
         if (!same) {
             detach_timer(w, t);
-            enqueue_timer(w, t, idx, bucket_expiry);
+            enqueue_timer(w, t, idx, bucket_expiry, false);
             w->size++;
         }
     }
