@@ -24,20 +24,18 @@
  * INT64_MAX / tick ticks, 14 at 1 ms, 13 at the default 4 ms, 21 at most.
  *
  * calc_wheel_index.  A deadline d becomes the timer's `expires` in ticks,
- * E = floor(d / tick): the value jiffies has at that instant.  The level is
- * the one whose range holds E - clk; within it the timer goes to bucket
- * ((E >> 3n) + 1) & 63, which expires at ((E >> 3n) + 1) << 3n: the level's
- * granularity rounds up, and the + 1 guarantees no early expiry (a timer
- * armed at the edge of a tick, or truncated by a coarse level).  So a timer
- * runs after its deadline by more than 0 and at most 8^n ticks, and since
- * its distance is at least 63 * 8^(n-1) ticks, the lateness is at most
- * about 8/63 of the delay: the "1/8 of the delay" of the rework.  Level 0
- * (delays under 63 ticks) runs a timer at the first tick strictly after its
- * deadline, as the kernel does (a deadline on a tick boundary waits one
- * tick more).  A distance below 0 (E before clk, e.g. a timer armed from a
- * callback while the base clock is one tick ahead) goes to the current
+ * E = ceil(d / tick) - 1, the tick before the first tick at or after d (see
+ * the differences below).  The level is the one whose range holds E - clk;
+ * within it the timer goes to bucket ((E >> 3n) + 1) & 63, which expires at
+ * ((E >> 3n) + 1) << 3n: the level's granularity rounds up, and the + 1
+ * guarantees no early expiry.  So a level-n timer runs at most 8^n ticks
+ * after its deadline, and since its distance is at least 63 * 8^(n-1)
+ * ticks, less than 1/8 of its delay late when armed on a tick (8/62 at
+ * worst inside one): the "1/8 of the delay" of the rework.  Level 0 (delays
+ * under 63 ticks) runs a timer at the first tick at or after its deadline.
+ * E just below clk (a timer due at the tick clk itself) goes to the current
  * bucket of level 0, due at clk.  The level of a distance comes from its top
- * bit and one compare (a table of 64 entries) instead of the kernel's chain
+ * bit and one compare (a table of 65 entries) instead of the kernel's chain
  * of compares: same answer, fewer branches at 14 levels.
  *
  * No cascading.  A timer stays in its bucket until the bucket expires.  A
@@ -105,6 +103,18 @@
  *     mod_timer from the callback, and the interface's fixed-rate and
  *     fixed-delay tasks are re-armed the same way after each run.  A run
  *     that fails stops the task; a one-shot failure is counted.
+ *   - Exact deadlines.  The kernel arms with expires = jiffies + delay and
+ *     runs a level-0 timer at tick expires + 1: armed on a boundary, one
+ *     tick after the first boundary that follows its deadline, since
+ *     jiffies cannot say how much of the tick has passed.  The interface's
+ *     deadline is exact, so E is the tick before the first tick at or after
+ *     it and the + 1 lands there, as every wheel of the suite rounds.
+ *   - A timer armed for a tick that has already run (E + 1 < clk: a zero
+ *     delay on a boundary, from a callback of that tick or after it ran)
+ *     goes to an overdue list that the run loop empties first.  The kernel
+ *     files it for the next tick (clk is one ahead while timers run, "to
+ *     avoid endless requeuing to current jiffies"); tb_advance runs
+ *     everything due by its time, including what tasks schedule.
  *   - mod_timer of a timer already collected for expiry but not yet run
  *     (another callback of the same tick runs meanwhile) always moves it:
  *     the kernel compares the stale bucket index and can keep such a timer
