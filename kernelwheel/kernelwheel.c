@@ -166,6 +166,7 @@ struct kw {
     uint64_t clk;               /* base->clk: the next tick to process */
     uint64_t next_expiry;       /* the tick of the next pending bucket */
     uint64_t jiffies;           /* virtual: the tick of the clock */
+    uint64_t last_tick;         /* the tick of INT64_MAX, the clock's end */
     bool next_expiry_recalc;    /* a cancel emptied a bucket */
     bool timers_pending;
     bool is_idle;               /* threaded: the thread sleeps past a tick */
@@ -520,16 +521,20 @@ static long expire_timers(struct kw *w, struct kw_timer **head)
 }
 
 /* __run_timers: every bucket due by tick `jnow`, one collected tick at a
- * time.  Lock held. */
+ * time.  At the clock's last tick every pending timer is due (no deadline
+ * lies later), also one whose coarse bucket rounds up past the end of the
+ * clock.  Lock held. */
 static long run_timers(struct kw *w, uint64_t jnow)
 {
     long ran = 0;
+    bool end = jnow == w->last_tick;
     for (;;) {
         if (w->overdue) {
             ran += expire_timers(w, &w->overdue);
             continue;
         }
-        if (!w->timers_pending || jnow < w->clk || jnow < w->next_expiry)
+        if (!w->timers_pending ||
+            (!end && (jnow < w->clk || jnow < w->next_expiry)))
             break;
         unsigned levels = collect_expired_timers(w);
         w->st.ticks++;
@@ -914,6 +919,7 @@ static int kw_init(struct tb_sched *s)
     struct kw *w = kw_of(s);
     w->tick_ns = s->cfg.tick_ns;
     w->tick_div = tb_udiv_make((uint64_t)w->tick_ns);
+    w->last_tick = tick_of(w, INT64_MAX);
     w->depth = depth_for(w->tick_ns);
     w->lvl_start[0] = 0;
     for (unsigned n = 1; n < w->depth; n++)

@@ -402,6 +402,32 @@ static void test_full_range(void **state)
     }
 }
 
+/* Near the end of the clock a coarse bucket can round up past INT64_MAX;
+ * the advance to INT64_MAX still runs every timer, since none can be due
+ * later. */
+static void test_end_of_clock(void **state)
+{
+    (void)state;
+    static const int64_t ticks[] = {1, TB_MS, 4 * TB_MS, TB_SEC};
+    for (size_t i = 0; i < sizeof ticks / sizeof *ticks; i++) {
+        struct tb_config c = {.tick_ns = ticks[i]};
+        struct tb_sched *s = make_sched(kw(), &c);
+        assert_int_equal(tb_advance(s, INT64_MAX - TB_MAX_DELAY), 0);
+        assert_int_equal(tb_schedule(s, TB_MAX_DELAY, noop_task, NULL, NULL),
+                         TB_OK);
+        assert_int_equal(tb_schedule(s, TB_MAX_DELAY - 3600 * TB_SEC,
+                                     noop_task, NULL, NULL), TB_OK);
+        assert_sound(s);
+        assert_int_equal(tb_advance(s, INT64_MAX - 3601 * TB_SEC), 0);
+        assert_int_equal(tb_advance(s, INT64_MAX), 2);
+        assert_int_equal(tb_pending(s), 0);
+        assert_int_equal(tb_schedule(s, 0, noop_task, NULL, NULL), TB_OK);
+        assert_int_equal(tb_advance(s, INT64_MAX), 1);
+        assert_sound(s);
+        tb_destroy(s);
+    }
+}
+
 /* 64-byte records; the buckets (8 bytes each) and the bitmap are fixed. */
 static void test_memory_per_task(void **state)
 {
@@ -628,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_mod_timer_moves),
         cmocka_unit_test(test_periodic_granularity),
         cmocka_unit_test(test_full_range),
+        cmocka_unit_test(test_end_of_clock),
         cmocka_unit_test(test_memory_per_task),
         cmocka_unit_test(test_shutdown),
         cmocka_unit_test(test_overdue_runs_now),
