@@ -166,7 +166,6 @@ struct kw {
     uint64_t clk;               /* base->clk: the next tick to process */
     uint64_t next_expiry;       /* the tick of the next pending bucket */
     uint64_t jiffies;           /* virtual: the tick of the clock */
-    uint64_t last_tick;         /* the tick of INT64_MAX, the clock's end */
     bool next_expiry_recalc;    /* a cancel emptied a bucket */
     bool timers_pending;
     bool is_idle;               /* threaded: the thread sleeps past a tick */
@@ -521,13 +520,12 @@ static long expire_timers(struct kw *w, struct kw_timer **head)
 }
 
 /* __run_timers: every bucket due by tick `jnow`, one collected tick at a
- * time.  At the clock's last tick every pending timer is due (no deadline
- * lies later), also one whose coarse bucket rounds up past the end of the
- * clock.  Lock held. */
-static long run_timers(struct kw *w, uint64_t jnow)
+ * time.  At the end of the clock (`end`: the virtual clock at INT64_MAX)
+ * every pending timer is due, since no deadline lies later, also one whose
+ * coarse bucket rounds up past the end.  Lock held. */
+static long run_timers(struct kw *w, uint64_t jnow, bool end)
 {
     long ran = 0;
-    bool end = jnow == w->last_tick;
     for (;;) {
         if (w->overdue) {
             ran += expire_timers(w, &w->overdue);
@@ -727,7 +725,7 @@ static long kw_advance(struct tb_sched *s, int64_t now)
     uint64_t jnow = w->jiffies = tick_of(w, now);
     if (w->next_expiry_recalc)
         w->next_expiry = next_timer_interrupt(w);
-    long ran = run_timers(w, jnow);
+    long ran = run_timers(w, jnow, now == INT64_MAX);
     go_idle(w, jnow);
     return ran;
 }
@@ -743,7 +741,7 @@ static void *timer_thread(void *arg)
         if (w->next_expiry_recalc)
             w->next_expiry = next_timer_interrupt(w);
         if (w->overdue || (w->timers_pending && w->next_expiry <= jnow)) {
-            run_timers(w, jnow);
+            run_timers(w, jnow, false);
             continue;
         }
         go_idle(w, jnow);
@@ -919,7 +917,6 @@ static int kw_init(struct tb_sched *s)
     struct kw *w = kw_of(s);
     w->tick_ns = s->cfg.tick_ns;
     w->tick_div = tb_udiv_make((uint64_t)w->tick_ns);
-    w->last_tick = tick_of(w, INT64_MAX);
     w->depth = depth_for(w->tick_ns);
     w->lvl_start[0] = 0;
     for (unsigned n = 1; n < w->depth; n++)

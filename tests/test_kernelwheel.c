@@ -419,6 +419,8 @@ static void test_end_of_clock(void **state)
                                      noop_task, NULL, NULL), TB_OK);
         assert_sound(s);
         assert_int_equal(tb_advance(s, INT64_MAX - 3601 * TB_SEC), 0);
+        /* in the last tick but before the end: the tick rule still holds */
+        assert_int_equal(tb_advance(s, INT64_MAX - 1), 0);
         assert_int_equal(tb_advance(s, INT64_MAX), 2);
         assert_int_equal(tb_pending(s), 0);
         assert_int_equal(tb_schedule(s, 0, noop_task, NULL, NULL), TB_OK);
