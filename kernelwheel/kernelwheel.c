@@ -115,6 +115,9 @@
  *     files it for the next tick (clk is one ahead while timers run, "to
  *     avoid endless requeuing to current jiffies"); tb_advance runs
  *     everything due by its time, including what tasks schedule.
+ *   - tb_advance(INT64_MAX) runs every pending timer, also one whose
+ *     coarse bucket rounds up past the end of the clock; the kernel's
+ *     jiffies wrap instead.
  *   - mod_timer of a timer already collected for expiry but not yet run
  *     (another callback of the same tick runs meanwhile) always moves it:
  *     the kernel compares the stale bucket index and can keep such a timer
