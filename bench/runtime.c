@@ -268,7 +268,8 @@ static const char *const floor_names[] = {[FLOOR_CONDVAR] = "floor",
 static const char *floor_wait_of(const struct tb_backend *b, bool *known)
 {
     static const char *const condvar_backends[] = {
-        "heapqueue", "timerthread", "timerwheel", "hierwheel"};
+        "heapqueue", "timerthread", "timerwheel", "hierwheel",
+        "quadheap"};
     *known = false;
     for (size_t i = 0; i < sizeof condvar_backends / sizeof *condvar_backends;
          i++)
