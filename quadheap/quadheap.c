@@ -267,11 +267,16 @@ static size_t grown_cap(size_t cap, size_t need)
     return c;
 }
 
+static __attribute__((noinline, cold)) bool heap_grow(struct qh *q)
+{
+    return heap_resize(q, grown_cap(q->cap, q->len + 1));
+}
+
 /* Room for one more slot, before a record is taken, so that a failed
  * allocation leaves nothing half-inserted. */
-static bool heap_reserve(struct qh *q)
+static inline bool heap_reserve(struct qh *q)
 {
-    return q->len < q->cap || heap_resize(q, grown_cap(q->cap, q->len + 1));
+    return q->len < q->cap || heap_grow(q);
 }
 
 /* ---- Records ----------------------------------------------------------- */
@@ -330,8 +335,9 @@ static bool update_head(struct qh *q)
 /* timers.cleanHead (every add goes through it, in maybeAdd): zombies at the
  * end of the array leave without any sifting, which also makes the slot
  * that replaces a head zombie less likely to be one; then the head is fixed
- * until it needs nothing. */
-static void clean_head(struct qh *q)
+ * until it needs nothing.  Out of line: the schedule path only looks at the
+ * two ends (clean_head). */
+static __attribute__((noinline, cold)) void clean_ends(struct qh *q)
 {
     while (q->len) {
         if (is_zombie(q->heap[q->len - 1].t)) {
@@ -341,6 +347,14 @@ static void clean_head(struct qh *q)
         if (!update_head(q))
             return;
     }
+}
+
+static inline void clean_head(struct qh *q)
+{
+    if (q->len && (is_zombie(q->heap[q->len - 1].t) ||
+                   is_zombie(q->heap[0].t) ||
+                   q->heap[0].when != q->heap[0].t->deadline))
+        clean_ends(q);
 }
 
 /* timers.adjust: when forced, or when the earliest modified time is due,
@@ -380,9 +394,26 @@ static inline void wake_for(struct qh *q, int64_t when)
         pthread_cond_signal(&q->wake);
 }
 
-/* timer.maybeAdd + timers.addHeap. */
-static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+/* Fills a record taken from the pool and adds it (timers.addHeap). */
+static inline void add_heap(struct qh *q, struct tb_task *t, int64_t deadline,
+                            int64_t period, tb_fn fn, void *arg)
+{
+    t->deadline = deadline;
+    t->period = period;
+    t->fn = fn;
+    t->arg = arg;
+    q->heap[q->len] = (struct qh_slot){deadline, t};
+    sift_up(q, q->len++);
+    if (q->len > q->st.peak_pending)
+        q->st.peak_pending = q->len;
+    q->st.submitted++;
+}
+
+/* timer.maybeAdd + timers.addHeap, the general path: locks, cleans the
+ * heap's ends, grows the slice and the pool, refuses. */
+static __attribute__((noinline)) int schedule_slow(
+    struct tb_sched *s, int64_t deadline, int64_t period, tb_fn fn,
+    void *arg, tb_handle *handle)
 {
     struct qh *q = qh_of(s);
     int rc = TB_OK;
@@ -401,15 +432,7 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         if (!t) {
             rc = TB_ENOMEM;
         } else {
-            t->deadline = deadline;
-            t->period = period;
-            t->fn = fn;
-            t->arg = arg;
-            q->heap[q->len] = (struct qh_slot){deadline, t};
-            sift_up(q, q->len++);
-            if (q->len > q->st.peak_pending)
-                q->st.peak_pending = q->len;
-            q->st.submitted++;
+            add_heap(q, t, deadline, period, fn, arg);
             wake_for(q, deadline);
         }
     }
@@ -418,6 +441,26 @@ out:
         q->st.rejected++;
     qh_unlock(q);
     return rc;
+}
+
+/* The schedule of the virtual clock with nothing to clean, grow or refuse:
+ * a leaf without calls, the general path a tail call away. */
+static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct qh *q = qh_of(s);
+    if (__builtin_expect(s->threaded || q->stopped || q->len == q->cap ||
+                             s->pool.free_head == TB_POOL_NIL ||
+                             (s->cfg.max_pending &&
+                              q->len >= s->cfg.max_pending),
+                         0))
+        return schedule_slow(s, deadline, period, fn, arg, handle);
+    if (q->len && (is_zombie(q->heap[q->len - 1].t) ||
+                   is_zombie(q->heap[0].t) ||
+                   q->heap[0].when != q->heap[0].t->deadline))
+        return schedule_slow(s, deadline, period, fn, arg, handle);
+    add_heap(q, tb_pool_take(&s->pool, handle), deadline, period, fn, arg);
+    return TB_OK;
 }
 
 /* timer.stop: mark only. */
