@@ -52,6 +52,9 @@ struct bh_profile {
                                   do before it is cut short: counted work,
                                   so the cut falls on the same task in
                                   every run */
+    double spell_wait_seconds; /* most time the shim may spend waiting
+                                  out slow spells of the machine's memory
+                                  before repetitions (bench/shim.cc) */
     /* runtime (monotonic clock) experiments */
     int runtime_repetitions;   /* each is one whole experiment */
     int light_samples;         /* one-shot probes per lateness run */

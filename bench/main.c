@@ -300,6 +300,7 @@ static int run(char **rest, int nrest, const char *profile,
         return 2;
     }
     bh.seed = seed ? strtoull(seed, NULL, 0) : DEFAULT_SEED;
+    tbb_spell_wait(bh.profile->spell_wait_seconds);
     for (size_t i = 0; i < tb_backend_count(); i++) {
         const struct tb_backend *b = tb_backend_at(i);
         if ((!backends || listed(backends, b->name)) &&

@@ -145,6 +145,15 @@ void tbb_label(tbb_state *st, const char *label);
  *  "error_occurred" and the message instead of timings. */
 void tbb_skip(tbb_state *st, const char *message);
 
+/** The most time, in seconds, the process may spend waiting out slow
+ *  spells of the machine's memory (0: never wait, only record the latency
+ *  each repetition starts with).  Before each repetition the shim times a
+ *  dependent load over 16 MiB (counter mem_latency_ns); when it is over 1.6
+ *  times the run's 25th percentile it waits 200 ms and measures again, up
+ *  to 5 times (slow_spell_waits), and a batch of 10 ms or more that ends in
+ *  such a spell is run again once it has passed (slow_spell_redone). */
+void tbb_spell_wait(double seconds);
+
 /** Called from batch(): the time this batch returns does not stand for its
  *  operations (its thread was switched out while timed, say), so the shim
  *  runs batch() again, up to 16 times, and keeps the last time.  The

@@ -16,6 +16,7 @@ through tb_results, so damaged inputs are named, never a traceback.
 usage: compare.py A B [--filter SUBSTRING]
 """
 import math
+import statistics
 import os
 import sys
 
@@ -87,7 +88,32 @@ def compare(dir_a, dir_b, needle=""):
         summary.append("no benchmark instance is present in both directories")
     if only_a or only_b:
         summary.append("only in A: %d, only in B: %d" % (only_a, only_b))
+    summary.extend(machine_lines(ra.machine_state(), rb.machine_state()))
     return rows, summary, problems
+
+
+# Two runs whose memory latency medians differ by more than this were taken
+# on a machine in different states (see bench/shim.cc, "memory latency").
+LATENCY_BAND = 0.15
+
+
+def machine_lines(ma, mb):
+    """What the two runs saw of the machine: the median memory latency
+    before each repetition, and a warning when it moved."""
+    if not ma or not mb:
+        return []
+    la = statistics.median(ma["latency"])
+    lb = statistics.median(mb["latency"])
+    out = ["memory latency (a dependent load over 16 MiB, before each "
+           "repetition), median: A %.0f ns, B %.0f ns (B/A %.2f); slow spells "
+           "waited out: A %d, B %d; long batches redone: A %d, B %d"
+           % (la, lb, lb / la, ma["waits"], mb["waits"], ma["redone"], mb["redone"])]
+    if abs(lb / la - 1) > LATENCY_BAND:
+        out.append("warning: the machine's memory was %s in B than in A by more "
+                   "than %d %%: instances whose data misses the cache differ for "
+                   "that reason, not the code's"
+                   % ("slower" if lb > la else "faster", round(100 * LATENCY_BAND)))
+    return out
 
 
 def fmt_ns(v):

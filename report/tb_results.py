@@ -198,6 +198,26 @@ class Results:
         return "timerbench %s (commit %s)" % (b.get("timerbench_version", "?"),
                                               b.get("git_commit", "?"))
 
+    def machine_state(self):
+        """What the shim saw of the machine during the run (bench/shim.cc,
+        "memory latency"): {"latency": sorted ns per dependent load over 16
+        MiB, one per repetition, "waits": repetitions' 200 ms waits for a
+        slow spell to pass, "redone": long batches run again after one,
+        "reps": repetitions}, or None when the run predates it."""
+        lat, waits, redone, reps = [], 0, 0, 0
+        for m in self.measurements.values():
+            vals = m.counters.get("mem_latency_ns")
+            if not vals:
+                continue
+            lat.extend(v for v in vals if v and v > 0)
+            waits += int(sum(m.counters.get("slow_spell_waits") or []))
+            redone += int(sum(m.counters.get("slow_spell_redone") or []))
+            reps += len(vals)
+        if not lat:
+            return None
+        return {"latency": sorted(lat), "waits": waits, "redone": redone,
+                "reps": reps}
+
     def missing_for(self, ops, series=None, workload=None):
         """Keys of the missing instances of these operations (and series,
         workload): what a finding or claim over them would lack."""

@@ -462,6 +462,23 @@ def method_section(ctx, doc, micro_ops):
         doc.p("Base seed ", Code(str(seed)), (("; each instance's seed: " + str(rule)) if rule else ""), ".")
     else:
         doc.p("The results do not record the workload seed.")
+    st = res.machine_state()
+    if st:
+        lat = st["latency"]
+        doc.p(Bold("The machine during the run."), " Before each repetition the harness "
+              "times a dependent load over a 16 MiB random cycle: this VM shares its "
+              "last-level cache and memory with other tenants, and how much it gets moves "
+              "over seconds to minutes. Over %d repetitions the latency was %s median, %s at the 90th "
+              "percentile, %s at most. A repetition that found it over %.1f times the "
+              "run's 25th percentile waited for the spell to pass (200 ms at a time, at "
+              "most 1 s, at most 2 min in a run): %d waits; a batch of 10 ms or more that "
+              "ended in a spell was run again: %d. Times of instances whose data misses "
+              "the cache are comparable between two runs only when their latencies agree ("
+              % (st["reps"], A.fmt_ns(statistics.median(lat)),
+                 A.fmt_ns(lat[min(len(lat) - 1, int(0.9 * len(lat)))]),
+                 A.fmt_ns(lat[-1]), 1.6, st["waits"], st["redone"]),
+              Code("timerbench compare"), " prints both); the work counts and the "
+              "instruction counts below do not depend on it.")
     if any(m.op in ("insert", "cancel", "expire") for m in ms):
         doc.p(Bold("Against the side-by-side driver."), " ", Code("../shared/peers"),
               " times the same backends through the same interface beside four reference "

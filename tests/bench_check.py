@@ -197,6 +197,11 @@ def check_micro(doc, backends):
                 check(math.isfinite(b[c]) and
                       (b[c] >= 0 or c == "grown_bytes_per_op"),
                       "micro: %s: %s = %r" % (b["name"], c, b[c]))
+        # The machine's state beside every repetition (bench/shim.cc).
+        check(b.get("mem_latency_ns", 0) > 0 and
+              b.get("slow_spell_waits", -1) >= 0 and
+              b.get("slow_spell_redone", -1) >= 0,
+              "micro: %s lacks the memory latency it started with" % b["name"])
         # Growth is fill's subject and no one else's: the pool and a heap's
         # array are reserved and warmed up before anything is timed.
         if p["op"] in ("insert", "cancel"):

@@ -127,6 +127,34 @@ with tempfile.TemporaryDirectory() as tmp:
     check(out.returncode == 0 and "flagged %d of 87 tested" % flagged in out.stdout
           and "rule: flagged when" in out.stdout, "the command prints the summary and its rule")
 
+    # the machine's memory latency, recorded beside every repetition: said
+    # for both runs, and a warning when it moved by more than the band
+    def with_latency(src, dst, ns, waits):
+        shutil.copytree(src, dst)
+        path = os.path.join(dst, "micro.json")
+        with open(path) as f:
+            data = json.load(f)
+        for bm in data["benchmarks"]:
+            if bm.get("run_type") == "iteration":
+                bm.update(mem_latency_ns=ns, slow_spell_waits=waits, slow_spell_redone=0)
+        with open(path, "w") as f:
+            json.dump(data, f)
+    with_latency(a, os.path.join(tmp, "la"), 150.0, 0)
+    with_latency(a, os.path.join(tmp, "lb"), 240.0, 1)
+    with_latency(a, os.path.join(tmp, "lc"), 160.0, 0)
+    _, summary, _ = compare.compare(os.path.join(tmp, "la"), os.path.join(tmp, "lb"))
+    text = "\n".join(summary)
+    # 87 instances x 5 repetitions, one wait each in B
+    check("median: A 150 ns, B 240 ns (B/A 1.60)" in text and "waited out: A 0, B 435" in text,
+          "both runs' memory latency and waits are printed")
+    check("warning: the machine's memory was slower in B" in text,
+          "a latency 60 % higher in B is warned about")
+    _, summary, _ = compare.compare(os.path.join(tmp, "la"), os.path.join(tmp, "lc"))
+    check(not any("warning" in line for line in summary), "7 % apart: no warning")
+    _, summary, _ = compare.compare(a, b)
+    check(not any("memory latency" in line for line in summary),
+          "runs without the counter: nothing said of it")
+
     out = subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"),
                           a, os.path.join(tmp, "nowhere")], capture_output=True, text=True)
     check(out.returncode == 2 and "nowhere" in out.stderr,

@@ -916,6 +916,49 @@ class MutatedResults(unittest.TestCase):
                 self.assertNotIn("internal error", err)
 
 
+class MachineState(unittest.TestCase):
+    """The memory latency each repetition started with (bench/shim.cc) is
+    summarised in the Method: its median, 90th percentile and maximum, the
+    waits and the redone batches, all from the run's counters."""
+
+    def test_method_reports_the_latency(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            path = os.path.join(d, "micro.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            marked = False
+            for b in data["benchmarks"]:
+                if b.get("run_type") == "iteration":
+                    b["mem_latency_ns"] = 150.0
+                    b["slow_spell_waits"] = b["slow_spell_redone"] = 0
+                    if not marked and b["name"].startswith("insert/"):
+                        b.update(mem_latency_ns=900.0, slow_spell_waits=2,
+                                 slow_spell_redone=1)
+                        marked = True
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            rc, _, err = run(d, "--no-figures")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                s = unmd(md_section(f.read(), "Method"))
+            self.assertIn("The machine during the run.", s)
+            m = re.search(r"Over (\d+) repetitions the latency was 150 ns median, "
+                          r"150 ns at the 90th percentile, 900 ns at most", s)
+            self.assertTrue(m, s)
+            self.assertGreater(int(m.group(1)), 100)
+            self.assertIn(": 2 waits;", s)
+            self.assertIn("was run again: 1.", s)
+
+    def test_absent_without_the_counter(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            rc, _, err = run(d, "--no-figures")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                self.assertNotIn("The machine during the run", f.read())
+
+
 class Colours(unittest.TestCase):
     def test_every_backend_gets_a_distinct_colour(self):
         names = ["b%d" % i for i in range(24)]
