@@ -743,6 +743,17 @@ def four_ary_heap(ctx):
                           " %s%s" % (A.fmt_ns(b.median), tail)))
     if not kinds:
         return _set(c, UNTESTED, UNTESTED + ": the 4-ary and binary heaps share no N", "no data")
+    # Valgrind's counts (counts.json), deterministic: shown beside the times
+    counted = [r for r in (ctx.res.counts or []) if not r.get("error") and r.get("op") == "expire"
+               and HEAP_ARITY.get(r.get("backend")) and "roc=on" not in r.get("config", "")]
+    if counted:
+        n = max(r["n"] for r in counted)
+        rows = sorted((r for r in counted if r["n"] == n),
+                      key=lambda r: (-HEAP_ARITY[r["backend"]], r["backend"]))
+        parts.append(("Valgrind, expire at N = %s: " % A.fmt_n(n),) + _join(
+            [(Code(r["backend"]), " %s instructions, %s D1 misses per task" % (
+                A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
+             for r in rows], ", "))
     measured = _join(parts)
     wins, losses = kinds.count("less"), kinds.count("greater")
     if wins == len(kinds):
