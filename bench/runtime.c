@@ -268,7 +268,8 @@ static const char *const floor_names[] = {[FLOOR_CONDVAR] = "floor",
 static const char *floor_wait_of(const struct tb_backend *b, bool *known)
 {
     static const char *const condvar_backends[] = {
-        "heapqueue", "timerthread", "timerwheel", "hierwheel", "kernelwheel"};
+        "heapqueue", "timerthread", "timerwheel", "hierwheel",
+        "quadheap", "kernelwheel"};
     *known = false;
     for (size_t i = 0; i < sizeof condvar_backends / sizeof *condvar_backends;
          i++)
@@ -493,6 +494,31 @@ static int rate_run(void *arg)
     return 0;
 }
 
+/* The planned time each run of a fixed-rate task served, into `served`:
+ * the k-th period (first + k period) where late runs catch up; with
+ * TB_CAP_SKIP_MISSED (Go's Ticker) a late run is followed by the next point
+ * of the grid after it (when + period (1 + (now - when) / period)), so the
+ * runs serve a subsequence of the grid and the periods skipped are neither
+ * runs nor lateness.  The runner's `now` is a little before the run's
+ * start, so a served time is never taken past the run's own start (nothing
+ * runs early). */
+static void served_times(const int64_t *starts, size_t n, int64_t first,
+                         int64_t period, bool skip, int64_t *served)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (!skip || k == 0) {
+            served[k] = first + (int64_t)k * period;
+            continue;
+        }
+        int64_t when = served[k - 1];
+        int64_t next = when + period * (1 + (starts[k - 1] - when) / period);
+        int64_t last = first + (starts[k] - first) / period * period;
+        served[k] = next < last ? next : last;
+        if (served[k] <= when)
+            served[k] = when + period;
+    }
+}
+
 static double jitter(struct rt *r, tbb_state *st)
 {
     const struct rt_def *d = r->d;
@@ -529,14 +555,19 @@ static double jitter(struct rt *r, tbb_state *st)
     }
     int64_t *late = xmalloc(n * sizeof *late);
     int64_t *perr = xmalloc(n * sizeof *perr);
+    int64_t *served = xmalloc(n * sizeof *served);
+    served_times(t.starts, n, first, period,
+                 d->b->caps & TB_CAP_SKIP_MISSED, served);
     for (size_t k = 0; k < n; k++)
-        late[k] = t.starts[k] - (first + (int64_t)k * period);
+        late[k] = t.starts[k] - served[k];
     for (size_t k = 1; k < n; k++)
-        perr[k - 1] = t.starts[k] - t.starts[k - 1] - period;
+        perr[k - 1] = t.starts[k] - t.starts[k - 1] -
+                      (served[k] - served[k - 1]);
     int64_t span = t.starts[n - 1] - t.starts[0];
     put(r, "runs", (double)n);
     put(r, "expected_runs", (double)(length / period));
-    put(r, "drift_ns", (double)(span - (int64_t)(n - 1) * period));
+    put(r, "drift_ns", (double)(span - (served[n - 1] - served[0])));
+    free(served);
     put(r, "early", (double)count_negative(late, n));
     bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
     bh_csv_samples(r->name, "period_error", r->rep, perr, n - 1, 20000);
@@ -616,15 +647,19 @@ static double interference(struct rt *r, tbb_state *st)
     }
     late = xmalloc((total ? total : 1) * sizeof *late);
     size_t k = 0, over = 0;
+    bool skip = d->b->caps & TB_CAP_SKIP_MISSED;
     for (int i = 0; i < FAST_TASKS; i++) {
         size_t n = atomic_load(&t[i].n);
         if (n > t[i].cap)
             n = t[i].cap;
+        int64_t *served = xmalloc((n ? n : 1) * sizeof *served);
+        served_times(t[i].starts, n, first[i], period, skip, served);
         for (size_t j = 0; j < n; j++) {
-            late[k] = t[i].starts[j] - (first[i] + (int64_t)j * period);
+            late[k] = t[i].starts[j] - served[j];
             over += late[k] > 10 * TB_MS;
             k++;
         }
+        free(served);
     }
     /* runs planned before the cancel that never started count as missed:
      * a runner stalled past the end leaves them behind */

@@ -235,7 +235,9 @@ def check_micro(doc, backends):
                   "micro: %s fired %.3f per op" % (b["name"],
                                                    b["fired_per_op"]))
         if p["op"] in ("insert", "cancel"):
-            check(0.99 <= b["pending_per_n"] <= 1.3,
+            # a lazy backend holds up to N/4 zombies more (bench/micro.c,
+            # "Holding N"), N/3 when it cleans them itself (Go's heap)
+            check(0.99 <= b["pending_per_n"] <= 1.34,
                   "micro: %s holds %.2f N" % (b["name"], b["pending_per_n"]))
         if "transferred" in b and p["op"] == "insert":
             check(b["transferred"] > 0.99, "micro: %s left %.2f of its inserts"

@@ -152,7 +152,9 @@ static void test_reschedule(void **state)
         assert_int_equal(tb_reschedule(s, ha, TB_MAX_DELAY + 1), TB_ERANGE);
         assert_int_equal(tb_reschedule(s, ha, -5), 1);     /* negative = 0 */
         assert_int_equal(tb_reschedule(s, ha, 30 * TB_MS), 1);
-        assert_int_equal(tb_advance(s, 19 * TB_MS), 3);    /* p only */
+        /* p due at 5, 10, 15: one run where missed periods are skipped */
+        assert_int_equal(tb_advance(s, 19 * TB_MS),
+                         backend->caps & TB_CAP_SKIP_MISSED ? 1 : 3);
         assert_int_equal(a.runs + b.runs, 0);
         assert_int_equal(tb_advance(s, due_by(20 * TB_MS)), 1 + 1);
         assert_int_equal(b.runs, 1);
@@ -391,9 +393,10 @@ static void test_periodic_end_of_clock(void **state)
     assert_int_equal(tb_schedule_fixed_delay(s, 0, TB_MAX_DELAY, probe_task,
                                              &huge_delay, &huge_delay.self),
                      TB_OK);
-    assert_int_equal(tb_advance(s, INT64_MAX), 5);
+    bool skip = backend->caps & TB_CAP_SKIP_MISSED;
+    assert_int_equal(tb_advance(s, INT64_MAX), skip ? 3 : 5);
     assert_int_equal(tb_advance(s, INT64_MAX), 0);
-    assert_int_equal(rate.runs, 3);
+    assert_int_equal(rate.runs, skip ? 1 : 3);
     assert_int_equal(huge_rate.runs, 1);
     assert_int_equal(huge_delay.runs, 1);
     assert_int_equal(tb_pending(s), 0);

@@ -156,12 +156,15 @@ class HandTrace(unittest.TestCase):
       Timer's lazy cancel): 5; Netty's wheel drops cancelled timeouts at
       its next tick, so C (cancelled at 2000) is still counted: 4; Kafka's
       wheel unlinks at once: 3; and so does STPE with remove-on-cancel on
-      (heapqueue+roc, replayed beside heapqueue): 3.
+      (heapqueue+roc, replayed beside heapqueue): 3; Go's heap (quadheap)
+      cleans its zombies at a check once they pass a quarter of it (B, one
+      of three, at the advance to 2000) and re-arms C in place as D
+      (tb_reschedule: one timer fewer submitted): 3.
     """
 
     DEADLINES = [2500, 3000, 2500, 3500, 4500, 3700, 4000]
     PEAK = {"heapqueue": 5, "heapqueue+roc": 3, "timerthread": 5, "timerwheel": 4,
-            "hierwheel": 3}
+            "hierwheel": 3, "quadheap": 3}
 
     @classmethod
     def setUpClass(cls):
@@ -199,10 +202,10 @@ class HandTrace(unittest.TestCase):
                 self.assertEqual(b["fires"], 7)
                 self.assertEqual(b["lateness"]["fires"], 7)
                 self.assertEqual(b["stats"]["fired"], 7)
-                # the reschedule of a live id is one tb_reschedule on a
-                # backend that has it (in place, no new submission)
-                self.assertIn(b["reschedules_in_place"], (0, 1))
-                self.assertEqual(b["stats"]["submitted"] + b["reschedules_in_place"], 7)
+                # a reschedule done in place submits no new timer
+                in_place = b.get("reschedules_in_place", 0)
+                self.assertIn(in_place, (0, 1))     # line 11 only
+                self.assertEqual(b["stats"]["submitted"], 7 - in_place)
                 self.assertEqual(b["checks"]["uncancelled_fired_once"], 4)
                 self.assertEqual(b["checks"]["cancelled_never_fired"], 2)
                 tick = b["tick_ns"]

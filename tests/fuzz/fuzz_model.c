@@ -432,6 +432,10 @@ static bool last_run(const struct fctx *c, const struct ftask *t)
 {
     int64_t from = t->period > 0 ? t->next : c->T;
     int64_t step = t->period > 0 ? t->period : -t->period;
+    if (t->period > 0 && (c->caps & TB_CAP_SKIP_MISSED) && c->T - from >= step) {
+        int64_t k = 1 + (c->T - from) / step;
+        if (k > INT64_MAX / step) step = INT64_MAX; else step *= k;
+    }
     return from >= INT64_MAX - step;
 }
 
@@ -662,6 +666,10 @@ static int ftask_run(void *arg)
          * bug there shows up as a divergence */
         int64_t from = t->period > 0 ? t->next : c->T;
         int64_t step = t->period > 0 ? t->period : -t->period;
+        if (t->period > 0 && (c->caps & TB_CAP_SKIP_MISSED) && c->T - from >= step) {
+            int64_t k = 1 + (c->T - from) / step;
+            if (k > INT64_MAX / step) step = INT64_MAX; else step *= k;
+        }
         if (from >= INT64_MAX - step) {
             set_state(c, t, T_FINISHED); /* past the end of the clock */
         } else {
