@@ -766,7 +766,10 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
         return bad(st, "tb_advance", rc);
     uint64_t settled = m->runs;
     const int64_t step = bh_workloads[m->d->w].expire_step;
-    const int64_t end = m->clock + bh_workloads[m->d->w].hi + 2 * step +
+    /* A wheel may run a timer late by a share of its delay (the kernel's
+     * levels: up to 1/8), so a batch is stuck only when nothing ran for a
+     * while after twice the delay range */
+    const int64_t end = m->clock + 2 * bh_workloads[m->d->w].hi + 2 * step +
                         2 * (m->tick > 0 ? m->tick : 0);
     /* The cut is decided on counted work (wheel visits and ticks: what
      * grows without tasks firing), never on elapsed time, so it falls on

@@ -553,6 +553,7 @@ enum mode { M_CHECK, M_TOTAL, M_KINDS };
 struct run_timer {
     tb_handle h;
     int64_t due;      /* next expected deadline */
+    int64_t armed;    /* when that deadline was set: its delay is due - armed */
     uint32_t fires;
     /* a re-armed in place task keeps the argument of its first schedule:
      * that instance's fwd (index + 1) names the one it now fires for, and
@@ -583,6 +584,10 @@ struct replay {
     size_t ndh, cdh;
     int64_t *late;          /* lateness of every fire, ns */
     size_t nlate, clate;
+    /* the most a fire was late beyond one tick, as a fraction of its delay:
+     * rounding to the tick is every wheel's (at most one tick), the rest is
+     * a coarser granularity, such as the kernel wheel's levels (1/8) */
+    double beyond_tick_frac;
     uint64_t peak_seen, bytes_at_peak;
     int64_t (*samples)[2];
     size_t nsamples;
@@ -668,12 +673,17 @@ static int on_fire(void *arg)
             rp->late = xrealloc(rp->late, rp->clate * sizeof *rp->late);
         }
         rp->late[rp->nlate++] = now - r->due;
+        int64_t beyond = now - r->due - rp->tick, delay = r->due - r->armed;
+        if (beyond > 0 && delay > 0 &&
+            (double)beyond / (double)delay > rp->beyond_tick_frac)
+            rp->beyond_tick_frac = (double)beyond / (double)delay;
     }
     rp->fires++;
     r->fires++;
     int64_t period = rp->tr->in[r - rp->rt].period;
     if (period) {
         r->due += period;
+        r->armed = now; /* the backend re-arms it after this run */
         if (rp->mode == M_CHECK)
             dh_push(rp, r->due, (uint32_t)(r - rp->rt));
     } else if (r->state == 1) {
@@ -770,6 +780,7 @@ static void sched_one(struct replay *rp, uint32_t i, long line)
         fail(rp, "line %ld: schedule of id %" PRIu64 " failed: %s", line,
              in->id, tb_strerror(rc));
     r->due = in->deadline;
+    r->armed = rp->now;
     r->state = 1;
     if (!in->period)
         rp->live_oneshots++;
@@ -812,6 +823,7 @@ static bool resched_one(struct replay *rp, uint32_t old, uint32_t inst)
     r->origin = origin;
     r->h = o->h;
     r->due = deadline;
+    r->armed = rp->now;
     r->state = 1;
     o->state = 3;
     rp->in_place++;
@@ -941,6 +953,7 @@ static void replay_once(struct replay *rp, const struct trace *tr,
     rp->live_oneshots = rp->fires = rp->early = rp->advances = 0;
     g_cancels = 0;
     rp->ndh = rp->nlate = rp->nsamples = 0;
+    rp->beyond_tick_frac = 0;
     rp->peak_seen = rp->bytes_at_peak = 0;
     rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
     memset(rp->rt, 0, tr->nin * sizeof *rp->rt);
@@ -1192,7 +1205,8 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
         for (size_t i = 0; i < c->nlate; i++)
             sum += c->late[i];
         fprintf(o, "       \"lateness\": {\"fires\": %zu, \"sum_ns\": %"
-                PRId64 ", \"ns\": {", c->nlate, sum);
+                PRId64 ", \"beyond_tick_of_delay_max\": %.6g, \"ns\": {",
+                c->nlate, sum, c->beyond_tick_frac);
         for (size_t q = 0; q < 5; q++)
             fprintf(o, "%s\"%s\": %" PRId64, q ? ", " : "", QN[q],
                     pct(c->late, c->nlate, QS[q]));

@@ -269,7 +269,7 @@ static const char *floor_wait_of(const struct tb_backend *b, bool *known)
 {
     static const char *const condvar_backends[] = {
         "heapqueue", "timerthread", "timerwheel", "hierwheel",
-        "quadheap"};
+        "quadheap", "kernelwheel"};
     *known = false;
     for (size_t i = 0; i < sizeof condvar_backends / sizeof *condvar_backends;
          i++)

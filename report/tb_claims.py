@@ -91,7 +91,7 @@ def evaluate(ctx):
     claims = [heap_vs_wheel_growth(ctx), slow_task(ctx), failing_task(ctx),
               netty_ticks(ctx), kafka_no_empty_advances(ctx), hierarchy(ctx),
               leader_follower(ctx), crossover(ctx), four_ary_heap(ctx),
-              lazy_deletion(ctx)]
+              lazy_deletion(ctx), non_cascading(ctx)]
     for c, needs in zip(claims, NEEDS):
         _untested_if_partial(ctx, c, needs)
     return claims
@@ -105,7 +105,7 @@ NEEDS = [(("insert", "cancel"), "h2h"), (("interference",), None),
          (("failure",), None), (("idle", "lateness"), None), (("idle",), None),
          (("insert", "expire"), "h2h"), (("workers",), None),
          (("timeouts",), "h2h"), (("expire",), "h2h"),
-         (("cancel", "timeouts"), "h2h")]
+         (("cancel", "timeouts"), "h2h"), (("expire",), "h2h")]
 
 
 def missing_text(keys):
@@ -561,6 +561,78 @@ def hierarchy(ctx):
         return _set(c, PARTLY, "holds only for the range: no measurable cascade cost", measured)
     if cascades:
         return _set(c, PARTLY, "holds only for the cascade cost: the wide range costs more to insert",
+                    measured)
+    return _set(c, FAILS, FAILS, measured)
+
+
+# ---- 6b. the kernel's non-cascading wheel -------------------------------------
+
+# The 2016 rework's bound: a timer in level n waits for a bucket of 8^n ticks
+# and lies at least 63 * 8^(n-1) ticks away, so it runs at most about 1/8 of
+# its delay late, beyond the tick every wheel rounds to.
+KERNEL_LATENESS_BOUND = 1.0 / 8
+
+
+def non_cascading(ctx, backend="kernelwheel"):
+    c = _claim("A non-cascading wheel keeps expiry cost flat across delay ranges, at the "
+               "price of lateness up to 1/8 of the delay",
+               "Gleixner, \"timers: Switch to a non-cascading wheel\" (Linux 4.8, 2016); "
+               "LWN, \"Reinventing the timer wheel\" (2015)",
+               "micro-benchmark expire, workloads short and wide, series h2h; lateness of "
+               "every timer of the replayed traces (exact, virtual clock)",
+               "flat: the kernel wheel's expire per task on the wide workload costs under "
+               "%s its cost on the short one at the largest N, by a Mann-Whitney U test over "
+               "the repetitions (p < %s); the price: on every replayed trace its largest "
+               "lateness beyond one tick is at most %s of the timer's delay. Holds when both "
+               "do; holds only in part when one does"
+               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA),
+                  A.fmt_num(KERNEL_LATENESS_BOUND)))
+    short = _at_largest(ctx, "expire", "h2h", "short", backend)
+    wide = _at_largest(ctx, "expire", "h2h", "wide", backend)
+    traces = []
+    for t in getattr(ctx.res, "replay", None) or []:
+        for b in t.get("backends", []):
+            if b.get("backend") == backend and b.get("name") == backend \
+                    and b.get("beyond_tick_frac") is not None:
+                traces.append((t["name"], b["beyond_tick_frac"]))
+    missing = []
+    if short is None or wide is None:
+        missing.append("no %s expire results on both short and wide (the wide workload "
+                       "runs in the standard and full profiles)" % backend)
+    if not traces:
+        missing.append("no replayed trace with %s's lateness (the standard profile "
+                       "replays traces; so does ./timerbench replay)" % backend)
+    if missing:
+        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
+    d = S.decide(_reps(wide), _reps(short), A.CLEAR_FACTOR)
+    worst = max(f for _, f in traces)
+    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
+                 "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
+                             A.fmt_ratio(wide.median / short.median), d.text()))]
+    ts, tw = short.counter("ticks_per_op"), wide.counter("ticks_per_op")
+    if ts is not None and tw is not None:
+        measured.append("buckets collected per task %s (short) against %s (wide), counted"
+                        % (A.fmt_num(ts), A.fmt_num(tw)))
+    hw = _at_largest(ctx, "expire", "h2h", "wide", "hierwheel")
+    hs = _at_largest(ctx, "expire", "h2h", "short", "hierwheel")
+    if hw and hs:
+        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
+                         % (A.fmt_ns(hs.median), A.fmt_ns(hw.median))))
+    measured.append("largest lateness beyond one tick, as a share of the delay: "
+                    + ", ".join("%s %s" % (name, A.fmt_num(f)) for name, f in traces))
+    measured = _join(measured)
+    if not d.significant:
+        return _undecided(c, d, measured, " on the flat cost")
+    flat = d.kind == "less"
+    bounded = worst <= KERNEL_LATENESS_BOUND
+    if flat and bounded:
+        return _set(c, HOLDS, HOLDS, measured)
+    if flat:
+        return _set(c, PARTLY, "holds only for the flat cost: a timer was late by %s of its "
+                    "delay beyond a tick" % A.fmt_num(worst), measured)
+    if bounded:
+        return _set(c, PARTLY, "holds only for the lateness: expiry on the wide workload "
+                    "costs %s the short one" % A.fmt_ratio(wide.median / short.median),
                     measured)
     return _set(c, FAILS, FAILS, measured)
 

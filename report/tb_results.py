@@ -669,6 +669,7 @@ def _read_replay_backend(b):
                 ticked=b.get("ticked") is True, tick_ns=_number(b.get("tick_ns")) or 0,
                 lateness_ns={k: _number(v) for k, v in late_ns.items()},
                 lateness_ticks={k: _number(v) for k, v in late_t.items()},
+                beyond_tick_frac=_number(late.get("beyond_tick_of_delay_max")),
                 pending=[(p[0], p[1]) for p in b.get("pending_samples", [])
                          if isinstance(p, list) and len(p) == 2
                          and _number(p[0]) is not None and _number(p[1]) is not None]

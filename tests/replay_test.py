@@ -389,8 +389,14 @@ class RandomTraces(unittest.TestCase):
                             # a one-shot is never late by a whole tick on
                             # the virtual clock (a periodic timer whose
                             # period is shorter than the tick may be: its
-                            # re-arms catch up)
-                            self.assertLess(b["lateness"]["ns"]["max"], b["tick_ns"], b["name"])
+                            # re-arms catch up), except on the kernel's
+                            # wheel, whose levels may add up to 1/8 of the
+                            # delay
+                            self.assertLessEqual(b["lateness"]["beyond_tick_of_delay_max"],
+                                                 0.125, b["name"])
+                            if b["name"] != "kernelwheel":
+                                self.assertLess(b["lateness"]["ns"]["max"], b["tick_ns"],
+                                                b["name"])
                         n = b["checks"]["uncancelled_fired_once"]
                         oneshots = n if oneshots is None else oneshots
                         self.assertEqual(n, oneshots)

@@ -4,7 +4,8 @@
 significant and print their p-value; two that do not are not flagged; too
 few repetitions are said to be too few, never a crash), the confidence
 interval of a ratio, compare's rule with its minimum effect, the
-sample-count rule for percentiles and the threshold on complexity fits.
+sample-count rule for percentiles, the threshold on complexity fits, and the
+non-cascading wheel's claim on synthetic results.
 
 Exit 77 (Meson's SKIP) when scipy is missing: the test command installs
 python3-scipy.
@@ -167,6 +168,78 @@ class Ties(unittest.TestCase):
         self.assertEqual(C.tied_with_best([(100.0, "a"), (edge * 1.001, "b")]),
                          ["a"])
         self.assertEqual(C.tied_with_best([]), [])
+
+
+class NonCascadingClaim(unittest.TestCase):
+    """The kernel wheel's claim on synthetic results: expire per task on
+    the short and wide workloads (5 repetitions each) and the replayed
+    traces' largest lateness beyond a tick, as a share of the delay."""
+
+    def _m(self, workload, ns, backend="kernelwheel", ticks=None):
+        import tb_results as R
+        m = R.Measurement(("expire", backend, workload, "series=h2h,tick=1ms",
+                           (("N", "1000000"),)), "micro.json")
+        m.times = [ns * (1 + k / 100.0) for k in range(5)]
+        if ticks is not None:
+            m.counters["ticks_per_op"] = [ticks] * 5
+        return m
+
+    def _ctx(self, short, wide, fracs, extra=()):
+        import types
+        series = {("expire", "h2h", "short"): {"kernelwheel": [short]},
+                  ("expire", "h2h", "wide"): {"kernelwheel": [wide]}}
+        for m in extra:
+            series[("expire", "h2h", m.workload)][m.backend] = [m]
+        replay = [{"name": "trace%d" % i, "backends": [
+            {"name": "kernelwheel", "backend": "kernelwheel", "beyond_tick_frac": f},
+            {"name": "hierwheel", "backend": "hierwheel", "beyond_tick_frac": 0.9}]}
+            for i, f in enumerate(fracs)]
+        return types.SimpleNamespace(series=series,
+                                     res=types.SimpleNamespace(replay=replay))
+
+    def test_verdict_follows_the_data(self):
+        import tb_claims as C
+        flat_s, flat_w = self._m("short", 100.0, ticks=0.01), self._m("wide", 110.0, ticks=0.02)
+        c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.124]))
+        self.assertEqual(c["verdict_kind"], C.HOLDS)
+        text = "".join(str(x) for x in c["measured"])
+        self.assertIn("trace0 0.063, trace1 0.124", text)
+        self.assertIn("buckets collected per task 0.01 (short) against 0.02 (wide)", text)
+        # hierwheel's late timers belong to hierwheel, not to this claim
+        self.assertNotIn("0.9", text)
+        # the bound is 1/8 exactly: 0.126 is over it
+        c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.126]))
+        self.assertEqual(c["verdict_kind"], C.PARTLY)
+        self.assertIn("late by 0.126 of its delay", c["verdict"])
+        steep = self._m("wide", 250.0)            # 2.5x: past the 2x allowance
+        c = C.non_cascading(self._ctx(flat_s, steep, [0.1]))
+        self.assertEqual(c["verdict_kind"], C.PARTLY)
+        self.assertIn("holds only for the lateness", c["verdict"])
+        c = C.non_cascading(self._ctx(flat_s, steep, [0.2]))
+        self.assertEqual(c["verdict_kind"], C.FAILS)
+        # wide at 2x short, within the noise of the allowance: no side
+        edge = self._m("wide", 200.0)
+        edge.times = [190.0, 210.0, 195.0, 205.0, 200.0]
+        c = C.non_cascading(self._ctx(flat_s, edge, [0.1]))
+        self.assertEqual(c["verdict_kind"], C.UNDECIDED)
+        # the cascading wheel is shown beside it when measured
+        c = C.non_cascading(self._ctx(flat_s, flat_w, [0.1], extra=(
+            self._m("short", 50.0, "hierwheel"), self._m("wide", 300.0, "hierwheel"))))
+        self.assertIn("which cascades", "".join(str(x) for x in c["measured"]))
+
+    def test_missing_data_is_not_tested(self):
+        import tb_claims as C
+        s, w = self._m("short", 100.0), self._m("wide", 110.0)
+        c = C.non_cascading(self._ctx(s, w, []))
+        self.assertEqual(c["verdict_kind"], C.UNTESTED)
+        self.assertIn("no replayed trace", c["verdict"])
+        ctx = self._ctx(s, w, [0.1])
+        del ctx.series[("expire", "h2h", "wide")]
+        c = C.non_cascading(ctx)
+        self.assertEqual(c["verdict_kind"], C.UNTESTED)
+        self.assertIn("short and wide", c["verdict"])
+        c = C.non_cascading(self._ctx(s, w, [0.1]), backend="nosuch")
+        self.assertEqual(c["verdict_kind"], C.UNTESTED)
 
 
 class Fits(unittest.TestCase):
