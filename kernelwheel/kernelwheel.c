@@ -1083,6 +1083,6 @@ const struct tb_backend tb_backend_kernelwheel = {
     .name = "kernelwheel",
     .description = "Linux kernel/time/timer.c (4.8+): levels of 64 buckets, "
                    "8x granularity per level, no cascading, pending bitmap",
-    .caps = TB_CAP_TICKED,
+    .caps = TB_CAP_TICKED | TB_CAP_GRANULAR,
     .ops = &kw_ops,
 };

@@ -30,6 +30,15 @@ static int64_t due_by(int64_t d)
     return (d + TICK - 1) / TICK * TICK;
 }
 
+/* The same for a task scheduled at 0 with any delay: a granular wheel may
+ * add its level's granularity, under 8/63 of the delay. */
+static int64_t latest_by(int64_t d)
+{
+    if (backend->caps & TB_CAP_GRANULAR)
+        d += d / 63 * 8 + 8;
+    return due_by(d);
+}
+
 static struct tb_sched *make(void)
 {
     struct tb_config c = base_config();
@@ -69,7 +78,7 @@ static void test_never_early_exactly_once(void **state)
             assert_true(rec.runs[k].at >= deadline[id]); /* never early */
         }
         for (int i = 0; i < N; i++) /* everything due has run, once */
-            if (due_by(deadline[i]) <= now)
+            if (latest_by(deadline[i]) <= now)
                 assert_int_equal(p[i].runs, 1);
             else
                 assert_true(p[i].runs <= 1);
@@ -292,7 +301,8 @@ static void test_order_across_ticks(void **state)
                          TB_OK);
     }
     assert_int_equal(tb_advance(s, 3 * TB_SEC), N);
-    for (int i = 1; i < N; i++)
+    /* a granular wheel runs a coarse bucket's tasks in any order */
+    for (int i = 1; i < N && !(backend->caps & TB_CAP_GRANULAR); i++)
         assert_true(deadline[rec.runs[i - 1].id] <= deadline[rec.runs[i].id]);
     rec_free(&rec);
     tb_destroy(s);

@@ -21,7 +21,8 @@
  *
  * Contract (every backend, checked by the conformance suite):
  *   - Never early: a task never starts before its deadline.  Wheels round
- *     deadlines up to their tick.
+ *     deadlines up to their tick (TB_CAP_GRANULAR: to their level's
+ *     granularity, at most 8/63 of the delay past the tick).
  *   - Exactly once: a one-shot task that is not cancelled runs once; a
  *     successful cancel means it never runs.  At every quiescent moment
  *       submitted == finished + cancelled + dropped + (pending - zombies) + running
@@ -157,6 +158,11 @@ enum {
     TB_CAP_SKIP_MISSED = 1u << 5,/* fixed rate skips the periods a late run
                                     missed (Go's Ticker) instead of running
                                     them back to back (the JDK's) */
+    TB_CAP_GRANULAR = 1u << 6,   /* with TB_CAP_TICKED: a task may wait past
+                                    its tick for its level's granularity,
+                                    under 8/63 of its distance from the
+                                    wheel's clock (Linux's wheel), and one
+                                    bucket's tasks run in any order */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */

@@ -106,6 +106,8 @@ struct ftask {
     tb_handle h;
     int64_t period;  /* as tb_task.period: > 0 rate, < 0 delay, 0 once */
     int64_t next;    /* deadline of the next run */
+    int64_t ref;     /* TB_CAP_GRANULAR: the clock the wheel's own clock is
+                        at least at when `next` was set */
     enum tstate st;
     bool uncertain;  /* alive at tb_shutdown(): may run or be gone */
     bool visited;    /* seen by the shutdown_now visitor */
@@ -143,6 +145,7 @@ struct fctx {
     int ntasks;
     uint64_t seq;
     int64_t now;
+    int64_t prev;         /* the clock before the advance in progress */
     int op;
     const char *opname;
     /* the advance in progress */
@@ -239,10 +242,38 @@ static int64_t ceil_to(int64_t d, int64_t unit)
 
 static bool ticked(const struct fctx *c) { return c->caps & TB_CAP_TICKED; }
 
+static bool granular(const struct fctx *c)
+{
+    return ticked(c) && (c->caps & TB_CAP_GRANULAR);
+}
+
 /* The latest deadline that must have run once the clock reads T. */
 static int64_t effective(const struct fctx *c, int64_t T)
 {
     return ticked(c) ? T / c->tick * c->tick : T;
+}
+
+/* Where a task armed now counts its distance from: the clock, or inside an
+ * advance the previous target, which a wheel catching up may lag at. */
+static int64_t arm_ref(const struct fctx *c)
+{
+    return c->in_adv ? c->prev : c->now;
+}
+
+/* Whether task t must have run once the clock reads T.  On a granular
+ * wheel its level (distance E - clk >= 63 * 8^(n-1) ticks) may add up to
+ * 8^n ticks, under 8 * (next - ref + tick) / 63, past its tick. */
+static bool must_have_run(const struct fctx *c, const struct ftask *t,
+                          int64_t T)
+{
+    if (!granular(c))
+        return t->next <= effective(c, T);
+    int64_t slack = 2 * c->tick + (t->next - t->ref) / 63 * 8 +
+                    c->tick / 63 * 8 + 16;
+    int64_t latest = t->next > INT64_MAX - slack
+                         ? INT64_MAX
+                         : ceil_to(t->next + slack, c->tick);
+    return latest <= T;
 }
 
 /* The time unit deadlines snap to: the tick, or 1 ms for unticked heaps so
@@ -571,6 +602,7 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
     t->seq = c->seq++;
     t->period = kind == 0 ? 0 : kind == 1 ? period : -period;
     t->next = c->now + d;
+    t->ref = arm_ref(c);
     t->st = T_LIVE;
     c->ntasks++;
     c->submitted++;
@@ -603,7 +635,7 @@ static int ftask_run(void *arg)
     if (t->next > c->T || key > c->T)
         diverge(c, "task %d ran early: deadline %" PRId64 " (tick %" PRId64
                 ") at clock %" PRId64, t->id, t->next, key, c->T);
-    if (c->have_last) {
+    if (c->have_last && !granular(c)) {
         bool fifo = (c->caps & TB_CAP_FIFO_TIES) && !ticked(c);
         if (key < c->last_key ||
             (fifo && key == c->last_key && t->seq < c->last_seq))
@@ -674,6 +706,7 @@ static int ftask_run(void *arg)
             set_state(c, t, T_FINISHED); /* past the end of the clock */
         } else {
             t->next = from + step;
+            t->ref = arm_ref(c);
             t->refusable = rearm_refusable(c);
         }
     }
@@ -754,6 +787,7 @@ static void do_advance(struct fctx *c, int64_t T)
     T = within_budget(c, T);
     c->visits_left -= wheel_visits(c, T);
     c->T = T;
+    c->prev = c->now;
     c->now = T; /* the clock moves first: callbacks schedule from T */
     c->in_adv = true;
     c->adv_runs = 0;
@@ -767,10 +801,9 @@ static void do_advance(struct fctx *c, int64_t T)
                 rc, c->adv_runs);
     for (int i = 0; i < c->ntasks; i++)
         resolve_refused(c, &c->tasks[i]);
-    int64_t e = effective(c, T);
     for (int i = 0; i < c->ntasks; i++) {
         struct ftask *t = &c->tasks[i];
-        if (t->st != T_LIVE || t->next > e)
+        if (t->st != T_LIVE || !must_have_run(c, t, T))
             continue;
         if (t->uncertain) {
             set_state(c, t, T_GONE); /* shut down, let go unrun */
