@@ -245,3 +245,13 @@ def _num_or(text, default=0.0):
         return float(text)
     except (TypeError, ValueError):
         return default
+
+
+def granular_caveat(ctx, labels):
+    """What a recommendation of a granular wheel (TB_CAP_GRANULAR: Linux's
+    levels) must say beside its speed: it fires late by up to 1/8 of the
+    delay.  "" when none of the labels is one."""
+    if any("granular" in ctx.caps.get(l.split(" ")[0], ()) for l in labels):
+        return (" — fires up to 1/8 of the delay late (its levels' "
+                "granularity; see the non-cascading wheel claim)")
+    return ""

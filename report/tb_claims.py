@@ -15,7 +15,6 @@ import math
 import tb_analysis as A
 import tb_experiments
 import tb_results
-import tb_experiments
 import tb_stats as S
 from tb_doc import Code
 
@@ -963,10 +962,11 @@ def tied_with_best(cands):
                             if v is not None and v <= best + abs(best) * S.MIN_EFFECT]
 
 
-def _rank_row(workload, cands, evidence_fmt, measure):
+def _rank_row(workload, cands, evidence_fmt, measure, ctx=None):
     """cands: [(value, label)], lower is better.  Row: workload, the best
     label (or every label tied with it), what was compared, every
-    candidate's value."""
+    candidate's value.  With ctx, a granular wheel's lateness is said
+    beside its name."""
     cands = sorted(c for c in cands if c[0] is not None)
     if not cands:
         return None
@@ -977,6 +977,8 @@ def _rank_row(workload, cands, evidence_fmt, measure):
             " (tied: within %s of the best)" % A.fmt_pct(S.MIN_EFFECT),)
     else:
         rec = (Code(tied[0]),)
+    if ctx is not None:
+        rec += (A.granular_caveat(ctx, tied),)
     return [workload, rec, measure, tuple(_join(ev, ", "))]
 
 
@@ -1006,7 +1008,7 @@ def recommend(ctx):
                     per.setdefault(b, []).append(t)
             cands = [(A.geomean(v), b) for b, v in per.items() if len(v) == len(ops)]
             r = _rank_row("%s (N = %s)" % (what, A.fmt_n(n)), cands, A.fmt_ns,
-                          "geometric mean of the medians of %s (series h2h)" % ", ".join(ops))
+                          "geometric mean of the medians of %s (series h2h)" % ", ".join(ops), ctx)
             if r and not _partial(ctx, what, ops, "h2h"):
                 rows.append(r)
     for op, what in (("timeouts", "Server timeouts, most cancelled before they fire"),
@@ -1019,7 +1021,7 @@ def recommend(ctx):
             continue
         per = _best_per_backend(ctx, op, "h2h", wl, ns[-1])
         r = _rank_row("%s (N = %s)" % (what, A.fmt_n(ns[-1])), [(t, l) for t, l in per.values()],
-                      A.fmt_ns, "median time per operation of %s (series h2h)" % op)
+                      A.fmt_ns, "median time per operation of %s (series h2h)" % op, ctx)
         if r and not _partial(ctx, what, (op,), "h2h", wl):
             rows.append(r)
     wl = "wide"
@@ -1029,7 +1031,7 @@ def recommend(ctx):
             per = _best_per_backend(ctx, "expire", "h2h", wl, ns[-1])
             r = _rank_row("Delays from milliseconds to a day (expire, N = %s)" % A.fmt_n(ns[-1]),
                           [(t, l) for t, l in per.values()], A.fmt_ns,
-                          "median expire time per task, wide workload (series h2h)")
+                          "median expire time per task, wide workload (series h2h)", ctx)
             if r and not _partial(ctx, "Delays from milliseconds to a day", ("expire",), "h2h", wl):
                 rows.append(r)
     rt = getattr(ctx, "rt", {}) or {}

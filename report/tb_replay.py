@@ -318,8 +318,9 @@ def recommend_rows(ctx):
         ev = [(Code(b["name"]), " " + A.fmt_ns(per_event(b)["median"])) for b in cands]
         rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
             _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
-            (Code(best),) if best else tuple(_join([Code(n) for n in tied_names(t)], ", ")) + (
-                " (tied: within %s or not significantly different)" % A.fmt_pct(S.MIN_EFFECT),),
+            ((Code(best),) if best else tuple(_join([Code(n) for n in tied_names(t)], ", ")) + (
+                " (tied: within %s or not significantly different)" % A.fmt_pct(S.MIN_EFFECT),))
+            + (A.granular_caveat(ctx, [best] if best else tied_names(t)),),
             "median CPU time per event over the replays (section Replayed traces)",
             tuple(_join(ev, ", "))])
     return rows

@@ -170,6 +170,25 @@ class Ties(unittest.TestCase):
         self.assertEqual(C.tied_with_best([]), [])
 
 
+class GranularCaveat(unittest.TestCase):
+    def test_a_granular_wheel_is_never_recommended_without_its_lateness(self):
+        import tb_claims as C
+        import tb_analysis as A
+
+        class Ctx:
+            caps = {"kernelwheel": {"ticked", "granular"},
+                    "hierwheel": {"ticked"}}
+        row = C._rank_row("expire", [(93.0, "kernelwheel"), (400.0, "hierwheel")],
+                          A.fmt_ns, "expire", Ctx())
+        self.assertIn("1/8 of the delay late", "".join(str(x) for x in row[1]))
+        row = C._rank_row("expire", [(93.0, "hierwheel"), (400.0, "kernelwheel")],
+                          A.fmt_ns, "expire", Ctx())
+        self.assertNotIn("late", "".join(str(x) for x in row[1]))
+        # tied with the best: said too
+        self.assertTrue(A.granular_caveat(Ctx(), ["hierwheel", "kernelwheel h2h"]))
+        self.assertEqual(A.granular_caveat(Ctx(), ["hierwheel", "quadheap"]), "")
+
+
 class NonCascadingClaim(unittest.TestCase):
     """The kernel wheel's claim on synthetic results: expire per task on
     the short and wide workloads (5 repetitions each) and the replayed
