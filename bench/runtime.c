@@ -261,21 +261,13 @@ static const char *const floor_names[] = {[FLOOR_CONDVAR] = "floor",
                                           [FLOOR_NANOSLEEP] = "nanosleep"};
 
 /* The floor a backend is held to: the wait primitive its threads sleep in,
- * read from their sources (every backend here waits in
- * pthread_cond_timedwait on CLOCK_MONOTONIC; none sleeps in
- * clock_nanosleep).  A backend this table does not know is compared with
- * the condition-variable floor, and the JSON context says "assumed". */
-static const char *floor_wait_of(const struct tb_backend *b, bool *known)
+ * as the backend declares it (TB_CAP_WAIT_NANOSLEEP: clock_nanosleep; else
+ * pthread_cond_timedwait on CLOCK_MONOTONIC, what every backend here
+ * waits in, read from their sources). */
+static const char *floor_wait_of(const struct tb_backend *b)
 {
-    static const char *const condvar_backends[] = {
-        "heapqueue", "timerthread", "timerwheel", "hierwheel",
-        "quadheap", "kernelwheel"};
-    *known = false;
-    for (size_t i = 0; i < sizeof condvar_backends / sizeof *condvar_backends;
-         i++)
-        if (strcmp(b->name, condvar_backends[i]) == 0)
-            *known = true;
-    return floor_names[FLOOR_CONDVAR];
+    return floor_names[b->caps & TB_CAP_WAIT_NANOSLEEP ? FLOOR_NANOSLEEP
+                                                       : FLOOR_CONDVAR];
 }
 
 /* The condition-variable floor: probes in a min-heap of planned times,
@@ -1077,13 +1069,13 @@ void bh_register_runtime(void)
         }
     for (size_t i = 0; i < bh.nbackends; i++) {
         const struct tb_backend *b = bh.backends[i];
-        bool known;
         char key[64], fv[96];
-        const char *fl = floor_wait_of(b, &known);
+        const char *fl = floor_wait_of(b);
         snprintf(key, sizeof key, "floor_of.%s", b->name);
         snprintf(fv, sizeof fv, "%s%s", fl,
-                 known ? " (pthread_cond_timedwait, CLOCK_MONOTONIC)"
-                       : " (assumed: wait primitive not known)");
+                 b->caps & TB_CAP_WAIT_NANOSLEEP
+                     ? " (clock_nanosleep, TIMER_ABSTIME)"
+                     : " (pthread_cond_timedwait, CLOCK_MONOTONIC)");
         tbb_context(key, fv);
         size_t nc = runtime_configs(b, 0, 0, cs);
         for (size_t j = 0; j < nc; j++) {

@@ -163,6 +163,9 @@ enum {
                                     under 8/63 of its distance from the
                                     wheel's clock (Linux's wheel), and one
                                     bucket's tasks run in any order */
+    TB_CAP_WAIT_NANOSLEEP = 1u << 7, /* its threads sleep in clock_nanosleep
+                                    (the lateness floor it is held to);
+                                    without it, pthread_cond_timedwait */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
