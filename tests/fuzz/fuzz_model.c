@@ -561,6 +561,11 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
                         .child_delay = child_delay};
     size_t pending = tb_pending(c->s);
     bool full = c->cfg.max_pending && pending >= c->cfg.max_pending;
+    /* at the cap, a lazy backend that drops zombies as it schedules (Go's
+     * cleanHead, before every add) may make room for the new task */
+    struct tb_stats zs;
+    tb_stats(c->s, &zs);
+    bool may_clean = (c->caps & TB_CAP_LAZY_CANCEL) && zs.zombies > 0;
     tb_handle h = (tb_handle)0x5eed;
     c->fa.budget = nomem;
     int rc = kind == 0 ? tb_schedule(c->s, delay, ftask_run, t, &h)
@@ -579,7 +584,8 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
     else if (c->shut)
         ok = rc == TB_ESHUTDOWN || (full && rc == TB_EFULL);
     else if (full)
-        ok = rc == TB_EFULL || (nomem >= 0 && rc == TB_ENOMEM);
+        ok = rc == TB_EFULL || (nomem >= 0 && rc == TB_ENOMEM) ||
+             (may_clean && rc == TB_OK);
     else
         ok = rc == TB_OK || (nomem >= 0 && rc == TB_ENOMEM);
     if (!ok)
