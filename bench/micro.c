@@ -19,9 +19,12 @@
  *             steps.
  *
  * Every step until a task sits in its final place is inside the timed
- * part: each fill, insert and cancel batch ends with tb_advance(s, now),
- * which moves no time but lets a wheel move its inbox into buckets; where a
- * backend has an inbox (probed: bh_inbox_of) and entries are still in it —
+ * part: where a backend has an inbox (probed: bh_inbox_of), each fill,
+ * insert and cancel batch ends with tb_advance(s, now), which moves no time
+ * but lets a wheel move its inbox into buckets (a backend without one is
+ * not advanced there: its check would run amortised work such as Go's
+ * clean-up of zombies or java.util.Timer dropping cancelled heads, which
+ * hold() does untimed); where entries are still in the inbox —
  * Netty moves at most 100 000 per tick, and only at a tick if advancing by
  * 0 does not drain it — the clock is advanced tick by tick, still timed,
  * until every new task has left it (`transferred`, `settle_ticks_per_kop`).
@@ -280,9 +283,11 @@ static uint64_t transfers_now(struct micro *m)
 static long settle(struct micro *m, uint64_t transfers0, int64_t n,
                    bool timed)
 {
+    if (m->d->inbox == BH_INBOX_NONE)
+        return 0; /* filed in place: nothing to move, no check to run */
     long rc = tb_advance(m->s, tb_now(m->s));
-    if (rc < 0 || m->d->inbox == BH_INBOX_NONE)
-        return rc < 0 ? rc : 0;
+    if (rc < 0)
+        return rc;
     for (int guard = 0; transfers_now(m) - transfers0 < (uint64_t)n;
          guard++) {
         if (guard > 100000)
@@ -709,7 +714,8 @@ static double cancel_batch(void *inst, tbb_state *st, int64_t n)
     int64_t t0 = bh_now();
     for (int64_t i = 0; i < n; i++)
         ok += tb_cancel(m->s, m->tmp[i]) == 1;
-    long ran = tb_advance(m->s, tb_now(m->s));
+    long ran = m->d->inbox == BH_INBOX_NONE ? 0
+                                            : tb_advance(m->s, tb_now(m->s));
     int64_t t1 = bh_now();
     work_read(m, &w1);
     timed_ok(m, st, &w0, &w1, (uint64_t)n);
