@@ -192,7 +192,9 @@ struct tw {
     /* the inbox: an intrusive MPSC FIFO (see inbox_push) */
     _Atomic(struct tw_timeout *) inbox; /* producers' end: last pushed */
     struct tw_timeout *inbox_head;      /* the worker's end */
-    struct tw_timeout sentinel; /* Vyukov's stub node: the queue is never empty */
+    /* the MPSC queue's permanent first node (Vyukov's design): the queue
+     * is never empty, so push and pop need no special case */
+    struct tw_timeout sentinel;
     _Atomic(struct tw_timeout *) cancelled;
     /* counters producers touch (Netty's pendingTimeouts is one of them) */
     _Atomic uint64_t pending, peak, submitted, rejected, ncancelled, zombies;
