@@ -761,6 +761,19 @@ def _at_n(ms, n):
     return None
 
 
+def _pairs_at_largest(lines_a, lines_b):
+    """Every pair of lines (label, measurements) from the two groups that
+    share an N, compared at the largest shared N by a Mann-Whitney U test
+    over the repetitions: (label_a, label_b, shared Ns, m_a, m_b, decision)."""
+    for la, mas in lines_a:
+        for lb, mbs in lines_b:
+            common = sorted({m.n for m in mas} & {m.n for m in mbs})
+            if not common:
+                continue
+            a, b = _at_n(mas, common[-1]), _at_n(mbs, common[-1])
+            yield la, lb, common, a, b, S.decide(_reps(a), _reps(b))
+
+
 def four_ary_heap(ctx):
     c = _claim("A 4-ary heap beats a binary heap at large N",
                "libev documentation (EV_USE_4HEAP: \"faster for large heaps\"); "
@@ -789,29 +802,23 @@ def four_ary_heap(ctx):
         return _set(c, UNTESTED, UNTESTED + ": no expire results (series h2h) for both a 4-ary "
                     "and a binary heap", "no data")
     kinds, parts, undecided = [], [], []
-    for ql, qms in quads:
-        for bl, bms in bins:
-            common = sorted({m.n for m in qms} & {m.n for m in bms})
-            if not common:
-                continue
-            n = common[-1]
-            q, b = _at_n(qms, n), _at_n(bms, n)
-            d = S.decide(_reps(q), _reps(b))
-            kinds.append(d.kind)
-            if not d.significant:
-                undecided.append(d)
-            text = " %s against " % A.fmt_ns(q.median)
-            lv_q, lv_b = q.counter("sift_levels_per_op"), b.counter("sift_levels_per_op")
-            tail = ", %s (%s)" % (A.fmt_ratio(q.median / b.median), d.text())
-            if lv_q is not None and lv_b is not None:
-                tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
-            lo = common[0]
-            if lo != n:
-                ql_, bl_ = _at_n(qms, lo), _at_n(bms, lo)
-                tail += "; at N = %s %s against %s" % (A.fmt_n(lo), A.fmt_ns(ql_.median),
-                                                       A.fmt_ns(bl_.median))
-            parts.append(("N = %s: " % A.fmt_n(n), Code(ql), text, Code(bl),
-                          " %s%s" % (A.fmt_ns(b.median), tail)))
+    for ql, bl, common, q, b, d in _pairs_at_largest(quads, bins):
+        n = common[-1]
+        kinds.append(d.kind)
+        if not d.significant:
+            undecided.append(d)
+        text = " %s against " % A.fmt_ns(q.median)
+        lv_q, lv_b = q.counter("sift_levels_per_op"), b.counter("sift_levels_per_op")
+        tail = ", %s (%s)" % (A.fmt_ratio(q.median / b.median), d.text())
+        if lv_q is not None and lv_b is not None:
+            tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
+        lo = common[0]
+        if lo != n:
+            ql_, bl_ = _at_n(dict(quads)[ql], lo), _at_n(dict(bins)[bl], lo)
+            tail += "; at N = %s %s against %s" % (A.fmt_n(lo), A.fmt_ns(ql_.median),
+                                                   A.fmt_ns(bl_.median))
+        parts.append(("N = %s: " % A.fmt_n(n), Code(ql), text, Code(bl),
+                      " %s%s" % (A.fmt_ns(b.median), tail)))
     if not kinds:
         return _set(c, UNTESTED, UNTESTED + ": the 4-ary and binary heaps share no N", "no data")
     # Valgrind's counts (counts.json), deterministic: shown beside the times
@@ -887,21 +894,14 @@ def lazy_deletion(ctx):
         return _set(c, UNTESTED, UNTESTED + ": no timeouts results with zombie counters for "
                     "the lazy heaps", "no data")
     kinds, parts, undecided = [], [], []
-    for ll, lms in lazy:
-        for el, ems in eager:
-            common = sorted({m.n for m in lms} & {m.n for m in ems})
-            if not common:
-                continue
-            n = common[-1]
-            lm, em = _at_n(lms, n), _at_n(ems, n)
-            d = S.decide(_reps(lm), _reps(em))
-            kinds.append(d.kind)
-            if not d.significant:
-                undecided.append(d)
-            parts.append(("cancel at N = %s: " % A.fmt_n(n), Code(ll), " %s against " %
-                          A.fmt_ns(lm.median), Code(el), " %s, %s (%s)" % (
-                              A.fmt_ns(em.median), A.fmt_ratio(lm.median / em.median),
-                              d.text())))
+    for ll, el, common, lm, em, d in _pairs_at_largest(lazy, eager):
+        kinds.append(d.kind)
+        if not d.significant:
+            undecided.append(d)
+        parts.append(("cancel at N = %s: " % A.fmt_n(common[-1]), Code(ll), " %s against " %
+                      A.fmt_ns(lm.median), Code(el), " %s, %s (%s)" % (
+                          A.fmt_ns(em.median), A.fmt_ratio(lm.median / em.median),
+                          d.text())))
     if not kinds:
         return _set(c, UNTESTED, UNTESTED + ": the lazy and removing heaps share no N", "no data")
     kept = []
