@@ -107,6 +107,21 @@ class Counts(unittest.TestCase):
         self.assertTrue(roc["heapqueue"])        # remove-on-cancel changes it
         self.assertFalse(roc.get("timerwheel", False))
 
+    def test_every_backend_runs_every_op(self):
+        # the profile's whole plan, natively (fast): each backend's insert,
+        # cancel and expire end as the driver expects, a granular wheel's
+        # late tasks included (its expire once died as "did not run")
+        for backend in sorted(run.counts_backends(BINARY)):
+            for op in ("insert", "cancel", "expire"):
+                with self.subTest(backend=backend, op=op):
+                    p = subprocess.run([BINARY, "--backend", backend, "--op", op,
+                                        "--n", str(N)],
+                                       capture_output=True, text=True)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    r = json.loads(p.stdout)
+                    self.assertEqual(r["backend"], backend)
+                    self.assertGreater(r["ops"], 0)
+
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--sanitized"]:
