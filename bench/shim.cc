@@ -216,7 +216,10 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
 // each repetition records the latency of a dependent load over a 16 MiB
 // random cycle, measured just before its timed part: a repetition (or a
 // whole run) taken in a slow spell says so (`mem_latency_ns`), and the
-// report and compare can tell the machine's state from the code's.
+// report and compare can tell the machine's state from the code's.  A
+// real-time experiment (TBB_NO_CANARY) takes no reading: its own threads,
+// and a wheel's tick thread on the other core, slow the load that follows
+// it, and redoing those repetitions bought nothing but time.
 constexpr size_t kCanaryLines = (16u << 20) / 64;
 constexpr int kCanarySteps = 8192;
 
@@ -318,7 +321,8 @@ void run(benchmark::State &st, tbb_bench *def)
     Instance &current = cache.front();
     void *inst = def->ops.setup ? current.inst : def->ctx;
     int waits = 0, spells = 0;
-    const double latency = wait_for_quiet(&waits);
+    const bool canary = !(def->flags & TBB_NO_CANARY);
+    const double latency = canary ? wait_for_quiet(&waits) : 0;
     const int64_t batch = w.batch;
     double (*const fn)(void *, tbb_state *, int64_t) = def->ops.batch;
     if (def->flags & TBB_MANUAL_TIME) {
@@ -331,7 +335,7 @@ void run(benchmark::State &st, tbb_bench *def)
                 // A long batch is checked after the fact: one that ended
                 // in a slow spell is run again once the spell has passed.
                 double after;
-                if (!w.discard && seconds >= kCanaryBatchSeconds &&
+                if (canary && !w.discard && seconds >= kCanaryBatchSeconds &&
                     !st.error_occurred() && spells < kSpellWaits &&
                     spell_waited_ms < spell_budget_ms && !quiet(&after)) {
                     ++spells;
@@ -353,7 +357,7 @@ void run(benchmark::State &st, tbb_bench *def)
     }
     if (def->ops.report && !st.error_occurred())
         def->ops.report(inst, &w);
-    if (!st.error_occurred()) {
+    if (canary && !st.error_occurred()) {
         st.counters["mem_latency_ns"] = latency;
         st.counters["slow_spell_waits"] = waits;
         st.counters["slow_spell_redone"] = spells;

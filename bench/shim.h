@@ -71,6 +71,11 @@ enum {
     TBB_REUSE = 1u << 3,        /* keep the instance between runs */
     TBB_COMPLEXITY = 1u << 4,   /* fit BigO over the family (see
                                    tbb_complexity_n) */
+    TBB_NO_CANARY = 1u << 5,    /* no memory-latency reading around its
+                                   repetitions, so no wait for a slow spell
+                                   and no batch run again after one: for
+                                   real-time experiments, whose own threads
+                                   load the machine (see bench/shim.cc) */
 };
 
 /** Counter flags (benchmark::Counter::Flags). */

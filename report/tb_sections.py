@@ -465,8 +465,8 @@ def method_section(ctx, doc, micro_ops):
     st = res.machine_state()
     if st:
         lat = st["latency"]
-        doc.p(Bold("The machine during the run."), " Before each repetition the harness "
-              "times a dependent load over a 16 MiB random cycle: this VM shares its "
+        doc.p(Bold("The machine during the run."), " Before each repetition of a "
+              "micro-benchmark the harness times a dependent load over a 16 MiB random cycle: this VM shares its "
               "last-level cache and memory with other tenants, and how much it gets moves "
               "over seconds to minutes. Over %d repetitions the latency was %s median, %s at the 90th "
               "percentile, %s at most. A repetition that found it over %.1f times the "

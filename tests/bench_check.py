@@ -280,6 +280,9 @@ def check_runtime(doc, backends, samples_csv):
         if not p or b.get("error_occurred"):
             continue
         name = canonical(b["run_name"])
+        # no memory canary around a real-time experiment (TBB_NO_CANARY)
+        check("mem_latency_ns" not in b and "slow_spell_redone" not in b,
+              "runtime: %s took a memory-latency reading" % name)
         if "early" in b:
             check(b["early"] == 0, "runtime: %s fired %d tasks early" %
                   (name, b["early"]))
