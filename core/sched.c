@@ -54,6 +54,63 @@ int tb_cond_init(pthread_cond_t *c)
     return rc ? TB_ENOMEM : TB_OK;
 }
 
+int tb_thread_init(struct tb_thread *t)
+{
+    t->started = t->alive = t->joined = false;
+    return tb_cond_init(&t->ended);
+}
+
+void tb_thread_fini(struct tb_thread *t)
+{
+    pthread_cond_destroy(&t->ended);
+}
+
+int tb_thread_start(struct tb_thread *t, void *(*main)(void *), void *arg)
+{
+    if (t->started)
+        return TB_ESTATE;
+    if (pthread_create(&t->id, NULL, main, arg))
+        return TB_ENOMEM;
+    t->started = t->alive = true;
+    return TB_OK;
+}
+
+void tb_thread_end(struct tb_thread *t)
+{
+    t->alive = false;
+    pthread_cond_broadcast(&t->ended);
+}
+
+int tb_thread_await(const struct tb_sched *s, struct tb_thread *t,
+                    pthread_mutex_t *lock, const bool *stopped,
+                    int64_t timeout_ns)
+{
+    if (!s->threaded)
+        return *stopped ? TB_OK : TB_ESTATE;
+    struct timespec ts;
+    tb_abstime(&ts, tb_deadline_in(timeout_ns));
+    pthread_mutex_lock(lock);
+    int rc = *stopped ? TB_OK : TB_ESTATE;
+    while (!rc && t->alive)
+        if (pthread_cond_timedwait(&t->ended, lock, &ts))
+            rc = t->alive ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+void tb_thread_join(const struct tb_sched *s, struct tb_thread *t,
+                    pthread_mutex_t *lock)
+{
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(lock);
+    bool join = t->started && !t->joined;
+    t->joined = true;
+    pthread_mutex_unlock(lock);
+    if (join)
+        pthread_join(t->id, NULL);
+}
+
 static void *default_alloc(void *ctx, size_t size)
 {
     (void)ctx;

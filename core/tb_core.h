@@ -470,4 +470,45 @@ void tb_abstime(struct timespec *ts, int64_t monotonic_deadline_ns);
 /** pthread condition variable on CLOCK_MONOTONIC. */
 int tb_cond_init(pthread_cond_t *c);
 
+/* ---- A backend's one thread -------------------------------------------- */
+
+/** The single thread of java.util.Timer, of Go's timer loop and of the
+ *  kernel wheel's tick: whether it was started, whether it still runs, and
+ *  the condition its end is announced on.  Every field is read and written
+ *  under the backend's lock. */
+struct tb_thread {
+    pthread_t id;
+    pthread_cond_t ended;  /* broadcast by tb_thread_end() */
+    bool started;          /* created: a second tb_start() is refused */
+    bool alive;            /* created and not yet at its end */
+    bool joined;           /* tb_thread_join() has taken it */
+};
+
+/** Prepares the condition (TB_OK or TB_ENOMEM); tb_thread_fini() undoes. */
+int tb_thread_init(struct tb_thread *t);
+
+/** Destroys the condition (the thread was joined or never started). */
+void tb_thread_fini(struct tb_thread *t);
+
+/** Creates the thread running main(arg), lock held: TB_ESTATE if it was
+ *  started before, TB_ENOMEM if pthread_create fails. */
+int tb_thread_start(struct tb_thread *t, void *(*main)(void *), void *arg);
+
+/** Called by the thread itself at its end, lock held: no longer alive, and
+ *  every tb_thread_await() learns it. */
+void tb_thread_end(struct tb_thread *t);
+
+/** tb_await_termination for a backend with one thread: TB_ESTATE unless
+ *  *stopped (the backend's shut-down flag, read under `lock`), then waits
+ *  up to timeout_ns for the thread's end (TB_OK, or TB_ETIMEDOUT).  In
+ *  virtual mode there is no thread and only *stopped is asked. */
+int tb_thread_await(const struct tb_sched *s, struct tb_thread *t,
+                    pthread_mutex_t *lock, const bool *stopped,
+                    int64_t timeout_ns);
+
+/** Joins the thread once, if it was started (the backend's join op; a
+ *  no-op in virtual mode). */
+void tb_thread_join(const struct tb_sched *s, struct tb_thread *t,
+                    pthread_mutex_t *lock);
+
 #endif

@@ -188,9 +188,9 @@ struct kw {
     size_t size;                /* timers in buckets and collected lists */
     /* threaded mode */
     pthread_mutex_t lock;
-    pthread_cond_t wake, terminated;
-    pthread_t thread;
-    bool started, live, shutdown;
+    pthread_cond_t wake;
+    struct tb_thread thread;    /* the tick's thread (NOHZ: it sleeps) */
+    bool shutdown;
     struct tb_stats st;
     struct kw_timer *vectors[]; /* depth * LVL_SIZE bucket heads */
 };
@@ -761,8 +761,7 @@ static void *timer_thread(void *arg)
         w->is_idle = false;
         w->st.wakeups++;
     }
-    w->live = false;
-    pthread_cond_broadcast(&w->terminated);
+    tb_thread_end(&w->thread);
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
@@ -770,21 +769,10 @@ static void *timer_thread(void *arg)
 static int kw_start(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&w->lock);
-    if (w->started) {
-        rc = TB_ESTATE;
-    } else if (w->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else {
-        w->started = true;
-        if (pthread_create(&w->thread, NULL, timer_thread, w)) {
-            w->started = false;
-            rc = TB_ENOMEM;
-        } else {
-            w->live = true;
-        }
-    }
+    int rc = w->thread.started ? TB_ESTATE
+             : w->shutdown     ? TB_ESHUTDOWN
+                               : tb_thread_start(&w->thread, timer_thread, w);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -861,32 +849,13 @@ static long kw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 static int kw_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct kw *w = kw_of(s);
-    if (!s->threaded)
-        return w->shutdown ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    struct timespec ts;
-    tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(&w->lock);
-    if (!w->shutdown)
-        rc = TB_ESTATE;
-    while (!rc && w->live)
-        if (pthread_cond_timedwait(&w->terminated, &w->lock, &ts))
-            rc = w->live ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&w->lock);
-    return rc;
+    return tb_thread_await(s, &w->thread, &w->lock, &w->shutdown, timeout_ns);
 }
 
 static void kw_join(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&w->lock);
-    bool started = w->started;
-    w->started = false;
-    pthread_mutex_unlock(&w->lock);
-    if (started)
-        pthread_join(w->thread, NULL);
+    tb_thread_join(s, &w->thread, &w->lock);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -938,12 +907,20 @@ static int kw_init(struct tb_sched *s)
     w->clk = w->jiffies = tick_of(w, tb_clock_now(s));
     w->next_expiry = KW_NONE;
     w->st.levels = w->depth;
-    if (s->threaded) {
-        pthread_mutex_init(&w->lock, NULL);
-        tb_cond_init(&w->wake);
-        tb_cond_init(&w->terminated);
-    }
+    if (!s->threaded)
+        return TB_OK;
+    if (pthread_mutex_init(&w->lock, NULL))
+        return TB_ENOMEM;
+    if (tb_cond_init(&w->wake))
+        goto fail_wake;
+    if (tb_thread_init(&w->thread))
+        goto fail_thread;
     return TB_OK;
+fail_thread:
+    pthread_cond_destroy(&w->wake);
+fail_wake:
+    pthread_mutex_destroy(&w->lock);
+    return TB_ENOMEM;
 }
 
 static void kw_fini(struct tb_sched *s)
@@ -952,7 +929,7 @@ static void kw_fini(struct tb_sched *s)
     if (s->threaded) {
         pthread_mutex_destroy(&w->lock);
         pthread_cond_destroy(&w->wake);
-        pthread_cond_destroy(&w->terminated);
+        tb_thread_fini(&w->thread);
     }
 }
 

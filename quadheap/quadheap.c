@@ -126,13 +126,12 @@ struct qh {
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* the thread's sleep: new earlier wake time,
                                   zombies to clean, shutdown */
-    pthread_cond_t terminated; /* the thread has ended */
-    pthread_t thread;
+    struct tb_thread thread;   /* the timer thread */
     /* while the thread sleeps: the time it sleeps until (INT64_MAX for an
      * untimed wait); INT64_MIN while it is awake and will look again */
     int64_t sleep_until;
     bool clean_asked;          /* a cancel signalled the sleeper to clean */
-    bool started, alive, joined, stopped;
+    bool stopped;
     struct tb_stats st;
 };
 
@@ -664,8 +663,7 @@ static void *timer_main(void *arg)
         q->sleep_until = INT64_MIN;
         q->st.wakeups++;
     }
-    q->alive = false;
-    pthread_cond_broadcast(&q->terminated);
+    tb_thread_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -673,17 +671,10 @@ static void *timer_main(void *arg)
 static int qh_start(struct tb_sched *s)
 {
     struct qh *q = qh_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->started) {
-        rc = TB_ESTATE;
-    } else if (q->stopped) {
-        rc = TB_ESHUTDOWN;
-    } else if (pthread_create(&q->thread, NULL, timer_main, q)) {
-        rc = TB_ENOMEM;
-    } else {
-        q->started = q->alive = true;
-    }
+    int rc = q->thread.started ? TB_ESTATE
+             : q->stopped      ? TB_ESHUTDOWN
+                               : tb_thread_start(&q->thread, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -727,32 +718,13 @@ static long qh_shutdown(struct tb_sched *s)
 static int qh_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct qh *q = qh_of(s);
-    if (!s->threaded)
-        return q->stopped ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    struct timespec ts;
-    tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(&q->lock);
-    if (!q->stopped)
-        rc = TB_ESTATE;
-    while (!rc && q->alive)
-        if (pthread_cond_timedwait(&q->terminated, &q->lock, &ts))
-            rc = q->alive ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&q->lock);
-    return rc;
+    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
 }
 
 static void qh_join(struct tb_sched *s)
 {
     struct qh *q = qh_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&q->lock);
-    bool join = q->started && !q->joined;
-    q->joined = true;
-    pthread_mutex_unlock(&q->lock);
-    if (join)
-        pthread_join(q->thread, NULL);
+    tb_thread_join(s, &q->thread, &q->lock);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -773,7 +745,7 @@ static int qh_init(struct tb_sched *s)
         return TB_ENOMEM;
     if (tb_cond_init(&q->wake))
         goto fail_wake;
-    if (tb_cond_init(&q->terminated))
+    if (tb_thread_init(&q->thread))
         goto fail_terminated;
     return TB_OK;
 fail_terminated:
@@ -792,7 +764,7 @@ static void qh_fini(struct tb_sched *s)
     if (s->threaded) {
         pthread_mutex_destroy(&q->lock);
         pthread_cond_destroy(&q->wake);
-        pthread_cond_destroy(&q->terminated);
+        tb_thread_fini(&q->thread);
     }
 }
 

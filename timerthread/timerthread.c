@@ -96,9 +96,7 @@ struct tt {
     struct tb_task *current;
     pthread_mutex_t lock;
     pthread_cond_t available;  /* the queue's monitor: new head, shutdown */
-    pthread_cond_t terminated; /* the timer thread has ended */
-    pthread_t thread;
-    bool started, alive, joined;
+    struct tb_thread thread;   /* the timer thread */
     bool stopped;            /* !TimerThread.newTasksMayBeScheduled */
     struct tb_stats st;
 };
@@ -455,8 +453,7 @@ static void *timer_main(void *arg)
         }
         run_task(q, take_due(q, now));
     }
-    q->alive = false;
-    pthread_cond_broadcast(&q->terminated);
+    tb_thread_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -464,17 +461,10 @@ static void *timer_main(void *arg)
 static int tt_start(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->started) {
-        rc = TB_ESTATE;
-    } else if (q->stopped) {
-        rc = TB_ESHUTDOWN;
-    } else if (pthread_create(&q->thread, NULL, timer_main, q)) {
-        rc = TB_ENOMEM;
-    } else {
-        q->started = q->alive = true;
-    }
+    int rc = q->thread.started ? TB_ESTATE
+             : q->stopped      ? TB_ESHUTDOWN
+                               : tb_thread_start(&q->thread, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -499,32 +489,13 @@ static long tt_shutdown(struct tb_sched *s)
 static int tt_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct tt *q = tt_of(s);
-    if (!s->threaded)
-        return q->stopped ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    struct timespec ts;
-    tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(&q->lock);
-    if (!q->stopped)
-        rc = TB_ESTATE;
-    while (!rc && q->alive)
-        if (pthread_cond_timedwait(&q->terminated, &q->lock, &ts))
-            rc = q->alive ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&q->lock);
-    return rc;
+    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
 }
 
 static void tt_join(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&q->lock);
-    bool join = q->started && !q->joined;
-    q->joined = true;
-    pthread_mutex_unlock(&q->lock);
-    if (join)
-        pthread_join(q->thread, NULL);
+    tb_thread_join(s, &q->thread, &q->lock);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -548,7 +519,7 @@ static int tt_init(struct tb_sched *s)
             goto fail_lock;
         if (tb_cond_init(&q->available))
             goto fail_available;
-        if (tb_cond_init(&q->terminated))
+        if (tb_thread_init(&q->thread))
             goto fail_terminated;
     }
     return TB_OK;
@@ -568,7 +539,7 @@ static void tt_fini(struct tb_sched *s)
     if (s->threaded) {
         pthread_mutex_destroy(&q->lock);
         pthread_cond_destroy(&q->available);
-        pthread_cond_destroy(&q->terminated);
+        tb_thread_fini(&q->thread);
     }
 }
 
