@@ -121,6 +121,28 @@ def decide(a, b, factor=1.0, shift=0.0):
     return Decision("greater" if ratio > 1 else "less", p, ratio, len(a), len(b))
 
 
+def direction(d, want, min_effect=MIN_EFFECT):
+    """What decision d says of an effect claimed in direction `want`
+    ("greater": a over b; "less") by at least min_effect: "yes" when it is
+    significant that way and at least that large; "no" when the medians go
+    that way by less, or the other way, whatever the p-value (a smaller
+    effect is not one a rerun brings back, so no test could make it
+    support the claim); "undecided" when they go that way far enough but
+    the test does not call it significant, or cannot be run.  A threshold
+    on the effect as well as the test is what keeps a verdict from flipping
+    between two runs of one commit: with the test alone, an effect near
+    zero turns a claim from "does not hold" to "undecided" and back as its
+    p-value wanders."""
+    if d.ratio is None:
+        return "undecided"
+    # the same threshold either way on a log scale, as compare_rule's
+    far = (d.ratio >= 1 + min_effect if want == "greater"
+           else d.ratio * (1 + min_effect) <= 1)
+    if not far:
+        return "no"
+    return "yes" if d.kind == want else "undecided"
+
+
 def fmt_p(p):
     if p is None:
         return "n/a"

@@ -137,6 +137,44 @@ class CompareRule(unittest.TestCase):
         self.assertLessEqual(flagged / trials, 2 * S.ALPHA)
 
 
+class Direction(unittest.TestCase):
+    """S.direction: a claimed effect is there ("yes"), is not ("no"), or
+    picks no side ("undecided")."""
+    A = [100.0, 100.2, 100.4, 100.6, 100.8]
+
+    def test_large_significant_effect_the_claimed_way(self):
+        self.assertEqual(S.direction(S.decide([x * 1.3 for x in self.A], self.A), "greater"), "yes")
+        self.assertEqual(S.direction(S.decide([x * 0.7 for x in self.A], self.A), "less"), "yes")
+
+    def test_effect_the_other_way_is_no_whatever_its_p(self):
+        # significant the other way, and not significant the other way
+        self.assertEqual(S.direction(S.decide([x * 0.7 for x in self.A], self.A), "greater"), "no")
+        noisy = [70, 140, 60, 75, 65]
+        d = S.decide(noisy, self.A)
+        self.assertFalse(d.significant)
+        self.assertEqual(S.direction(d, "greater"), "no")
+
+    def test_small_effect_is_no_even_when_significant(self):
+        d = S.decide([x * 1.05 for x in self.A], self.A)
+        self.assertTrue(d.significant)
+        self.assertEqual(S.direction(d, "greater"), "no")
+        # with no minimum effect the same data are a yes
+        self.assertEqual(S.direction(d, "greater", 0.0), "yes")
+
+    def test_large_effect_without_significance_is_undecided(self):
+        noisy = [130, 95, 280, 140, 310]
+        d = S.decide(noisy, self.A)
+        self.assertFalse(d.significant)
+        self.assertEqual(S.direction(d, "greater"), "undecided")
+        self.assertEqual(S.direction(S.decide([120.0], [100.0]), "greater"), "undecided")
+
+    def test_threshold_is_the_same_either_way(self):
+        # 10 % up is 1.1; 10 % down is 1 / 1.1, as compare_rule measures it
+        b = [100.0] * 5
+        self.assertEqual(S.direction(S.decide([91.0] * 5, b), "less"), "no")
+        self.assertEqual(S.direction(S.decide([90.9] * 5, b), "less"), "yes")
+
+
 class Percentiles(unittest.TestCase):
     def test_rule(self):
         self.assertEqual(S.pct_min_samples(0.5), 20)
