@@ -380,6 +380,39 @@ class VerdictsAreComputed(unittest.TestCase):
             self.assertEqual(with_wide(d, 3.0, 1.5),
                              "holds only for the cascade cost: the wide range costs more to insert")
 
+    def test_netty_lateness_bound_is_refuted_only_by_an_excess(self):
+        # timerwheel's p50 well past the floor's plus a quarter tick, its
+        # p99 at x times the bound (the floor's p99 plus one tick), in every
+        # repetition; enough samples for a p99
+        def verdict(d, x):
+            path = os.path.join(d, "runtime.json")
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            light = [b for b in data["benchmarks"] if b["run_name"].startswith("lateness/")
+                     and "/light/" in b["run_name"] and "slack=default" in b["run_name"]]
+            floor = {b["repetition_index"]: b for b in light
+                     if b["run_name"].startswith("lateness/floor/")}
+            for b in light:
+                b["count"] = 2000
+                m = re.search(r"tick=(\d+)ms", b["run_name"])
+                if b["run_name"].startswith("lateness/timerwheel/") and m:
+                    tick = int(m.group(1)) * 1e6
+                    fb = floor[b["repetition_index"]]
+                    b["p50"] = fb["p50"] + tick / 2
+                    b["p99"] = (fb["p99"] + tick) * x
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            return [v for k, v in self._claims(d).items() if k.startswith("Netty")][0]
+
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            with_repetitions(d, "runtime.json")
+            self.assertEqual(verdict(d, 0.9), "holds")
+            # exactly at the bound is within it: "up to a tick" is refuted
+            # by a significant excess only, not confirmed by a p-value
+            self.assertEqual(verdict(d, 1.0), "holds")
+            self.assertEqual(verdict(d, 1.2), "holds only for the idle ticking")
+
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
