@@ -305,6 +305,22 @@ def with_repetitions(d, name, k=5):
         json.dump(data, f)
 
 
+def scaled_copies(data, prefix, old, new, scale):
+    """Copies of the results in `data` whose run name starts with prefix,
+    renamed (old -> new, once) and with their times scaled: synthetic lines
+    whose verdict the test knows."""
+    out = []
+    for b in data["benchmarks"]:
+        if b["run_name"].startswith(prefix):
+            c = dict(b)
+            for k in ("run_name", "name"):
+                c[k] = b[k].replace(old, new, 1)
+            for k in ("real_time", "cpu_time"):
+                c[k] = b[k] * scale
+            out.append(c)
+    return out
+
+
 @NEED_SCIPY
 class VerdictsAreComputed(unittest.TestCase):
     """Changing the measurements changes the verdict."""
@@ -316,6 +332,13 @@ class VerdictsAreComputed(unittest.TestCase):
             md = f.read()
         rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
         return {unmd(r[0]): unmd(r[4]) for r in rows}
+
+    def _claim_with(self, d, name, data, start):
+        """The verdict of the claim starting with `start` once d/name
+        holds `data`."""
+        with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        return [v for k, v in self._claims(d).items() if k.startswith(start)][0]
 
     def test_one_repetition_is_too_few_to_decide(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -353,20 +376,12 @@ class VerdictsAreComputed(unittest.TestCase):
             data["benchmarks"] = [b for b in data["benchmarks"]
                                   if "/hierwheel/wide/" not in b["run_name"]]
             extra = []
-            for b in data["benchmarks"]:
-                for op, scale in (("insert", insert_scale), ("expire", expire_scale)):
-                    if b["run_name"].startswith(op + "/hierwheel/short/series=h2h"):
-                        c = dict(b)
-                        for k in ("run_name", "name"):
-                            c[k] = b[k].replace("/short/", "/wide/", 1)
-                        for k in ("real_time", "cpu_time"):
-                            c[k] = b[k] * scale
-                        extra.append(c)
+            for op, scale in (("insert", insert_scale), ("expire", expire_scale)):
+                extra += scaled_copies(data, op + "/hierwheel/short/series=h2h",
+                                       "/short/", "/wide/", scale)
             self.assertTrue(extra)
             data["benchmarks"] += extra
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            return [v for k, v in self._claims(d).items() if k.startswith("Hierarchical")][0]
+            return self._claim_with(d, "micro.json", data, "Hierarchical")
 
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
@@ -400,9 +415,7 @@ class VerdictsAreComputed(unittest.TestCase):
                     fb = floor[b["repetition_index"]]
                     b["p50"] = fb["p50"] + tick / 2
                     b["p99"] = (fb["p99"] + tick) * x
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            return [v for k, v in self._claims(d).items() if k.startswith("Netty")][0]
+            return self._claim_with(d, "runtime.json", data, "Netty")
 
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
@@ -476,16 +489,10 @@ class HeapClaims(unittest.TestCase):
             data = json.load(f)
         data["benchmarks"] = [b for b in data["benchmarks"]
                               if not b["run_name"].startswith(op + "/quadheap/")]
-        extra = []
-        for b in data["benchmarks"]:
-            if b["run_name"].startswith(op + "/timerthread/"):
-                c = dict(b)
-                for k in ("run_name", "name"):
-                    c[k] = b[k].replace("/timerthread/", "/quadheap/", 1)
-                for k in ("real_time", "cpu_time"):
-                    c[k] = b[k] * scale
-                c.update(counters or {})
-                extra.append(c)
+        extra = scaled_copies(data, op + "/timerthread/", "/timerthread/", "/quadheap/",
+                              scale)
+        for c in extra:
+            c.update(counters or {})
         self.assertTrue(extra)
         data["benchmarks"] += extra
         with open(path, "w", encoding="utf-8") as f:
