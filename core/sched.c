@@ -65,10 +65,13 @@ void tb_thread_fini(struct tb_thread *t)
     pthread_cond_destroy(&t->ended);
 }
 
-int tb_thread_start(struct tb_thread *t, void *(*main)(void *), void *arg)
+int tb_thread_start(struct tb_thread *t, bool stopped, void *(*main)(void *),
+                    void *arg)
 {
     if (t->started)
         return TB_ESTATE;
+    if (stopped)
+        return TB_ESHUTDOWN;
     if (pthread_create(&t->id, NULL, main, arg))
         return TB_ENOMEM;
     t->started = t->alive = true;

@@ -490,9 +490,12 @@ int tb_thread_init(struct tb_thread *t);
 /** Destroys the condition (the thread was joined or never started). */
 void tb_thread_fini(struct tb_thread *t);
 
-/** Creates the thread running main(arg), lock held: TB_ESTATE if it was
- *  started before, TB_ENOMEM if pthread_create fails. */
-int tb_thread_start(struct tb_thread *t, void *(*main)(void *), void *arg);
+/** tb_start for a backend with one thread, lock held: TB_ESTATE if it was
+ *  started before, else TB_ESHUTDOWN if `stopped` (the backend was shut
+ *  down first), else creates the thread running main(arg) (TB_ENOMEM if
+ *  pthread_create fails). */
+int tb_thread_start(struct tb_thread *t, bool stopped, void *(*main)(void *),
+                    void *arg);
 
 /** Called by the thread itself at its end, lock held: no longer alive, and
  *  every tb_thread_await() learns it. */

@@ -770,9 +770,7 @@ static int kw_start(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
     pthread_mutex_lock(&w->lock);
-    int rc = w->thread.started ? TB_ESTATE
-             : w->shutdown     ? TB_ESHUTDOWN
-                               : tb_thread_start(&w->thread, timer_thread, w);
+    int rc = tb_thread_start(&w->thread, w->shutdown, timer_thread, w);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }

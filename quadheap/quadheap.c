@@ -672,9 +672,7 @@ static int qh_start(struct tb_sched *s)
 {
     struct qh *q = qh_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = q->thread.started ? TB_ESTATE
-             : q->stopped      ? TB_ESHUTDOWN
-                               : tb_thread_start(&q->thread, timer_main, q);
+    int rc = tb_thread_start(&q->thread, q->stopped, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }

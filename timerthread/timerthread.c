@@ -462,9 +462,7 @@ static int tt_start(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = q->thread.started ? TB_ESTATE
-             : q->stopped      ? TB_ESHUTDOWN
-                               : tb_thread_start(&q->thread, timer_main, q);
+    int rc = tb_thread_start(&q->thread, q->stopped, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
