@@ -853,7 +853,7 @@ def four_ary_heap(ctx):
     no = [ql for ql, v in votes.items() if v == "no"]
     if len(yes) == len(votes):
         return _set(c, HOLDS, HOLDS, measured)
-    if no and not yes and len(no) == len(votes):
+    if len(no) == len(votes):
         b_names = sorted({best[ql][2] for ql in no})
         return _set(c, FAILS, FAILS + ": not %s faster than the fastest binary heap (%s)"
                     % (A.fmt_pct(S.MIN_EFFECT), ", ".join(b_names)), measured)

@@ -211,9 +211,10 @@ def compare_rule(a, b):
     d = decide(b, a)
     if d.kind in ("too few", "no scipy"):
         return "too few", None, d.ratio
-    if not d.significant or d.ratio is None or abs(math.log(d.ratio)) < math.log1p(MIN_EFFECT):
-        return "~", d.p, d.ratio
-    return ("slower" if d.ratio > 1 else "faster"), d.p, d.ratio
+    for want, verdict in (("greater", "slower"), ("less", "faster")):
+        if direction(d, want) == "yes":
+            return verdict, d.p, d.ratio
+    return "~", d.p, d.ratio
 
 
 # ---- percentiles and fits -------------------------------------------------
