@@ -207,7 +207,9 @@ static void heap_free(struct hq *q)
                         HQ_LINE);
 }
 
-/* Moves the heap into an array of `cap` slots (cap >= size). */
+/* Moves the heap into a zeroed array of `cap` slots (cap >= size), as
+ * Arrays.copyOf pads the JDK's: the new pages are touched here, in the
+ * growth step (or in tb_reserve), not by the adds that later fill them. */
 static bool heap_resize(struct hq *q, size_t cap)
 {
     void *mem;
@@ -215,6 +217,7 @@ static bool heap_resize(struct hq *q, size_t cap)
     if (!h)
         return false;
     memcpy(h, q->heap, q->size * sizeof *h);
+    memset(h + q->size, 0, (cap - q->size) * sizeof *h);
     heap_free(q);
     q->heap = h;
     q->heap_mem = mem;
