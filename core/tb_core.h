@@ -222,10 +222,11 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
 static inline void tb_pool_give(struct tb_pool *p, struct tb_task *t)
 {
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    uint64_t gen = (gs >> 32) + 1;
-    gen += gen >> 32;   /* 2^32 wraps to 1, not 0: handle 0 stays invalid */
-    atomic_store_explicit(&t->gs, gen << 32 | (gs & TB_TASK_SLOT_MASK),
-                          memory_order_release);
+    /* state FREE, next generation: the word is the next user's handle */
+    uint64_t next = (gs & ~TB_TASK_STATE_MASK) + ((uint64_t)1 << 32);
+    if (__builtin_expect(next >> 32 == 0, 0))
+        next += (uint64_t)1 << 32; /* 2^32 wraps to 1: handle 0 stays invalid */
+    atomic_store_explicit(&t->gs, next, memory_order_release);
     t->arg = p->free_head;
     p->free_head = t;
     p->live--;
