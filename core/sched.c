@@ -147,6 +147,9 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
         (!cfg.allocator->alloc || !cfg.allocator->free))
         return TB_EINVAL;
     const struct tb_backend_ops *ops = backend->ops;
+    if (ops->task_zero % 8 || ops->task_zero > TB_TASK_ZERO_MAX ||
+        ops->task_zero > ops->task_size - sizeof(struct tb_task))
+        return TB_EINVAL; /* a backend's own mistake: see task_zero */
     int rc = ops->configure(&cfg);
     if (rc)
         return rc;

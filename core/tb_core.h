@@ -183,9 +183,14 @@ static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                           p->record_size);
 }
 
+/* The most a backend may ask the pool to zero (struct tb_backend_ops
+ * task_zero; tb_create refuses more). */
+#define TB_TASK_ZERO_MAX 40
+
 /* Zeroes the backend's fields that it asked for (struct tb_backend_ops
- * task_zero): stores, since a memset call costs more than the few words a
- * backend adds. */
+ * task_zero): stores, and no memset for a longer count, because a call
+ * anywhere in an inline take costs every backend's schedule path its saved
+ * registers. */
 static inline void tb_pool_zero(uint64_t *f, size_t words)
 {
     switch (words) {
@@ -194,8 +199,7 @@ static inline void tb_pool_zero(uint64_t *f, size_t words)
     case 3: f[2] = 0; __attribute__((fallthrough));
     case 2: f[1] = 0; __attribute__((fallthrough));
     case 1: f[0] = 0; break;
-    default:
-        memset(f, 0, words * 8);
+    default: break;
     }
 }
 
@@ -360,8 +364,9 @@ struct tb_backend_ops {
     size_t sched_size;  /* sizeof the backend's struct (tb_sched first) */
     size_t task_size;   /* sizeof the backend's record (tb_task first) */
     /* bytes after the header that the pool zeroes at every take (a multiple
-     * of 8): the fields the backend relies on finding 0 in a new record.
-     * 0, the usual, when the backend sets all of its fields itself. */
+     * of 8, at most TB_TASK_ZERO_MAX, else tb_create answers TB_EINVAL):
+     * the fields the backend relies on finding 0 in a new record.  0, the
+     * usual, when the backend sets all of its fields itself. */
     size_t task_zero;
     /* fill unset config fields with the original's defaults; TB_EINVAL on
      * values out of range */
