@@ -124,7 +124,8 @@ static inline struct hq_slot slot_of(struct hq_task *t)
 /* The hole moves up from k and x is written once where it stops; each level
  * writes the parent it moved down and its index (DelayedWorkQueue.siftUp's
  * setIndex), and no other record is touched unless deadlines tie. */
-static void sift_up(struct hq *q, size_t k, struct hq_slot x)
+static inline __attribute__((always_inline)) void
+sift_up(struct hq *q, size_t k, struct hq_slot x)
 {
     struct hq_slot *h = q->heap;
     uint64_t levels = 0;
@@ -239,7 +240,8 @@ static bool heap_reserve(struct hq *q)
     return heap_resize(q, cap);
 }
 
-static void heap_push(struct hq *q, struct hq_task *t)
+static inline __attribute__((always_inline)) void
+heap_push(struct hq *q, struct hq_task *t)
 {
     sift_up(q, q->size++, slot_of(t));
     if (q->size > q->st.peak_pending)
@@ -299,10 +301,11 @@ static bool can_run(const struct hq *q, const struct hq_task *t, int64_t now)
            t->base.deadline <= now;
 }
 
-static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static __attribute__((noinline)) int
+schedule_slow(struct hq *q, int64_t deadline, int64_t period, tb_fn fn,
+              void *arg, tb_handle *handle)
 {
-    struct hq *q = hq_of(s);
+    struct tb_sched *s = &q->base;
     int rc = TB_OK;
     hq_lock(q);
     if (q->shutdown) {
@@ -335,6 +338,30 @@ static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         q->st.rejected++;
     hq_unlock(q);
     return rc;
+}
+
+/* The common case of a virtual-clock schedule, as a leaf function: a free
+ * record at hand and room in the array (DelayedWorkQueue.offer without its
+ * growth; no leader to wake).  Anything else (threads, shutdown,
+ * max_pending, growth) takes schedule_slow, the same offer with every
+ * check. */
+static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct hq *q = hq_of(s);
+    if (s->threaded || q->shutdown || s->cfg.max_pending ||
+        q->size >= q->cap || s->pool.free_head == TB_POOL_NIL)
+        return schedule_slow(q, deadline, period, fn, arg, handle);
+    struct hq_task *t = (struct hq_task *)(void *)tb_pool_take(&s->pool,
+                                                               handle);
+    t->base.deadline = deadline;
+    t->base.period = period;
+    t->base.fn = fn;
+    t->base.arg = arg;
+    t->seq = q->seq++;
+    heap_push(q, t);
+    q->st.submitted++;
+    return TB_OK;
 }
 
 static __attribute__((noinline)) int cancel_slow(struct hq *q, tb_handle h)

@@ -119,7 +119,7 @@ static inline void tt_unlock(struct tt *q)
 
 /* The element at k may be earlier than its parent: move it up.  The hole
  * moves and the element is written once where it stops. */
-static void fix_up(struct tt *q, size_t k)
+static inline __attribute__((always_inline)) void fix_up(struct tt *q, size_t k)
 {
     struct tt_slot *h = q->heap;
     struct tt_slot e = h[k];
@@ -219,7 +219,7 @@ static bool heap_reserve(struct tt *q)
     return heap_resize(q, q->cap * 2);
 }
 
-static void heap_add(struct tt *q, struct tb_task *t)
+static inline __attribute__((always_inline)) void heap_add(struct tt *q, struct tb_task *t)
 {
     q->heap[++q->size] = (struct tt_slot){t->deadline, t};
     fix_up(q, q->size);
@@ -296,10 +296,11 @@ static long discard(struct tt *q, bool killed, struct tb_task *failing,
     return n;
 }
 
-static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static __attribute__((noinline)) int
+schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
+              void *arg, tb_handle *handle)
 {
-    struct tt *q = tt_of(s);
+    struct tb_sched *s = &q->base;
     int rc = TB_OK;
     tt_lock(q);
     if (q->stopped) {
@@ -327,6 +328,27 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         q->st.rejected++;
     tt_unlock(q);
     return rc;
+}
+
+/* The common case of a virtual-clock schedule, as a leaf function: a free
+ * record at hand and room in the array (TaskQueue.add without its growth).
+ * Anything else (threads, a stopped timer, max_pending, growth) takes
+ * schedule_slow, which is the same add with every check. */
+static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
+                       tb_fn fn, void *arg, tb_handle *handle)
+{
+    struct tt *q = tt_of(s);
+    if (s->threaded || q->stopped || s->cfg.max_pending ||
+        q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
+        return schedule_slow(q, deadline, period, fn, arg, handle);
+    struct tb_task *t = tb_pool_take(&s->pool, handle);
+    t->deadline = deadline;
+    t->period = period;
+    t->fn = fn;
+    t->arg = arg;
+    heap_add(q, t);
+    q->st.submitted++;
+    return TB_OK;
 }
 
 static int tt_cancel(struct tb_sched *s, tb_handle h)
