@@ -463,28 +463,44 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
 }
 
 /* timer.stop: mark only. */
+/* deltimer.  Lock held, or `virt` (a constant: the virtual path then makes
+ * no call at all). */
+static inline __attribute__((always_inline)) int
+cancel_locked(struct qh *q, tb_handle h, bool virt)
+{
+    struct tb_pool *p = &q->base.pool;
+    struct tb_task *t = virt ? tb_pool_find(p, h) : tb_pool_lookup(p, h);
+    /* WAITING: in the heap (a one-shot waiting, or a periodic task even
+     * during its run); a running one-shot is RUNNING and left the heap */
+    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+        return 0;
+    tb_task_set_state(t, TB_TASK_CANCELLED);
+    q->zombies++;
+    q->st.zombies++;
+    q->st.cancelled++;
+    if (!virt && q->zombies > q->len >> 2 && !q->clean_asked &&
+        q->sleep_until != INT64_MIN) {
+        q->clean_asked = true;
+        pthread_cond_signal(&q->wake);
+    }
+    return 1;
+}
+
+static __attribute__((noinline)) int cancel_threaded(struct qh *q,
+                                                     tb_handle h)
+{
+    pthread_mutex_lock(&q->lock);
+    int rc = cancel_locked(q, h, false);
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
 static int qh_cancel(struct tb_sched *s, tb_handle h)
 {
     struct qh *q = qh_of(s);
-    int rc = 0;
-    qh_lock(q);
-    struct tb_task *t = tb_pool_lookup(&s->pool, h);
-    /* WAITING: in the heap (a one-shot waiting, or a periodic task even
-     * during its run); a running one-shot is RUNNING and left the heap */
-    if (t && tb_task_get_state(t) == TB_TASK_WAITING) {
-        tb_task_set_state(t, TB_TASK_CANCELLED);
-        q->zombies++;
-        q->st.zombies++;
-        q->st.cancelled++;
-        rc = 1;
-        if (s->threaded && q->zombies > q->len >> 2 && !q->clean_asked &&
-            q->sleep_until != INT64_MIN) {
-            q->clean_asked = true;
-            pthread_cond_signal(&q->wake);
-        }
-    }
-    qh_unlock(q);
-    return rc;
+    if (s->threaded)
+        return cancel_threaded(q, h);
+    return cancel_locked(q, h, true);
 }
 
 /* timer.modify (Timer.Reset) on a waiting one-shot: the record takes the

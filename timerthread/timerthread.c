@@ -351,22 +351,38 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     return TB_OK;
 }
 
+/* TimerTask.cancel.  Lock held, or `virt` (a constant: the virtual path
+ * then makes no call at all). */
+static inline __attribute__((always_inline)) int
+cancel_locked(struct tt *q, tb_handle h, bool virt)
+{
+    struct tb_pool *p = &q->base.pool;
+    struct tb_task *t = virt ? tb_pool_find(p, h) : tb_pool_lookup(p, h);
+    /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
+     * even while it runs; a running one-shot is RUNNING (EXECUTED). */
+    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+        return 0;
+    tb_task_set_state(t, TB_TASK_CANCELLED);
+    q->st.cancelled++;
+    q->st.zombies++;
+    return 1;
+}
+
+static __attribute__((noinline)) int cancel_threaded(struct tt *q,
+                                                     tb_handle h)
+{
+    pthread_mutex_lock(&q->lock);
+    int rc = cancel_locked(q, h, false);
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
 static int tt_cancel(struct tb_sched *s, tb_handle h)
 {
     struct tt *q = tt_of(s);
-    int rc = 0;
-    tt_lock(q);
-    struct tb_task *t = tb_pool_lookup(&s->pool, h);
-    /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
-     * even while it runs; a running one-shot is RUNNING (EXECUTED). */
-    if (t && tb_task_get_state(t) == TB_TASK_WAITING) {
-        tb_task_set_state(t, TB_TASK_CANCELLED);
-        q->st.cancelled++;
-        q->st.zombies++;
-        rc = 1;
-    }
-    tt_unlock(q);
-    return rc;
+    if (s->threaded)
+        return cancel_threaded(q, h);
+    return cancel_locked(q, h, true);
 }
 
 static size_t tt_pending(struct tb_sched *s)
