@@ -11,8 +11,8 @@
 #   PEERS_SEQ=1     the adapter stores the handles in cancel order, so a
 #                   cancel reads its handle sequentially: what an intrusive
 #                   API (the node's address computed from the index) gets
-#   PEERS_WARM=1    an untimed fill of a scratch structure right before each
-#                   timed add, so the add does not pay for fetching the
+#   PEERS_WARM=1    an untimed fill of a scratch structure, destroyed again,
+#                   before each timed add's create, so the add does not pay for fetching the
 #                   implementation's code and data back after the others ran
 #                   (at N = 10^3 a fill takes a few microseconds, so that
 #                   cold start is several ns per add)
