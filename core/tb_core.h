@@ -79,6 +79,18 @@ static inline uint32_t tb_task_slot_of(uint64_t gs)
     return (uint32_t)(gs & TB_TASK_SLOT_MASK);
 }
 
+/** Sets what a task is: its deadline, period and call (every schedule
+ *  path of every backend, so that a fast path and its slow twin say it
+ *  once). */
+static inline void tb_task_set(struct tb_task *t, int64_t deadline,
+                               int64_t period, tb_fn fn, void *arg)
+{
+    t->deadline = deadline;
+    t->period = period;
+    t->fn = fn;
+    t->arg = arg;
+}
+
 /** The word for (gen, slot, state). */
 static inline uint64_t tb_task_word(uint32_t gen, uint32_t slot,
                                     uint32_t state)

@@ -320,10 +320,7 @@ schedule_slow(struct hq *q, int64_t deadline, int64_t period, tb_fn fn,
         if (!t) {
             rc = TB_ENOMEM;
         } else {
-            t->base.deadline = deadline;
-            t->base.period = period;
-            t->base.fn = fn;
-            t->base.arg = arg;
+            tb_task_set(&t->base, deadline, period, fn, arg);
             t->seq = q->seq++;
             heap_push(q, t);
             q->st.submitted++;
@@ -354,10 +351,7 @@ static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct hq_task *t = (struct hq_task *)(void *)tb_pool_take(&s->pool,
                                                                handle);
-    t->base.deadline = deadline;
-    t->base.period = period;
-    t->base.fn = fn;
-    t->base.arg = arg;
+    tb_task_set(&t->base, deadline, period, fn, arg);
     t->seq = q->seq++;
     heap_push(q, t);
     q->st.submitted++;

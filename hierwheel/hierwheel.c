@@ -583,10 +583,7 @@ static inline int schedule_locked(struct hw *w, int64_t deadline,
         if (!t) {
             rc = TB_ENOMEM;
         } else {
-            t->base.deadline = deadline;
-            t->base.period = period;
-            t->base.fn = fn;
-            t->base.arg = arg;
+            tb_task_set(&t->base, deadline, period, fn, arg);
             w->st.submitted++;
             insert(w, t, e, l);
         }
@@ -629,10 +626,7 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
             return schedule_slow(w, deadline, period, fn, arg, handle);
     struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
                                                                handle);
-    t->base.deadline = deadline;
-    t->base.period = period;
-    t->base.fn = fn;
-    t->base.arg = arg;
+    tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
     bucket_add(w, t, e, l);
     return TB_OK;

@@ -581,10 +581,7 @@ static inline int schedule_locked(struct kw *w, int64_t deadline,
         if (!t) {
             rc = TB_ENOMEM;
         } else {
-            t->base.deadline = deadline;
-            t->base.period = period;
-            t->base.fn = fn;
-            t->base.arg = arg;
+            tb_task_set(&t->base, deadline, period, fn, arg);
             w->st.submitted++;
             forward_timer_base(w, jiffies_now(w));
             add_timer(w, t, false);
@@ -617,10 +614,7 @@ static int kw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct kw_timer *t =
         (struct kw_timer *)(void *)tb_pool_take(&s->pool, handle);
-    t->base.deadline = deadline;
-    t->base.period = period;
-    t->base.fn = fn;
-    t->base.arg = arg;
+    tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
     forward_timer_base(w, w->jiffies);
     add_timer(w, t, true);

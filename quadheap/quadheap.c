@@ -398,10 +398,7 @@ static inline void wake_for(struct qh *q, int64_t when)
 static inline void add_heap(struct qh *q, struct tb_task *t, int64_t deadline,
                             int64_t period, tb_fn fn, void *arg)
 {
-    t->deadline = deadline;
-    t->period = period;
-    t->fn = fn;
-    t->arg = arg;
+    tb_task_set(t, deadline, period, fn, arg);
     q->heap[q->len] = (struct qh_slot){deadline, t};
     sift_up(q, q->len++);
     if (q->len > q->st.peak_pending)

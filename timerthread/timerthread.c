@@ -314,10 +314,7 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
         if (!t) {
             rc = TB_ENOMEM;
         } else {
-            t->deadline = deadline;
-            t->period = period;
-            t->fn = fn;
-            t->arg = arg;
+            tb_task_set(t, deadline, period, fn, arg);
             heap_add(q, t);
             q->st.submitted++;
             if (q->heap[1].t == t && s->threaded)
@@ -342,10 +339,7 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct tb_task *t = tb_pool_take(&s->pool, handle);
-    t->deadline = deadline;
-    t->period = period;
-    t->fn = fn;
-    t->arg = arg;
+    tb_task_set(t, deadline, period, fn, arg);
     heap_add(q, t);
     q->st.submitted++;
     return TB_OK;

@@ -902,10 +902,7 @@ static inline __attribute__((always_inline)) void
 push_virtual(struct tw *q, struct tw_timeout *t, int64_t deadline,
              int64_t period, tb_fn fn, void *arg, uint64_t n)
 {
-    t->base.deadline = deadline;
-    t->base.period = period;
-    t->base.fn = fn;
-    t->base.arg = arg;
+    tb_task_set(&t->base, deadline, period, fn, arg);
     t->next = NULL;
     struct tw_timeout *last =
         atomic_load_explicit(&q->inbox, memory_order_relaxed);
@@ -996,10 +993,7 @@ schedule_threaded(struct tw *q, int64_t deadline, int64_t period, tb_fn fn,
                 rc = TB_ENOMEM;
             } else {
                 hook(q, TW_HOOK_PUBLISHED, t);
-                t->base.deadline = deadline;
-                t->base.period = period;
-                t->base.fn = fn;
-                t->base.arg = arg;
+                tb_task_set(&t->base, deadline, period, fn, arg);
                 inbox_push(q, t);
                 ctr_add(q, &q->submitted, 1);
                 note_peak(q, n);
