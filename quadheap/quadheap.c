@@ -459,9 +459,8 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
     return TB_OK;
 }
 
-/* timer.stop: mark only. */
-/* deltimer.  Lock held, or `virt` (a constant: the virtual path then makes
- * no call at all). */
+/* timer.stop (deltimer): marks only.  Lock held, or `virt` (a constant:
+ * the virtual path then makes no call at all). */
 static inline __attribute__((always_inline)) int
 cancel_locked(struct qh *q, tb_handle h, bool virt)
 {

@@ -119,7 +119,8 @@ static inline void tt_unlock(struct tt *q)
 
 /* The element at k may be earlier than its parent: move it up.  The hole
  * moves and the element is written once where it stops. */
-static inline __attribute__((always_inline)) void fix_up(struct tt *q, size_t k)
+static inline __attribute__((always_inline)) void
+fix_up(struct tt *q, size_t k)
 {
     struct tt_slot *h = q->heap;
     struct tt_slot e = h[k];
@@ -219,7 +220,8 @@ static bool heap_reserve(struct tt *q)
     return heap_resize(q, q->cap * 2);
 }
 
-static inline __attribute__((always_inline)) void heap_add(struct tt *q, struct tb_task *t)
+static inline __attribute__((always_inline)) void
+heap_add(struct tt *q, struct tb_task *t)
 {
     q->heap[++q->size] = (struct tt_slot){t->deadline, t};
     fix_up(q, q->size);
