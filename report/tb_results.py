@@ -525,45 +525,65 @@ _KNOWN_FIELDS = {
 
 
 def _read_csv(res, path):
-    text = _read_text(path, res.problems)
-    if text is None:
+    """A samples CSV, read a line at a time: a standard run's raw samples
+    are millions of rows (hundreds of MB), and reading them whole took
+    most of the report's rendering time and more memory than the rest."""
+    try:
+        f = open(path, "r", encoding="utf-8", newline="")
+    except OSError as e:
+        res.problems.append(Problem(path, "cannot be read (%s)" % e.strerror))
         return
     try:
-        rows = list(csv.reader(text.splitlines()))
+        with f:
+            rows = csv.reader(f)
+            header = [h.strip() for h in next(rows, [])]
+            if not header:
+                res.problems.append(Problem(path, "is empty"))
+                return
+            if len(set(header)) != len(header) or any(not h for h in header):
+                res.problems.append(Problem(path, "has no usable header line"))
+                return
+            if not {"benchmark", "metric", "value_ns"} <= set(header):
+                res.problems.append(Problem(
+                    path, "is not a samples CSV (its header lacks benchmark, "
+                          "metric and value_ns)"))
+                return
+            _read_sample_csv(res, path, header, rows)
     except csv.Error as e:
         res.problems.append(Problem(path, "is not readable CSV (%s)" % e))
-        return
-    if not rows or not rows[0]:
-        res.problems.append(Problem(path, "is empty"))
-        return
-    header = [h.strip() for h in rows[0]]
-    if len(set(header)) != len(header) or any(not h for h in header):
-        res.problems.append(Problem(path, "has no usable header line"))
-        return
-    if {"benchmark", "metric", "value_ns"} <= set(header):
-        _read_sample_csv(res, path, header, rows[1:])
-        return
-    res.problems.append(Problem(path, "is not a samples CSV (its header lacks benchmark, "
-                                      "metric and value_ns)"))
+    except UnicodeDecodeError as e:
+        res.problems.append(Problem(path, "not UTF-8 text (%s)" % e.reason))
 
 
 def _read_sample_csv(res, path, header, rows):
-    """bench/'s raw samples: benchmark,metric,rep,seq,value_ns,weight."""
+    """bench/'s raw samples: benchmark,metric,rep,seq,value_ns,weight.
+    A run repeats each benchmark name over thousands of rows: each name is
+    parsed once."""
     col = {h: i for i, h in enumerate(header)}
+    c_bench, c_metric, c_value = col["benchmark"], col["metric"], col["value_ns"]
+    c_weight = col.get("weight")
+    width = len(header)
+    sets = {}      # (benchmark, metric) as written -> its list in sample_sets
     bad = used = 0
     for row in rows:
         if not row:
             continue
-        if len(row) != len(header):
+        if len(row) != width:
             bad += 1
             continue
-        key = parse_name(row[col["benchmark"]])
-        v = _number(_float(row[col["value_ns"]]))
-        w = _number(_float(row[col["weight"]])) if "weight" in col else 1.0
-        if key is None or v is None or w is None or w <= 0:
+        where = (row[c_bench], row[c_metric])
+        samples = sets.get(where)
+        if samples is None:
+            key = parse_name(row[c_bench])
+            samples = sets[where] = (None if key is None else
+                                     res.sample_sets.setdefault(
+                                         (key, row[c_metric].strip()), []))
+        v = _number(_float(row[c_value]))
+        w = _number(_float(row[c_weight])) if c_weight is not None else 1.0
+        if samples is None or v is None or w is None or w <= 0:
             bad += 1
             continue
-        res.sample_sets.setdefault((key, row[col["metric"]].strip()), []).append((v, w))
+        samples.append((v, w))
         used += 1
     if not used:
         res.problems.append(Problem(path, "has no sample rows"))
