@@ -507,6 +507,31 @@ static int stop_task(void *arg)
 }
 
 /* As HashedWheelTimer.stop() throws from a TimerTask. */
+/* stop() hands back the wheel's timeouts bucket by bucket, each bucket
+ * head to tail, over buckets in several words of the occupancy bitmap
+ * (each search for the next bucket goes on from the last one found). */
+static void test_shutdown_now_bucket_order(void **state)
+{
+    (void)state;
+    const int64_t tick = TB_MS;
+    struct tb_sched *s = virt(tick, 256, 0);
+    const int64_t at[] = {200, 70, 3, 130, 259, 70};
+    tb_handle h[6];
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(tb_schedule(s, at[i] * tick, noop_task, NULL, &h[i]),
+                         TB_OK);
+    assert_int_equal(tb_advance(s, tick), 0); /* the inbox moves in */
+    struct seen v = {.n = 0};
+    assert_int_equal(tb_shutdown_now(s, visit, &v), 6);
+    /* buckets 3 (3, then 259 a round later), 70 (both), 130, 200 */
+    const int order[] = {2, 4, 1, 5, 3, 0};
+    assert_int_equal(v.n, 6);
+    for (int i = 0; i < 6; i++)
+        assert_true(v.h[i] == h[order[i]]);
+    assert_int_equal(tb_pending(s), 0);
+    tb_destroy(s);
+}
+
 static void test_shutdown_now_inside_task(void **state)
 {
     (void)state;
@@ -1626,6 +1651,7 @@ int main(void)
         cmocka_unit_test(test_advance_across_the_clock),
         cmocka_unit_test(test_bulk_skip_matches_walk),
         cmocka_unit_test(test_shutdown_now),
+        cmocka_unit_test(test_shutdown_now_bucket_order),
         cmocka_unit_test(test_shutdown_now_inside_task),
         cmocka_unit_test(test_shutdown_inside_task),
         cmocka_unit_test(test_failing_task),
