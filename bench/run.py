@@ -95,7 +95,7 @@ PINNED = ("shim", "micro")
 SETTLE_SE = 0.025
 SETTLE = {"smoke": {"rounds": 0, "reps": 0, "seconds": 0},
           "quick": {"rounds": 1, "reps": 3, "seconds": 45},
-          "standard": {"rounds": 2, "reps": 5, "seconds": 90},
+          "standard": {"rounds": 2, "reps": 5, "seconds": 60},
           "full": {"rounds": 3, "reps": 10, "seconds": 1800}}
 # cyclictest loops of 1 ms per profile (one thread, pinned, SCHED_OTHER).
 CYCLICTEST_LOOPS = {"smoke": 200, "quick": 2000, "standard": 10000,
