@@ -74,6 +74,12 @@ def compare(dir_a, dir_b, needle=""):
                "%.1f %%" % (100.0 * flagged / tested) if tested else "n/a",
                faster, slower, tested - flagged, few, gmean, round(100 * BAND),
                within, len(rows), "%.1f %%" % (100.0 * within / len(rows))))
+        by_n = within_by_n(rows)
+        if len(by_n) > 1:
+            summary.append("medians within +-%d %% by N: %s" % (
+                round(100 * BAND), "; ".join(
+                    "%s: %d of %d (%.0f %%)" % (n, w, t, 100.0 * w / t)
+                    for n, w, t in by_n)))
         summary.append(
             "rule: flagged when the two-sided Mann-Whitney U test over the "
             "repetitions gives p < %g and the medians differ by at least %d %% "
@@ -90,6 +96,22 @@ def compare(dir_a, dir_b, needle=""):
         summary.append("only in A: %d, only in B: %d" % (only_a, only_b))
     summary.extend(machine_lines(ra.machine_state(), rb.machine_state()))
     return rows, summary, problems
+
+
+def within_by_n(rows):
+    """[(N, within the band, instances)] over the rows whose name has an N
+    parameter, by N ascending: where the memory hierarchy's share of the
+    time grows with N (data beyond the cache), so does the run-to-run
+    spread, and the single share hides where it comes from."""
+    groups = {}
+    for r in rows:
+        n = next((int(p[2:]) for p in r[0].split("/")
+                  if p.startswith("N:") and p[2:].isdigit()), None)
+        if n is not None:
+            g = groups.setdefault(n, [0, 0])
+            g[0] += abs(r[3] - 1) <= BAND
+            g[1] += 1
+    return [(n, w, t) for n, (w, t) in sorted(groups.items())]
 
 
 # Two runs whose memory latency medians differ by more than this were taken

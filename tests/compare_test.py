@@ -155,6 +155,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(not any("memory latency" in line for line in summary),
           "runs without the counter: nothing said of it")
 
+    # the band's share by N: hand-made rows, one instance outside at N:10
+    rows = [("insert/x/u/c/N:10", 1, 1.0, 1.0, "~", 1),
+            ("insert/x/u/c/N:10", 1, 1.5, 1.5, "~", 1),
+            ("cancel/x/u/c/N:2", 1, 1.05, 1.05, "~", 1),
+            ("shim/empty/none/t", 1, 3.0, 3.0, "~", 1)]
+    check(compare.within_by_n(rows) == [(2, 1, 1), (10, 1, 2)],
+          "within the band by N: counts per N, instances without N left out")
+    _, summary, _ = compare.compare(a, b)
+    check(any(line.startswith("medians within +-10 % by N: ") for line in summary),
+          "compare prints the share within the band by N")
+
     out = subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"),
                           a, os.path.join(tmp, "nowhere")], capture_output=True, text=True)
     check(out.returncode == 2 and "nowhere" in out.stderr,
