@@ -783,8 +783,15 @@ class GrowthRule(unittest.TestCase):
         self.assertEqual(v([("undecided", 1.2, 7.3)], [flat]), C.UNDECIDED)
         self.assertEqual(v([("too few", 5, 5)], [flat]), C.UNDECIDED)
         self.assertEqual(C._combine([C.HOLDS, C.PARTLY]), C.PARTLY)
-        self.assertEqual(C._combine([C.FAILS, C.UNDECIDED]), C.UNDECIDED)
         self.assertEqual(C._combine([C.FAILS, C.FAILS]), C.FAILS)
+        # an operation that fails outright decides against an undecided one
+        # (which could at most make it "in part"), not the other way round
+        self.assertEqual(C._combine([C.FAILS, C.UNDECIDED]), C.FAILS)
+        self.assertEqual(C._combine([C.UNDECIDED, C.FAILS]), C.FAILS)
+        self.assertEqual(C._combine([C.HOLDS, C.UNDECIDED]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.PARTLY, C.UNDECIDED]), C.UNDECIDED)
+        self.assertEqual(C._combine([C.HOLDS, C.FAILS]), C.PARTLY)
+        self.assertEqual(C._combine([C.PARTLY, C.FAILS, C.UNDECIDED]), C.UNDECIDED)
 
 
 @unittest.skipUnless(os.environ.get("TB_PROBE"), "TB_PROBE (timerbench-probe's path) not set")
