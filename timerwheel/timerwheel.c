@@ -121,9 +121,15 @@
  *     accounting is shared by every backend (submitted = finished +
  *     cancelled + dropped + pending + running), so the stats follow it.
  *
- * Record: 80 bytes (the 40-byte core header, rounds, next, prev, the
- * cancelled-queue link and the 4-byte index, padded).  The link cannot share a word the way the inbox
- * shares `next`: a canceller writes it while the worker may be writing the
+ * Record: 80 bytes (the 40-byte core header, the cancelled-queue link,
+ * rounds, next, the 4-byte index and prev, padded).  Records start 0, 16, 32
+ * or 48 bytes into a line (80 = 64 + 16).  The link sits right after the
+ * header's state word, so a cancel (a CAS on the word and a push of the
+ * link) writes 16 bytes that share a line wherever the record starts; the
+ * walk's word, rounds and next (bytes 32..63) straddle two lines only where
+ * the record starts 16 bytes in, as they did before the link moved up (it
+ * was last, and then half the cancels touched two lines).  The link cannot
+ * share a word the way the inbox shares `next`: a canceller writes it while the worker may be writing the
  * timeout's bucket links or rounds (a neighbour's unlink, the walk's
  * decrement), and while the scheduling thread may still be filling the
  * header (the pool publishes the record WAITING before the fill).  Netty
@@ -158,11 +164,11 @@
  * that they share a cache line as often as an 80-byte stride allows. */
 struct tw_timeout {
     struct tb_task base;
-    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
+    struct tw_timeout *cnext;  /* cancelled queue (beside base.gs: above) */
     int64_t rounds;            /* Netty's remainingRounds */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
+    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
     struct tw_timeout *prev;   /* bucket list */
-    struct tw_timeout *cnext;  /* cancelled queue */
 };
 
 struct tw_bucket {
