@@ -180,12 +180,8 @@ def _combine(verdicts):
     that fails outright decides the part when no other holds even in part:
     the claim is about every operation, and an undecided one could then
     only turn "does not hold" into "holds only in part", never into
-    "holds".  An undecided operation used to leave the part undecided
-    whatever the others showed, and two standard runs of one commit
-    (0e344ca) disagreed on this claim for that alone: insert was undecided in
-    one (a heap's growth interval straddled the threshold) and failed in
-    the other, while cancel failed in both with every wheel's cancel
-    growing 2.5x to 10x at 95 % confidence."""
+    "holds", so a borderline operation does not hide a clear refutation
+    (bench/README, "Reproducibility, measured")."""
     vs = list(verdicts)
     if all(v == HOLDS for v in vs):
         return HOLDS

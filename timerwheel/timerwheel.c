@@ -122,14 +122,9 @@
  *     cancelled + dropped + pending + running), so the stats follow it.
  *
  * Record: 80 bytes (the 40-byte core header, the cancelled-queue link,
- * rounds, next, the 4-byte index and prev, padded).  Records start 0, 16, 32
- * or 48 bytes into a line (80 = 64 + 16).  The link sits right after the
- * header's state word, so a cancel (a CAS on the word and a push of the
- * link) writes 16 bytes that share a line wherever the record starts; the
- * walk's word, rounds and next (bytes 32..63) straddle two lines only where
- * the record starts 16 bytes in, as they did before the link moved up (it
- * was last, and then half the cancels touched two lines).  The link cannot
- * share a word the way the inbox shares `next`: a canceller writes it while the worker may be writing the
+ * rounds, next, the 4-byte index and prev, padded; why in that order: at
+ * struct tw_timeout).  The link cannot share a word the way the inbox
+ * shares `next`: a canceller writes it while the worker may be writing the
  * timeout's bucket links or rounds (a neighbour's unlink, the walk's
  * decrement), and while the scheduling thread may still be filling the
  * header (the pool publishes the record WAITING before the fill).  Netty
@@ -159,9 +154,13 @@
 #define TW_HALF UINT32_MAX    /* cancelled, and one of its two holders (the
                                  cancelled queue, or a list) has let go */
 
-/* The walk reads the state word (header), rounds and next of every entry
- * it visits, and an expiry or unlink rewrites index: those come first so
- * that they share a cache line as often as an 80-byte stride allows. */
+/* Records start 0, 16, 32 or 48 bytes into a cache line (80 = 64 + 16).
+ * A cancel writes the state word (header, bytes 32..39) and the
+ * cancelled-queue link, so the link comes right after the header: the 16
+ * bytes share a line wherever the record starts.  The walk reads the state
+ * word, rounds and next of every entry it visits, so those follow (bytes
+ * 32..63: two lines only for a record 16 bytes in).  Index and prev are
+ * touched only when an entry is filed or unlinked. */
 struct tw_timeout {
     struct tb_task base;
     struct tw_timeout *cnext;  /* cancelled queue (beside base.gs: above) */
