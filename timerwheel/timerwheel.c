@@ -4,17 +4,27 @@
  *
  * Structure.  A ring of 2^k buckets (cfg.wheel_size rounded up to a power of
  * two, default 512, at most 2^30), indexed by `tick & mask`.  Each bucket is
- * a doubly linked list (head, tail) of timeouts; each timeout keeps its
- * `rounds` (Netty's remainingRounds: full revolutions still to wait) and its
- * bucket (in `index`, as bucket + 1), so a cancel unlinks it in O(1).
+ * a doubly linked list (head, tail) of timeouts, so a cancel unlinks one in
+ * O(1).  Netty's remainingRounds (full revolutions still to wait) is not
+ * stored: a timeout due at tick d sits in bucket d & mask, and when the walk
+ * of tick k visits it, Netty's counter would be <= 0 exactly when d <= k
+ * (it starts at (d - k0) / length when filed at tick k0 <= d and loses one
+ * per visit, and visits fall on ticks congruent to d), so the walk compares
+ * the deadline with tick k's boundary and counts a round where Netty would
+ * decrement.  Which timeouts expire at which tick, in which order, and the
+ * visits and rounds counted are Netty's; the record is 64 bytes (one cache
+ * line) where a stored counter and bucket index made it 80, and a visit
+ * that expires nothing only reads.  The bucket a cancel unlinks from is
+ * d & mask, recomputed from the deadline (one multiply by the tick's
+ * reciprocal).
  * A bitmap of occupied buckets lets the virtual clock skip idle ticks in bulk
  * (counted exactly as if walked); the threaded worker never skips.  When a
  * whole revolution went by without a run and no entry can expire within the
- * next R revolutions (every `rounds` >= R), the virtual clock also skips R
- * revolutions at once: each entry loses R rounds and the counters grow by
- * what R walks would have added, so rounds, visits and ticks stay exactly
- * those of the per-tick walk; an advance across the whole clock with a
- * TB_MAX_DELAY timeout on a 1 ms tick costs a few passes, not 9 x 10^9.
+ * next R revolutions (every entry's rounds >= R), the virtual clock also
+ * skips R revolutions at once, and the counters grow by what R walks would
+ * have added, so rounds, visits and ticks stay exactly those of the
+ * per-tick walk; an advance across the whole clock with a TB_MAX_DELAY
+ * timeout on a 1 ms tick costs a few passes, not 9 x 10^9.
  *
  * Time.  Deadlines count from the worker's start time (time 0 in virtual
  * mode).  Tick k is the boundary start + k*tick.  A timeout whose deadline is
@@ -31,7 +41,8 @@
  *      count, once (Netty #14959 decremented twice);
  *   2. transfer: move at most 100 000 entries from the inbox into buckets;
  *      cancelled ones are skipped but use up the budget, as in Netty:
- *      rounds = (due - tick) / wheel length, bucket = due & mask.  An entry
+ *      bucket = due & mask (Netty's rounds, (due - tick) / wheel length,
+ *      are implied by the deadline: above).  An entry
  *      already overdue (due < tick: the budget held it back, or it was
  *      scheduled for a tick already walked) goes straight to the expired
  *      list instead, ahead of the current bucket's entries.  Netty appends
@@ -39,8 +50,8 @@
  *      it runs after entries due at this later tick; the interface's
  *      contract is that wheels run in tick order, so here it runs first
  *      (Netty pull request 15730 proposed the bucket's head; not merged);
- *   3. walk the current bucket: rounds <= 0 expire, cancelled ones are
- *      unlinked, the rest lose one round;
+ *   3. walk the current bucket: entries due by this tick (Netty: rounds
+ *      <= 0) expire, cancelled ones are unlinked, the rest count a round;
  *   4. run the expired timeouts, each claimed by a CAS out of WAITING so a
  *      racing cancel either wins (the task never runs) or loses (returns 0).
  * Netty 4.1 runs each timeout inside the walk (its default executor is
@@ -87,7 +98,8 @@
  * Record lifetime.  Netty relies on the garbage collector; here a cancelled
  * record may be held by the cancelled queue and by one of the worker's
  * singly linked lists (inbox, expired list) at once, so the second
- * of the two to let go frees it (index TW_HALF marks that one already did).
+ * of the two to let go frees it (prev == TW_HALF marks that one already
+ * did).
  *
  * Deliberate differences from Netty.
  *   - Periodic timers: Netty has none (users re-schedule from run()); the
@@ -121,16 +133,14 @@
  *     accounting is shared by every backend (submitted = finished +
  *     cancelled + dropped + pending + running), so the stats follow it.
  *
- * Record: 80 bytes (the 40-byte core header, the cancelled-queue link,
- * rounds, next, the 4-byte index and prev, padded; why in that order: at
- * struct tw_timeout).  The link cannot share a word the way the inbox
- * shares `next`: a canceller writes it while the worker may be writing the
- * timeout's bucket links or rounds (a neighbour's unlink, the walk's
- * decrement), and while the scheduling thread may still be filling the
- * header (the pool publishes the record WAITING before the fill).  Netty
- * keeps no such field (its cancelled queue is an array-backed MPSC queue),
- * so 64 bytes needs 32-bit links (slot numbers, which the worker could only
- * turn into records under the pool's lock while producers grow it).
+ * Record: 64 bytes, one cache line (the pool starts records on one): the
+ * 40-byte core header, then prev, next and the cancelled-queue link.  The
+ * link cannot share a word the way the inbox shares `next`: a canceller
+ * writes it while the worker may be writing the timeout's bucket links (a
+ * neighbour's unlink), and while the scheduling thread may still be filling
+ * the header (the pool publishes the record WAITING before the fill).
+ * `prev` also says where a record is when it is in no bucket (TW_QUEUED,
+ * TW_HALF); the worker alone reads and writes it.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -146,29 +156,31 @@
 #define TW_MAX_WHEEL (1 << 30)
 #define TW_TRANSFER_LIMIT 100000L
 
-/* tw_timeout.index: where the record sits, from the worker's point of view.
- * 1 .. 2^30 means bucket index - 1. */
-#define TW_QUEUED 0u          /* in the inbox, the backlog or the expired
-                                 list (0 because the pool hands records out
-                                 so) */
-#define TW_HALF UINT32_MAX    /* cancelled, and one of its two holders (the
-                                 cancelled queue, or a list) has let go */
-
-/* Records start 0, 16, 32 or 48 bytes into a cache line (80 = 64 + 16).
- * A cancel writes the state word (header, bytes 32..39) and the
- * cancelled-queue link, so the link comes right after the header: the 16
- * bytes share a line wherever the record starts.  The walk reads the state
- * word, rounds and next of every entry it visits, so those follow (bytes
- * 32..63: two lines only for a record 16 bytes in).  Index and prev are
- * touched only when an entry is filed or unlinked. */
+/* One cache line: the pool starts every record on one, so a schedule, a
+ * cancel (state word and link) and a visit of the walk (deadline, state
+ * word, next) each touch a single line. */
 struct tw_timeout {
     struct tb_task base;
-    struct tw_timeout *cnext;  /* cancelled queue (beside base.gs: above) */
-    int64_t rounds;            /* Netty's remainingRounds */
+    struct tw_timeout *prev;   /* bucket list; out of a bucket: TW_QUEUED or
+                                  TW_HALF (below) */
     struct tw_timeout *next;   /* bucket list; also inbox, backlog, expired */
-    uint32_t index;            /* bucket + 1, TW_QUEUED or TW_HALF */
-    struct tw_timeout *prev;   /* bucket list */
+    struct tw_timeout *cnext;  /* cancelled queue */
 };
+
+_Static_assert(sizeof(struct tw_timeout) == 64,
+               "a timeout record is one cache line");
+
+/* Where a record is, from the worker's point of view, read from `prev`:
+ * a bucket's first entry has TW_HEAD there, a later one its predecessor;
+ * out of a bucket it is one of the other two.  The marks are addresses
+ * that no record has; only compared, never read. */
+static struct tw_timeout tw_marks[2];
+#define TW_QUEUED NULL         /* in the inbox, the backlog or the expired
+                                  list (NULL: the pool zeroes prev for
+                                  every new record) */
+#define TW_HEAD (&tw_marks[0]) /* first in its bucket */
+#define TW_HALF (&tw_marks[1]) /* cancelled, and one of its two holders (the
+                                  cancelled queue, or a list) has let go */
 
 struct tw_bucket {
     struct tw_timeout *head, *tail;
@@ -475,9 +487,8 @@ static struct tw_timeout *list_pop(struct tw_list *l)
 static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
 {
     struct tw_bucket *bk = &q->wheel[b];
-    t->index = b + 1;
     t->next = NULL;
-    t->prev = bk->tail;
+    t->prev = bk->tail ? bk->tail : TW_HEAD;
     if (bk->tail) {
         bk->tail->next = t;
     } else {
@@ -488,24 +499,27 @@ static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
     q->in_wheel++;
 }
 
-/* HashedWheelBucket.remove: unlinks and returns the next entry. */
-static struct tw_timeout *bucket_remove(struct tw *q, struct tw_timeout *t)
+/* HashedWheelBucket.remove: unlinks t from bucket b (its own) and returns
+ * the next entry. */
+static __attribute__((noinline)) struct tw_timeout *
+bucket_remove(struct tw *q, struct tw_timeout *t,
+                                        uint32_t b)
 {
-    uint32_t b = t->index - 1;
     struct tw_bucket *bk = &q->wheel[b];
     struct tw_timeout *next = t->next;
-    if (t->prev)
-        t->prev->next = next;
+    struct tw_timeout *prev = t->prev == TW_HEAD ? NULL : t->prev;
+    if (prev)
+        prev->next = next;
     else
         bk->head = next;
     if (next)
         next->prev = t->prev;
     else
-        bk->tail = t->prev;
+        bk->tail = prev;
     if (!bk->head)
         q->occupied[b >> 6] &= ~((uint64_t)1 << (b & 63));
-    t->next = t->prev = NULL;
-    t->index = TW_QUEUED;
+    t->next = NULL;
+    t->prev = TW_QUEUED;
     q->in_wheel--;
     return next;
 }
@@ -529,10 +543,10 @@ static uint32_t next_occupied(const struct tw *q, uint32_t from)
  * it (the other holder is the cancelled queue). */
 static void let_go(struct tw *q, struct tw_timeout *t)
 {
-    if (t->index == TW_HALF)
+    if (t->prev == TW_HALF)
         retire(q, t);
     else
-        t->index = TW_HALF;
+        t->prev = TW_HALF;
 }
 
 /* ---- The tick ---------------------------------------------------------- */
@@ -547,13 +561,21 @@ static inline int64_t due_tick(const struct tw *q, int64_t deadline)
     return (int64_t)tb_udiv(&q->tick_div, (uint64_t)rel - 1) + 1;
 }
 
+/* The bucket a timeout in the wheel sits in: its due tick's (filed there,
+ * since only timeouts not yet due are filed, and its deadline changes only
+ * out of the wheel). */
+static inline uint32_t bucket_of(const struct tw *q,
+                                 const struct tw_timeout *t)
+{
+    return (uint32_t)due_tick(q, t->base.deadline) & q->mask;
+}
+
 /* Worker.transferTimeoutsToBuckets.  Before the walk of `tick` (after_walk
  * false) this is Netty's rule.  After it (virtual catch-up), entries already
  * due go straight to the expired list and the rest are filed as if the
  * transfer ran at tick + 1, since this tick's walk is over. */
 static void transfer(struct tw *q, int64_t tick, bool after_walk)
 {
-    int64_t ref = after_walk ? tick + 1 : tick;
     struct tw_timeout *t;
     while (q->budget > 0 && (t = inbox_pop(q))) {
         q->budget--;
@@ -569,8 +591,10 @@ static void transfer(struct tw *q, int64_t tick, bool after_walk)
             list_append(&q->expired, t);
             continue;
         }
-        t->rounds = (due - ref) >> q->len_shift; /* due >= ref here */
-        bucket_add(q, (uint32_t)((due > ref ? due : ref) & q->mask), t);
+        /* due >= ref (the tick filed against: tick, or tick + 1 after the
+         * walk) here, so Netty's bucket max(due, ref) & mask is due's, and
+         * its rounds (due - ref) / length are what the walk infers */
+        bucket_add(q, (uint32_t)due & q->mask, t);
     }
 }
 
@@ -583,11 +607,11 @@ static void process_cancelled(struct tw *q)
         struct tw_timeout *n = t->cnext;
         ctr_add(q, &q->pending, (uint64_t)-1);
         ctr_add(q, &q->zombies, (uint64_t)-1);
-        if (t->index == TW_QUEUED) {
-            t->index = TW_HALF; /* its list will free it */
+        if (t->prev == TW_QUEUED) {
+            t->prev = TW_HALF; /* its list will free it */
         } else {
-            if (t->index != TW_HALF)
-                bucket_remove(q, t);
+            if (t->prev != TW_HALF)
+                bucket_remove(q, t, bucket_of(q, t));
             retire(q, t);
         }
         t = n;
@@ -595,22 +619,29 @@ static void process_cancelled(struct tw *q)
 }
 
 /* HashedWheelBucket.expireTimeouts, minus the running: expired entries are
- * unlinked into q->expired and run by run_expired. */
+ * unlinked into q->expired and run by run_expired.  Netty's remainingRounds
+ * <= 0 is "due by this tick" (see Structure); where Netty decrements, a
+ * round is counted. */
 static void walk(struct tw *q, int64_t tick)
 {
-    struct tw_timeout *t = q->wheel[tick & q->mask].head;
+    uint32_t b = (uint32_t)tick & q->mask;
+    struct tw_timeout *t = q->wheel[b].head;
+    if (!t)
+        return;
+    /* the last deadline due by this tick: due_tick(d) <= tick iff d <=
+     * end.  No overflow: the tick's boundary is at most the clock's now */
+    int64_t end = q->start_ns + tick * q->tick_ns;
     uint64_t visits = 0, rounds = 0; /* DECISIONS D2 */
     while (t) {
         struct tw_timeout *next = t->next;
         visits++;
-        if (t->rounds <= 0) {
-            bucket_remove(q, t);
+        if (t->base.deadline <= end) {
+            bucket_remove(q, t, b);
             list_append(&q->expired, t);
         } else if (is_cancelled(t)) {
-            bucket_remove(q, t);
+            bucket_remove(q, t, b);
             let_go(q, t);
         } else {
-            t->rounds--;
             rounds++;
         }
         t = next;
@@ -654,7 +685,7 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         retire(q, t);
         return;
     }
-    t->index = TW_QUEUED;
+    t->prev = TW_QUEUED;
     uint64_t n = pending_take(q);
     if (!n) {
         /* D1: the re-arm is refused like a schedule (Netty's newTimeout
@@ -746,8 +777,9 @@ static long run_tick(struct tw *q)
 /* Virtual mode: when a whole revolution has passed without a run and the
  * span to `last` holds whole revolutions, skips as many as no entry can
  * expire in.  R walks would take R rounds from every entry (none reaches 0
- * first, since each has at least R) and visit each entry R times in ticks
- * that run nothing; that is done here in one pass over the entries.  The
+ * first, since each has at least R: an entry due at d has (d - next_tick)
+ * / length left) and visit each entry R times in ticks that run nothing;
+ * one pass over the entries finds R, and the counters take the rest.  The
  * quiet revolution that must come first pays for the pass, so a wheel
  * whose entries keep expiring never scans. */
 static void skip_revolutions(struct tw *q, int64_t last)
@@ -766,18 +798,14 @@ static void skip_revolutions(struct tw *q, int64_t last)
                  t = t->next) {
                 if (is_cancelled(t)) /* its walk would unlink it */
                     return;
-                if (t->rounds < r)
-                    r = t->rounds;
+                int64_t left = (due_tick(q, t->base.deadline) -
+                                q->next_tick) >> q->len_shift;
+                if (left < r)
+                    r = left;
             }
         }
     if (r <= 0)
         return;
-    for (size_t w = 0; w < q->nwords; w++)
-        for (uint64_t bits = q->occupied[w]; bits; bits &= bits - 1) {
-            size_t b = w << 6 | (size_t)__builtin_ctzll(bits);
-            for (struct tw_timeout *t = q->wheel[b].head; t; t = t->next)
-                t->rounds -= r;
-        }
     uint64_t n = (uint64_t)(r * len);
     uint64_t walked = (uint64_t)r * q->in_wheel;
     q->st.ticks += n;
@@ -1141,7 +1169,7 @@ static long drain(struct tw *q, tb_unrun_fn visit, void *ctx)
     while (q->in_wheel) {
         b = next_occupied(q, b);
         struct tw_timeout *t = q->wheel[b].head;
-        bucket_remove(q, t);
+        bucket_remove(q, t, b);
         n += drop(q, t, visit, ctx);
     }
     struct tw_timeout *t;
@@ -1293,9 +1321,9 @@ static int check_list(const struct tw_list *l, size_t *live)
 {
     const struct tw_timeout *t = l->head, *last = NULL;
     for (; t; last = t, t = t->next) {
-        if (t->index != TW_QUEUED && t->index != TW_HALF)
-            return corrupt("listed entry claims a bucket", t->index, 0);
-        *live += t->index == TW_QUEUED;
+        if (t->prev != TW_QUEUED && t->prev != TW_HALF)
+            return corrupt("listed entry claims a bucket", 0, 0);
+        *live += t->prev == TW_QUEUED;
     }
     if (last != l->tail)
         return corrupt("list tail is not its last entry", 0, 0);
@@ -1304,28 +1332,25 @@ static int check_list(const struct tw_list *l, size_t *live)
 
 static int check_locked(struct tw *q)
 {
-    int64_t len = (int64_t)q->mask + 1;
     size_t count = 0;
     for (uint32_t b = 0; b <= q->mask; b++) {
         const struct tw_bucket *bk = &q->wheel[b];
         const struct tw_timeout *prev = NULL;
         for (const struct tw_timeout *t = bk->head; t; prev = t, t = t->next) {
-            if (t->prev != prev)
+            if (t->prev != (prev ? prev : TW_HEAD))
                 return corrupt("broken prev link in bucket", b, count);
-            if (t->index != b + 1)
-                return corrupt("entry records another bucket", b,
-                               t->index);
+            int64_t due = due_tick(q, t->base.deadline);
+            if (((uint32_t)due & q->mask) != b)
+                return corrupt("entry sits in another bucket than its due "
+                               "tick's", b, (unsigned long long)due);
             uint32_t st = tb_task_get_state(&t->base);
             if (st != TB_TASK_WAITING && st != TB_TASK_CANCELLED)
                 return corrupt("bucket entry in a bad state", b, st);
-            /* the tick this entry will expire on, given its rounds */
-            int64_t first = q->next_tick + ((b - q->next_tick) & q->mask);
-            int64_t fire = first + (t->rounds > 0 ? t->rounds : 0) * len;
-            int64_t due = due_tick(q, t->base.deadline);
-            if (st == TB_TASK_WAITING && fire != due)
-                return corrupt("entry would fire at another tick than due",
-                               (unsigned long long)fire,
-                               (unsigned long long)due);
+            /* the walk of its tick must come: not due before the next one */
+            if (st == TB_TASK_WAITING && due < q->next_tick)
+                return corrupt("entry's tick has been walked",
+                               (unsigned long long)due,
+                               (unsigned long long)q->next_tick);
             count++;
         }
         if (bk->tail != prev)
@@ -1347,9 +1372,9 @@ static int check_locked(struct tw *q)
          last = t, t = t->next) {
         if (t == &q->sentinel)
             continue;
-        if (t->index != TW_QUEUED && t->index != TW_HALF)
-            return corrupt("inbox entry claims a bucket", t->index, 0);
-        live += t->index == TW_QUEUED;
+        if (t->prev != TW_QUEUED && t->prev != TW_HALF)
+            return corrupt("inbox entry claims a bucket", 0, 0);
+        live += t->prev == TW_QUEUED;
     }
     if (last != atomic_load(&q->inbox))
         return corrupt("inbox end is not its last entry", 0, 0);
@@ -1357,7 +1382,7 @@ static int check_locked(struct tw *q)
     for (const struct tw_timeout *t = atomic_load(&q->cancelled); t;
          t = t->cnext) {
         zombies++;
-        live += t->index == TW_HALF; /* let go by its list */
+        live += t->prev == TW_HALF; /* let go by its list */
     }
     if (live != ctr_get(&q->pending))
         return corrupt("pending count disagrees with the structure", live,
@@ -1380,8 +1405,9 @@ static int tw_check(struct tb_sched *s)
 static const struct tb_backend_ops tw_ops = {
     .sched_size = sizeof(struct tw),
     .task_size = sizeof(struct tw_timeout),
-    /* index starts as TW_QUEUED (0); the rest as before the header move */
-    .task_zero = sizeof(struct tw_timeout) - sizeof(struct tb_task),
+    /* prev starts as TW_QUEUED (NULL), before the record is published;
+     * next and cnext are written before they are read */
+    .task_zero = sizeof(struct tw_timeout *),
     .configure = tw_configure,
     .init = tw_init,
     .fini = tw_fini,
