@@ -147,9 +147,6 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
         (!cfg.allocator->alloc || !cfg.allocator->free))
         return TB_EINVAL;
     const struct tb_backend_ops *ops = backend->ops;
-    if (ops->task_zero % 8 || ops->task_zero > TB_TASK_ZERO_MAX ||
-        ops->task_zero > ops->task_size - sizeof(struct tb_task))
-        return TB_EINVAL; /* a backend's own mistake: see task_zero */
     int rc = ops->configure(&cfg);
     if (rc)
         return rc;
@@ -169,7 +166,6 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     s->schedule = ops->schedule;
     s->cancel = ops->cancel;
     s->pool.record_size = ops->task_size;
-    s->pool.zero_words = ops->task_zero / 8;
     s->pool.locked = s->threaded;
     s->pool.free_head = TB_POOL_NIL;
     if (s->pool.locked)
@@ -225,13 +221,13 @@ int64_t tb_now(const struct tb_sched *s)
 /* The monotonic half of schedule(): out of line, so that the virtual path
  * needs no saved registers around the clock call and ends in a tail call. */
 static __attribute__((noinline)) int schedule_monotonic(
-    struct tb_sched *s, int64_t delay, int64_t period, tb_fn fn, void *arg,
-    tb_handle *handle)
+    struct tb_sched *s, int64_t delay, tb_fn fn, void *arg,
+    tb_handle *handle, int64_t period)
 {
     int64_t deadline;
     if (__builtin_add_overflow(tb_monotonic_ns(), delay, &deadline))
         return TB_ERANGE;
-    return s->schedule(s, deadline, period, fn, arg, handle);
+    return s->schedule(s, deadline, fn, arg, handle, period);
 }
 
 /* Shared checks of every schedule call; computes the absolute deadline.
@@ -252,13 +248,13 @@ static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
         delay = 0;
     }
     if (s->threaded)
-        return schedule_monotonic(s, delay, period, fn, arg, handle);
+        return schedule_monotonic(s, delay, fn, arg, handle, period);
     int64_t deadline;
     if (__builtin_add_overflow(
             atomic_load_explicit(&s->vnow, memory_order_relaxed), delay,
             &deadline))
         return TB_ERANGE;
-    return s->schedule(s, deadline, period, fn, arg, handle);
+    return s->schedule(s, deadline, fn, arg, handle, period);
 }
 
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,

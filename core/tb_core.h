@@ -176,7 +176,6 @@ struct tb_sched;
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
-    size_t zero_words;      /* words after the header zeroed at a take */
     unsigned char **chunks; /* chunk i's first record, cache-line aligned */
     void **raw;             /* chunk i as allocated (what to free); the
                              * second half of the chunks block */
@@ -195,26 +194,6 @@ static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                           p->record_size);
 }
 
-/* The most a backend may ask the pool to zero (struct tb_backend_ops
- * task_zero; tb_create refuses more). */
-#define TB_TASK_ZERO_MAX 40
-
-/* Zeroes the backend's fields that it asked for (struct tb_backend_ops
- * task_zero): stores, and no memset for a longer count, because a call
- * anywhere in an inline take costs every backend's schedule path its saved
- * registers. */
-static inline void tb_pool_zero(uint64_t *f, size_t words)
-{
-    switch (words) {
-    case 5: f[4] = 0; __attribute__((fallthrough));
-    case 4: f[3] = 0; __attribute__((fallthrough));
-    case 3: f[2] = 0; __attribute__((fallthrough));
-    case 2: f[1] = 0; __attribute__((fallthrough));
-    case 1: f[0] = 0; break;
-    default: break;
-    }
-}
-
 /* Unlocked take from a non-empty free list (see tb_pool_get). */
 static inline struct tb_task *tb_pool_take(struct tb_pool *p,
                                            tb_handle *handle)
@@ -223,8 +202,6 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
     p->free_head = (struct tb_task *)t->arg;
     /* a FREE word is the handle itself (state 0) */
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    if (p->zero_words)
-        tb_pool_zero((uint64_t *)(void *)(t + 1), p->zero_words);
     atomic_store_explicit(
         &t->gs, gs | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT,
         memory_order_release);
@@ -253,9 +230,12 @@ struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle);
 void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t);
 struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
 
-/** Takes a record: state WAITING, the backend's task_zero bytes zeroed
- *  before the state is published (release), its other fields as the
- *  record's last user left them, header fields left for the caller to set.
+/** Takes a record: state WAITING (a release store), its fields after the
+ *  header 0 in a record never used before (new chunks are zeroed) and
+ *  otherwise as the record's last user left them at tb_pool_put, so a
+ *  backend that needs a field's value before it can write it (timerwheel's
+ *  prev, read by a worker racing the fill) restores it before it puts the
+ *  record back; header fields left for the caller to set.
  *  *handle gets its handle.  NULL on allocation failure or when the pool
  *  holds TB_POOL_MAX_SLOTS records already.  The record is WAITING before
  *  the caller fills it, so a lock-free backend must tolerate a cancel racing
@@ -375,20 +355,17 @@ static inline uint64_t tb_udiv(const struct tb_udiv *u, uint64_t n)
 struct tb_backend_ops {
     size_t sched_size;  /* sizeof the backend's struct (tb_sched first) */
     size_t task_size;   /* sizeof the backend's record (tb_task first) */
-    /* bytes after the header that the pool zeroes at every take (a multiple
-     * of 8, at most TB_TASK_ZERO_MAX, else tb_create answers TB_EINVAL):
-     * the fields the backend relies on finding 0 in a new record.  0, the
-     * usual, when the backend sets all of its fields itself. */
-    size_t task_zero;
     /* fill unset config fields with the original's defaults; TB_EINVAL on
      * values out of range */
     int (*configure)(struct tb_config *cfg);
     int (*init)(struct tb_sched *s);      /* after the pool is ready */
     void (*fini)(struct tb_sched *s);     /* threads already stopped */
     int (*start)(struct tb_sched *s);
-    /* insert a new task: deadline absolute, period as tb_task.period */
-    int (*schedule)(struct tb_sched *s, int64_t deadline, int64_t period,
-                    tb_fn fn, void *arg, tb_handle *handle);
+    /* insert a new task: deadline absolute, period as tb_task.period.
+     * The first five arguments are tb_schedule's own, in its registers,
+     * so the core's call passes them on untouched. */
+    int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                    void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
     /* optional: move a waiting one-shot task to an absolute deadline in
      * place (tb_reschedule); NULL answers TB_ENOTSUP */
@@ -413,8 +390,8 @@ struct tb_sched {
     const struct tb_backend *backend;
     /* the ops every schedule and cancel calls, copied out of the ops table
      * so the entry path loads one pointer instead of three in a chain */
-    int (*schedule)(struct tb_sched *s, int64_t deadline, int64_t period,
-                    tb_fn fn, void *arg, tb_handle *handle);
+    int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                    void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;

@@ -342,8 +342,8 @@ schedule_slow(struct hq *q, int64_t deadline, int64_t period, tb_fn fn,
  * growth; no leader to wake).  Anything else (threads, shutdown,
  * max_pending, growth) takes schedule_slow, the same offer with every
  * check. */
-static int hq_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct hq *q = hq_of(s);
     if (s->threaded || q->shutdown || s->cfg.max_pending ||

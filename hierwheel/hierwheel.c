@@ -609,8 +609,8 @@ schedule_slow(struct hw *w, int64_t deadline, int64_t period, tb_fn fn,
  * record at hand and an existing level that holds the task.  Anything else
  * (threads, shutdown, max_pending, due now, a new level, pool growth) takes
  * schedule_slow, which is the same insert with every check. */
-static int hw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct hw *w = hw_of(s);
     int64_t e = ticks_up(w, deadline);

@@ -605,8 +605,8 @@ schedule_slow(struct kw *w, int64_t deadline, int64_t period, tb_fn fn,
 /* add_timer on the virtual clock with a free record at hand, as a leaf
  * function; everything else (threads, shutdown, max_pending, pool growth)
  * takes schedule_slow, the same insert with every check. */
-static int kw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct kw *w = kw_of(s);
     if (s->threaded || w->shutdown || s->cfg.max_pending ||

@@ -443,8 +443,8 @@ out:
 /* The schedule of the virtual clock with nothing to clean, grow or refuse:
  * no lock and no growth to prepare for, the general path a tail call away
  * (7 instructions of 152 per add under cgops). */
-static int qh_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct qh *q = qh_of(s);
     if (__builtin_expect(s->threaded || q->stopped || q->len == q->cap ||

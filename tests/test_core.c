@@ -111,30 +111,6 @@ static void test_virtual_clock(void **state)
     tb_destroy(s);
 }
 
-/* A backend that asks the pool to zero more than TB_TASK_ZERO_MAX bytes,
- * a count that is not whole words or more than its record holds is refused
- * at tb_create: the pool's take zeroes with at most five stores. */
-static void test_task_zero_limit(void **state)
-{
-    (void)state;
-    const struct tb_backend *real = tb_backend_at(0);
-    struct tb_backend_ops ops = *real->ops;
-    struct tb_backend b = *real;
-    b.ops = &ops;
-    struct tb_sched *s = NULL;
-    size_t bad[] = {TB_TASK_ZERO_MAX + 8, 12, 4096};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ops.task_zero = bad[i];
-        assert_int_equal(tb_create(&b, NULL, &s), TB_EINVAL);
-        assert_null(s);
-    }
-    ops.task_zero = ops.task_size - sizeof(struct tb_task) < TB_TASK_ZERO_MAX
-                        ? 0
-                        : TB_TASK_ZERO_MAX;
-    assert_int_equal(tb_create(&b, NULL, &s), TB_OK);
-    tb_destroy(s);
-}
-
 /* tb_reserve grows the pool once; the schedules after it allocate nothing.
  * hierwheel is used because its level-0 buckets exist from the start, so a
  * 1 ms task needs no memory but its record. */
@@ -430,7 +406,6 @@ int main(void)
         cmocka_unit_test(test_generations),
         cmocka_unit_test(test_task_word),
         cmocka_unit_test(test_pool_generation_wrap),
-        cmocka_unit_test(test_task_zero_limit),
         cmocka_unit_test(test_slot_limit),
         cmocka_unit_test(test_mem_alloc_aligned),
         cmocka_unit_test(test_virtual_clock),

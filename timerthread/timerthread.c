@@ -333,8 +333,8 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
  * record at hand and room in the array (TaskQueue.add without its growth).
  * Anything else (threads, a stopped timer, max_pending, growth) takes
  * schedule_slow, which is the same add with every check. */
-static int tt_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct tt *q = tt_of(s);
     if (s->threaded || q->stopped || s->cfg.max_pending ||

@@ -176,8 +176,8 @@ _Static_assert(sizeof(struct tw_timeout) == 64,
  * that no record has; only compared, never read. */
 static struct tw_timeout tw_marks[2];
 #define TW_QUEUED NULL         /* in the inbox, the backlog or the expired
-                                  list (NULL: the pool zeroes prev for
-                                  every new record) */
+                                  list (NULL: what a record has when the
+                                  pool hands it out, see retire) */
 #define TW_HEAD (&tw_marks[0]) /* first in its bucket */
 #define TW_HALF (&tw_marks[1]) /* cancelled, and one of its two holders (the
                                   cancelled queue, or a list) has let go */
@@ -311,8 +311,11 @@ static inline bool is_cancelled(const struct tw_timeout *t)
     return tb_task_get_state(&t->base) == TB_TASK_CANCELLED;
 }
 
+/* Back to the pool with prev TW_QUEUED, as the record's next schedule
+ * needs it before it can write it (see tb_pool_get; new chunks are zero). */
 static void retire(struct tw *q, struct tw_timeout *t)
 {
+    t->prev = TW_QUEUED;
     tb_pool_put(&q->base.pool, &t->base);
 }
 
@@ -1042,8 +1045,8 @@ schedule_threaded(struct tw *q, int64_t deadline, int64_t period, tb_fn fn,
     return rc;
 }
 
-static int tw_schedule(struct tb_sched *s, int64_t deadline, int64_t period,
-                       tb_fn fn, void *arg, tb_handle *handle)
+static int tw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
 {
     struct tw *q = tw_of(s);
     if (s->threaded)
@@ -1405,9 +1408,6 @@ static int tw_check(struct tb_sched *s)
 static const struct tb_backend_ops tw_ops = {
     .sched_size = sizeof(struct tw),
     .task_size = sizeof(struct tw_timeout),
-    /* prev starts as TW_QUEUED (NULL), before the record is published;
-     * next and cnext are written before they are read */
-    .task_zero = sizeof(struct tw_timeout *),
     .configure = tw_configure,
     .init = tw_init,
     .fini = tw_fini,
