@@ -258,6 +258,11 @@ static struct hq_task *heap_poll(struct hq *q)
     return first;
 }
 
+/* DelayedWorkQueue.remove's re-heap, in the JDK's order: siftDown, then
+ * siftUp only if siftDown left the last task in slot i.  Comparing with
+ * the parent first (libevent's order) picks the same one sift and saves 7
+ * instructions per cancel, but reads the parent's line for every removal
+ * that siftDown moves: at 10^6 under counts 4.52 -> 4.86 LL misses. */
 static void heap_remove_at(struct hq *q, size_t i)
 {
     struct hq_slot last = q->heap[--q->size];
