@@ -225,12 +225,16 @@ static __attribute__((noinline)) int schedule_monotonic(
     tb_handle *handle, int64_t period)
 {
     int64_t deadline;
-    if (__builtin_add_overflow(tb_monotonic_ns(), delay, &deadline))
+    if (__builtin_add_overflow(tb_monotonic_ns(), delay, &deadline)) {
+        tb_handle_none(handle);
         return TB_ERANGE;
+    }
     return s->schedule(s, deadline, fn, arg, handle, period);
 }
 
 /* Shared checks of every schedule call; computes the absolute deadline.
+ * *handle is cleared only where the call fails: the backend's success
+ * stores the handle, and its failing paths clear it (tb_handle_none).
  * The common path is a handful of compares and a tail call: one unsigned
  * compare sends both a negative delay (which means 0) and one past
  * TB_MAX_DELAY aside, and since the clock and the delay are both >= 0 the
@@ -238,13 +242,15 @@ static __attribute__((noinline)) int schedule_monotonic(
 static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
                            tb_fn fn, void *arg, tb_handle *handle)
 {
-    if (handle)
-        *handle = TB_HANDLE_NONE;
-    if (__builtin_expect(!s || !fn, 0))
+    if (__builtin_expect(!s || !fn, 0)) {
+        tb_handle_none(handle);
         return TB_EINVAL;
+    }
     if (__builtin_expect((uint64_t)delay > (uint64_t)TB_MAX_DELAY, 0)) {
-        if (delay > 0)
+        if (delay > 0) {
+            tb_handle_none(handle);
             return TB_ERANGE;
+        }
         delay = 0;
     }
     if (s->threaded)
@@ -252,8 +258,10 @@ static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
     int64_t deadline;
     if (__builtin_add_overflow(
             atomic_load_explicit(&s->vnow, memory_order_relaxed), delay,
-            &deadline))
+            &deadline)) {
+        tb_handle_none(handle);
         return TB_ERANGE;
+    }
     return s->schedule(s, deadline, fn, arg, handle, period);
 }
 

@@ -79,6 +79,16 @@ static inline uint32_t tb_task_slot_of(uint64_t gs)
     return (uint32_t)(gs & TB_TASK_SLOT_MASK);
 }
 
+/** Says "no task" through a schedule's handle pointer (NULL allowed).  The
+ *  core does not clear *handle on the way in, so that a schedule that
+ *  succeeds stores its handle once: a backend's schedule path that can fail
+ *  calls this first (its slow path; the fast paths only succeed). */
+static inline void tb_handle_none(tb_handle *handle)
+{
+    if (handle)
+        *handle = TB_HANDLE_NONE;
+}
+
 /** Sets what a task is: its deadline, period and call (every schedule
  *  path of every backend, so that a fast path and its slow twin say it
  *  once). */

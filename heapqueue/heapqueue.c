@@ -310,6 +310,7 @@ static __attribute__((noinline)) int
 schedule_slow(struct hq *q, int64_t deadline, int64_t period, tb_fn fn,
               void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     struct tb_sched *s = &q->base;
     int rc = TB_OK;
     hq_lock(q);

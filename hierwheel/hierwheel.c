@@ -597,6 +597,7 @@ static __attribute__((noinline)) int
 schedule_slow(struct hw *w, int64_t deadline, int64_t period, tb_fn fn,
               void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     if (!w->base.threaded)
         return schedule_locked(w, deadline, period, fn, arg, handle);
     pthread_mutex_lock(&w->lock);

@@ -596,6 +596,7 @@ static __attribute__((noinline)) int
 schedule_slow(struct kw *w, int64_t deadline, int64_t period, tb_fn fn,
               void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     kw_lock(w);
     int rc = schedule_locked(w, deadline, period, fn, arg, handle);
     kw_unlock(w);

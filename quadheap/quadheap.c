@@ -412,6 +412,7 @@ static __attribute__((noinline)) int schedule_slow(
     struct tb_sched *s, int64_t deadline, int64_t period, tb_fn fn,
     void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     struct qh *q = qh_of(s);
     int rc = TB_OK;
     qh_lock(q);

@@ -549,10 +549,14 @@ static void test_bad_input(void **state)
                      TB_EINVAL);
     assert_int_equal(tb_schedule_fixed_delay(s, 1, TB_MAX_DELAY + 1,
                                              noop_task, NULL, &h), TB_ERANGE);
+    h = 99; /* every refusal says "no task" through the handle */
     assert_int_equal(tb_schedule(s, TB_MAX_DELAY + 1, noop_task, NULL, &h),
                      TB_ERANGE);
+    assert_int_equal(h, TB_HANDLE_NONE);
+    h = 99;
     assert_int_equal(tb_schedule(s, INT64_MAX, noop_task, NULL, &h),
                      TB_ERANGE);
+    assert_int_equal(h, TB_HANDLE_NONE);
     assert_int_equal(tb_advance(s, TB_MS), 0);
     assert_int_equal(tb_advance(s, 0), TB_EINVAL);         /* backwards */
     assert_int_equal(tb_await_termination(s, -1), TB_EINVAL);
@@ -564,8 +568,10 @@ static void test_bad_input(void **state)
     /* the clock near its end: a delay that overflows it is refused */
     struct tb_sched *late = make();
     assert_int_equal(tb_advance(late, INT64_MAX - TB_SEC), 0);
+    h = 99;
     assert_int_equal(tb_schedule(late, 2 * TB_SEC, noop_task, NULL, &h),
                      TB_ERANGE);
+    assert_int_equal(h, TB_HANDLE_NONE);
     tb_destroy(late);
     /* the first task is intact after all that */
     assert_int_equal(tb_pending(s), 1);
@@ -574,7 +580,9 @@ static void test_bad_input(void **state)
     assert_balanced(s);
     /* after shutdown: rejected */
     assert_true(tb_shutdown(s) >= 0);
+    h = 99;
     assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h), TB_ESHUTDOWN);
+    assert_int_equal(h, TB_HANDLE_NONE);
     assert_int_equal(tb_schedule_fixed_rate(s, 1, 1, noop_task, NULL, &h),
                      TB_ESHUTDOWN);
     struct tb_stats st;

@@ -302,6 +302,7 @@ static __attribute__((noinline)) int
 schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
               void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     struct tb_sched *s = &q->base;
     int rc = TB_OK;
     tt_lock(q);

@@ -983,6 +983,7 @@ static __attribute__((noinline)) int
 schedule_virtual_slow(struct tw *q, int64_t deadline, int64_t period,
                       tb_fn fn, void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     return schedule_virtual(q, deadline, period, fn, arg, handle);
 }
 
@@ -1011,6 +1012,7 @@ static __attribute__((noinline)) int
 schedule_threaded(struct tw *q, int64_t deadline, int64_t period, tb_fn fn,
                   void *arg, tb_handle *handle)
 {
+    tb_handle_none(handle);
     struct tb_sched *s = &q->base;
     int rc = TB_OK;
     /* Dekker with shutdown: either we see the flag, or it sees us */
