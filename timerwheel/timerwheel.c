@@ -503,10 +503,12 @@ static void bucket_add(struct tw *q, uint32_t b, struct tw_timeout *t)
 }
 
 /* HashedWheelBucket.remove: unlinks t from bucket b (its own) and returns
- * the next entry. */
+ * the next entry.  Out of line: inlined into the walk, the compiler set up
+ * its bitmap arithmetic before every walk of an occupied bucket, which
+ * costs more than the call on the rare expiry (callgrind: about 72 600 ->
+ * 69 360 instructions per timer in the expiry at 10^3, 1000 walks each). */
 static __attribute__((noinline)) struct tw_timeout *
-bucket_remove(struct tw *q, struct tw_timeout *t,
-                                        uint32_t b)
+bucket_remove(struct tw *q, struct tw_timeout *t, uint32_t b)
 {
     struct tw_bucket *bk = &q->wheel[b];
     struct tw_timeout *next = t->next;
@@ -688,8 +690,7 @@ static void finish_run(struct tw *q, struct tw_timeout *t, bool failed,
         retire(q, t);
         return;
     }
-    t->prev = TW_QUEUED;
-    uint64_t n = pending_take(q);
+    uint64_t n = pending_take(q); /* prev is TW_QUEUED: it was listed */
     if (!n) {
         /* D1: the re-arm is refused like a schedule (Netty's newTimeout
          * throws), and the task retires; a cancel that won the race has
