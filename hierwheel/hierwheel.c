@@ -23,7 +23,10 @@
  *       2    400 ms      8 s              6    17.8 h       14.8 d
  *       3    8 s         2.67 min         9    ...          324 years
  *
- * so 10 levels cover TB_MAX_DELAY (2^62 ns, 146 years).
+ * so 10 levels cover TB_MAX_DELAY (2^62 ns, 146 years).  The add itself
+ * (locate) makes the same comparisons and its one division in ns, with
+ * every level's clock and span kept in ns as well: exact, with one
+ * division where converting to ticks first would take two.
  *
  * Buckets (TimerTaskList).  A circular doubly linked list with a sentinel and
  * its own expiration (-1 when unset).  Adding a task sets the bucket's
@@ -144,15 +147,29 @@ struct hw_dq_entry {
     struct hw_bucket *bucket;
 };
 
+/* One level: what an add reads first (the clock, span and tick in ns, see
+ * locate; the bucket index and array; the clock and tick in ticks for the
+ * bucket's start), then what only advancing and the slow paths read.
+ * Padded to 128 bytes so that a level's address is a shift of its number. */
 struct hw_level {
-    int64_t current;      /* level clock, a multiple of tick */
-    uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
-    uint64_t tick;        /* in level-0 ticks: wheel_size^level */
-    struct tb_udiv tick_div;
-    uint64_t current_q;   /* current / tick */
+    /* current * tick_ns (below 2^64: current is at most
+     * ceil(INT64_MAX / tick_ns)); interval * tick_ns saturated; division
+     * by tick * tick_ns (quotient 0 past 2^63, as any offset locate
+     * divides is below it) */
+    uint64_t current_ns;
+    uint64_t interval_ns;
+    struct tb_udiv tick_ns_div;
     uint32_t current_idx; /* (current / tick) % wheel_size */
     struct hw_bucket *buckets;
+    int64_t current;      /* level clock, a multiple of tick */
+    uint64_t tick;        /* in level-0 ticks: wheel_size^level */
+    uint64_t interval;    /* tick * wheel_size; UINT64_MAX past 2^64 */
+    struct tb_udiv tick_div;
+    uint64_t current_q;   /* current / tick */
+    char pad[128 - 96];
 };
+
+_Static_assert(sizeof(struct hw_level) == 128, "a level is 128 bytes");
 
 struct hw {
     struct tb_sched base;
@@ -161,9 +178,12 @@ struct hw {
     struct tb_udiv wheel_div;  /* by wheel_size */
     uint32_t wheel_size;
     int nlevels;
+    uint64_t tick_round;       /* tick_ns - 1 */
     /* first_level[b]: the lowest level whose span passes 2^b ticks; a task
-     * b bits ahead of the level-0 clock lies in no level below it */
+     * b bits ahead of the level-0 clock lies in no level below it.
+     * first_level_ns[b]: the same for spans in ns. */
     uint8_t first_level[64];
+    uint8_t first_level_ns[64];
     struct hw_level levels[HW_MAX_LEVELS];
     struct hw_dq_entry *dq; /* the delay queue: min-heap on expiration */
     size_t dq_size, dq_cap;
@@ -332,6 +352,13 @@ static void level_set_clock(struct hw *w, struct hw_level *lv, int64_t time)
     }
     lv->current_q = q;
     lv->current = (int64_t)(q * lv->tick);
+    lv->current_ns = (uint64_t)lv->current * (uint64_t)w->tick_ns;
+}
+
+/* a * b, saturated at UINT64_MAX */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
 /* TimingWheel's constructor, for level `n`: buckets all unset, the clock
@@ -360,8 +387,9 @@ level_create(struct hw *w, uint64_t tick, int64_t start)
     struct hw_level *lv = &w->levels[n];
     lv->tick = tick;
     lv->tick_div = tb_udiv_make(tick);
-    lv->interval = tick > UINT64_MAX / w->wheel_size ? UINT64_MAX
-                                                      : tick * w->wheel_size;
+    lv->interval = mul_sat(tick, w->wheel_size);
+    lv->interval_ns = mul_sat(lv->interval, (uint64_t)w->tick_ns);
+    lv->tick_ns_div = tb_udiv_make(mul_sat(tick, (uint64_t)w->tick_ns));
     lv->buckets = b;
     level_set_clock(w, lv, start);
     w->nlevels = n + 1;
@@ -393,6 +421,39 @@ static int find_level(struct hw *w, int64_t e)
             return HW_NO_LEVEL;
         l++;
     }
+    return l;
+}
+
+#define HW_SLOW (-3) /* locate: take find_level's path */
+
+/* find_level and the bucket's division in one step, in ns, for an existing
+ * level: TimingWheel.add divides the expiration once, by the level's tick,
+ * and so does this, where going through ticks_up and bucket_add divides
+ * twice.  With D = d + tick_ns - 1, ceil(d / tick_ns) is floor(D / tick_ns),
+ * and floor(floor(x / a) / b) = floor(x / (a * b)), so every comparison and
+ * the offset in level-0 ticks carry over to ns exactly: due when D is below
+ * (current_0 + 1) * tick_ns, level L holds it when D - current_L * tick_ns
+ * is below its span in ns, and the bucket is that difference divided by
+ * tick_L * tick_ns.  HW_DUE, a level with *off its bucket's distance from
+ * the clock's in ticks of that level, or HW_SLOW where find_level would
+ * create a level (or the difference reaches 2^63, past tb_udiv). */
+static inline __attribute__((always_inline)) int
+locate(const struct hw *w, int64_t deadline, uint64_t *off)
+{
+    uint64_t d = (uint64_t)deadline + w->tick_round;
+    uint64_t c0 = w->levels[0].current_ns;
+    if (d < c0 || d - c0 < (uint64_t)w->tick_ns)
+        return HW_DUE;
+    int l = w->first_level_ns[63 - __builtin_clzll(d - c0)];
+    if (l >= w->nlevels)
+        return HW_SLOW;
+    while (d - w->levels[l].current_ns >= w->levels[l].interval_ns)
+        if (++l == w->nlevels)
+            return HW_SLOW;
+    uint64_t x = d - w->levels[l].current_ns;
+    if (x >> 63)
+        return HW_SLOW;
+    *off = tb_udiv(&w->levels[l].tick_ns_div, x);
     return l;
 }
 
@@ -428,16 +489,15 @@ static void hand_off(struct hw *w, struct hw_task *t)
         pthread_cond_signal(&w->work);
 }
 
-/* The bucket half of TimingWheel.add: files the task expiring at tick e in
- * level l (from find_level) and offers the bucket if its expiration
- * changed (TimerTaskList.setExpiration). */
+/* The bucket half of TimingWheel.add: files the task in level l `off`
+ * buckets past the clock's and offers the bucket if its expiration changed
+ * (TimerTaskList.setExpiration).  (e / tick) % size is found from the
+ * clock's bucket: the clock is a multiple of the tick, so one division
+ * (locate's or bucket_add's) gives both bucket and start time. */
 static inline __attribute__((always_inline)) void
-bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
+bucket_add_off(struct hw *w, struct hw_task *t, int l, uint64_t off)
 {
     struct hw_level *lv = &w->levels[l];
-    /* (e / tick) % size, from the clock's bucket: the clock is a multiple
-     * of the tick, so one division finds both bucket and start time */
-    uint64_t off = tb_udiv(&lv->tick_div, (uint64_t)(e - lv->current));
     uint64_t idx = lv->current_idx + off;
     if (idx >= w->wheel_size)
         idx -= w->wheel_size;
@@ -453,6 +513,15 @@ bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
     }
 }
 
+/* bucket_add_off for the task expiring at tick e in level l (find_level). */
+static inline __attribute__((always_inline)) void
+bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
+{
+    struct hw_level *lv = &w->levels[l];
+    bucket_add_off(w, t, l,
+                   tb_udiv(&lv->tick_div, (uint64_t)(e - lv->current)));
+}
+
 /* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
  * re-arms and flushes alike: into level l's bucket, or to the executor. */
 static inline __attribute__((always_inline)) void
@@ -462,6 +531,14 @@ insert(struct hw *w, struct hw_task *t, int64_t e, int l)
         hand_off(w, t);
     else
         bucket_add(w, t, e, l);
+}
+
+/* A flushed task locate cannot place (an offset of 2^63 ns or more). */
+static __attribute__((noinline, cold)) void readd_slow(struct hw *w,
+                                                       struct hw_task *t)
+{
+    int64_t e = ticks_up(w, t->base.deadline);
+    insert(w, t, e, find_level(w, e)); /* never HW_NO_LEVEL: it goes down */
 }
 
 /* TimerTaskList.flush with SystemTimer.addTimerTaskEntry as the action:
@@ -480,10 +557,16 @@ static void flush(struct hw *w, struct hw_bucket *b)
         struct hw_task *t = task_of(k);
         k = k->next;
         w->size--;
-        int64_t e = ticks_up(w, t->base.deadline);
-        int l = find_level(w, e); /* never HW_NO_LEVEL: it goes down */
+        uint64_t off;
+        int l = locate(w, t->base.deadline, &off);
         w->st.cascades += l != HW_DUE;
-        insert(w, t, e, l);
+        if (l >= 0) {
+            bucket_add_off(w, t, l, off);
+        } else if (l == HW_DUE) {
+            hand_off(w, t);
+        } else {
+            readd_slow(w, t);
+        }
     }
     b->expiration = HW_UNSET;
 }
@@ -614,22 +697,17 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
                        void *arg, tb_handle *handle, int64_t period)
 {
     struct hw *w = hw_of(s);
-    int64_t e = ticks_up(w, deadline);
+    uint64_t off;
+    int l;
     if (s->threaded || w->shutdown || s->cfg.max_pending ||
-        s->pool.free_head == TB_POOL_NIL || e <= w->levels[0].current)
+        s->pool.free_head == TB_POOL_NIL ||
+        (l = locate(w, deadline, &off)) < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);
-    uint64_t ahead = (uint64_t)(e - w->levels[0].current);
-    int l = w->first_level[63 - __builtin_clzll(ahead)];
-    if (l >= w->nlevels)
-        return schedule_slow(w, deadline, period, fn, arg, handle);
-    while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval)
-        if (++l == w->nlevels)
-            return schedule_slow(w, deadline, period, fn, arg, handle);
     struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
                                                                handle);
     tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
-    bucket_add(w, t, e, l);
+    bucket_add_off(w, t, l, off);
     return TB_OK;
 }
 
@@ -960,18 +1038,18 @@ static int hw_init(struct tb_sched *s)
     w->wheel_size = (uint32_t)s->cfg.wheel_size;
     w->tick_div = tb_udiv_make((uint64_t)w->tick_ns);
     w->wheel_div = tb_udiv_make(w->wheel_size);
-    for (int b = 0, l = 0; b < 64; b++) {
-        /* level l spans wheel_size^(l+1) ticks, saturating */
-        uint64_t span = w->wheel_size;
-        for (int i = 0; i < l; i++)
-            span = span > UINT64_MAX / w->wheel_size ? UINT64_MAX
-                                                     : span * w->wheel_size;
-        while (span <= (uint64_t)1 << b) {
-            span = span > UINT64_MAX / w->wheel_size ? UINT64_MAX
-                                                     : span * w->wheel_size;
-            l++;
-        }
+    w->tick_round = (uint64_t)w->tick_ns - 1;
+    for (int b = 0; b < 64; b++) {
+        /* level l spans wheel_size^(l+1) ticks, saturating; in ns, that
+         * times tick_ns */
+        int l = 0, l_ns = 0;
+        for (uint64_t span = w->wheel_size; span <= (uint64_t)1 << b; l++)
+            span = mul_sat(span, w->wheel_size);
+        for (uint64_t span = mul_sat(w->wheel_size, (uint64_t)w->tick_ns);
+             span <= (uint64_t)1 << b; l_ns++)
+            span = mul_sat(span, w->wheel_size);
         w->first_level[b] = (uint8_t)l;
+        w->first_level_ns[b] = (uint8_t)l_ns;
     }
     list_init(&w->ready);
     /* Kafka starts the wheel at the creation time, rounded down */
@@ -1053,6 +1131,10 @@ static int check_levels(struct hw *w)
         CHECK(lv->current_idx ==
                   ((uint64_t)lv->current / lv->tick) % w->wheel_size,
               "level %d clock index %u is stale", l, lv->current_idx);
+        uint64_t t0 = (uint64_t)w->tick_ns;
+        CHECK(lv->current_ns == (uint64_t)lv->current * t0 &&
+                  lv->interval_ns == mul_sat(lv->interval, t0),
+              "level %d: clock or span in ns disagrees with its ticks", l);
     }
     return TB_OK;
 }

@@ -706,6 +706,88 @@ static void test_full_range(void **state)
     }
 }
 
+/* The virtual schedule's fast path files a task by one division in ns
+ * (locate); with max_pending set every schedule takes the slow path, which
+ * counts in level-0 ticks (ticks_up, find_level, bucket_add).  Both must
+ * pick the same level and bucket for every deadline: two schedulers fed the
+ * same operations, one of each kind, must agree on every counter the
+ * placement decides (offers, levels, cascades, polls) and on each advance's
+ * runs, for ticks that do not divide 2^k and wheel sizes from 2 to 1000.
+ * Each also ends at the clock's far end with the clock still at 0, where
+ * the difference in ns passes 2^63 and both paths fall back to ticks. */
+static void test_fast_path_files_as_slow_path(void **state)
+{
+    (void)state;
+    const int64_t ticks[] = {1, 7, 1000, 999983, TB_MS, ((int64_t)1 << 40) + 3};
+    const int sizes[] = {2, 3, 20, 64, 1000};
+    for (size_t ti = 0; ti < sizeof ticks / sizeof ticks[0]; ti++) {
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            struct tb_config cf = {.tick_ns = ticks[ti],
+                                   .wheel_size = sizes[si]};
+            struct tb_config cs = cf;
+            cs.max_pending = (size_t)1 << 40; /* never reached: slow path */
+            struct tb_sched *f = make_sched(hw(), &cf);
+            struct tb_sched *sl = make_sched(hw(), &cs);
+            uint64_t rng = 77 + ti * 10 + si;
+            int64_t now = 0;
+            for (int op = 0; op < 3000; op++) {
+                uint64_t r = rng_next(&rng) % 10;
+                if (r < 7) {
+                    /* log-uniform delays up to 2^62, some on and next to a
+                     * tick boundary */
+                    int bits = (int)(rng_next(&rng) % 62);
+                    int64_t d = rng_range(&rng, 0, ((int64_t)1 << bits));
+                    if (r == 0)
+                        d = d / ticks[ti] * ticks[ti] +
+                            rng_range(&rng, -1, 1);
+                    if (d < 0)
+                        d = 0;
+                    if (d > TB_MAX_DELAY)
+                        d = TB_MAX_DELAY;
+                    assert_int_equal(tb_schedule(f, d, noop_task, NULL, NULL),
+                                     TB_OK);
+                    assert_int_equal(tb_schedule(sl, d, noop_task, NULL,
+                                                 NULL), TB_OK);
+                } else {
+                    int bits = (int)(rng_next(&rng) % 48);
+                    now += rng_range(&rng, 0, (int64_t)1 << bits);
+                    assert_int_equal(tb_advance(f, now), tb_advance(sl, now));
+                }
+                struct tb_stats a = stats_of(f), b = stats_of(sl);
+                assert_int_equal(a.bucket_offers, b.bucket_offers);
+                assert_int_equal(a.levels, b.levels);
+                assert_int_equal(a.cascades, b.cascades);
+                assert_int_equal(a.ticks, b.ticks);
+                assert_int_equal(a.fired, b.fired);
+                assert_int_equal(a.sift_levels, b.sift_levels);
+                if (op % 64 == 0) {
+                    assert_sound(f);
+                    assert_sound(sl);
+                }
+            }
+            assert_sound(f);
+            assert_sound(sl);
+            tb_destroy(f);
+            tb_destroy(sl);
+        }
+        /* the far end: nothing pending, so the clocks stay at 0 */
+        struct tb_config c = {.tick_ns = ticks[ti], .wheel_size = 2};
+        struct tb_sched *s = make_sched(hw(), &c);
+        assert_int_equal(tb_advance(s, INT64_MAX - 10), 0);
+        /* the first creates the levels, the second finds them in place */
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(tb_schedule(s, 5, noop_task, NULL, NULL), TB_OK);
+        assert_sound(s);
+        /* they run if roundup(INT64_MAX - 5, tick) is still a time */
+        int64_t r = (INT64_MAX - 5) % ticks[ti];
+        int fits = r == 0 || ticks[ti] - r <= 5;
+        assert_int_equal(tb_advance(s, INT64_MAX), 2 * fits);
+        assert_int_equal(tb_pending(s), 2 * !fits);
+        assert_sound(s);
+        tb_destroy(s);
+    }
+}
+
 /* Memory per pending task: a 64-byte record (one cache line) plus the
  * unused end of the pool's last chunk (20 480 slots for 20 000 tasks:
  * 1.5 B a task), the chunk table and the buckets; a grown record would
@@ -1213,6 +1295,7 @@ int main(void)
         cmocka_unit_test(test_failing_task),
         cmocka_unit_test(test_periodic_across_levels),
         cmocka_unit_test(test_full_range),
+        cmocka_unit_test(test_fast_path_files_as_slow_path),
         cmocka_unit_test(test_memory_per_task),
         cmocka_unit_test(test_cascades_per_task),
         cmocka_unit_test(test_delay0_after_idle_cascades),
