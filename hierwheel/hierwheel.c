@@ -150,7 +150,9 @@ struct hw_dq_entry {
 /* One level: what an add reads first (the clock, span and tick in ns, see
  * locate; the bucket index and array; the clock and tick in ticks for the
  * bucket's start), then what only advancing and the slow paths read.
- * Padded to 128 bytes so that a level's address is a shift of its number. */
+ * Padded to 128 bytes so that a level's address is a shift of its number
+ * (at 96 an add took one instruction more and an exp1000 at 10^3 about 6
+ * more per timer fired, bench/cgops). */
 struct hw_level {
     /* current * tick_ns (below 2^64: current is at most
      * ceil(INT64_MAX / tick_ns)); interval * tick_ns saturated; division
@@ -179,10 +181,8 @@ struct hw {
     uint32_t wheel_size;
     int nlevels;
     uint64_t tick_round;       /* tick_ns - 1 */
-    /* first_level[b]: the lowest level whose span passes 2^b ticks; a task
-     * b bits ahead of the level-0 clock lies in no level below it.
-     * first_level_ns[b]: the same for spans in ns. */
-    uint8_t first_level[64];
+    /* first_level_ns[b]: the lowest level whose span passes 2^b ns; a task
+     * b bits ahead of the level-0 clock lies in no level below it */
     uint8_t first_level_ns[64];
     struct hw_level levels[HW_MAX_LEVELS];
     struct hw_dq_entry *dq; /* the delay queue: min-heap on expiration */
@@ -397,24 +397,19 @@ level_create(struct hw *w, uint64_t tick, int64_t start)
     return TB_OK;
 }
 
-#define HW_DUE (-1)      /* find_level: within the current tick */
-#define HW_NO_LEVEL (-2) /* find_level: a level was needed, memory was not */
+#define HW_DUE (-1)      /* within the current tick: to the executor */
+#define HW_NO_LEVEL (-2) /* a level was needed, memory was not */
 
-/* The level of TimingWheel.add's recursion: the lowest whose span, from its
- * own clock, holds tick e, creating levels on the way as addOverflowWheel
- * does.  Done before the add so that the add itself cannot fail.  Re-adds
- * from a flush only go down, so they never create one. */
+/* The level of TimingWheel.add's recursion, in level-0 ticks: the lowest
+ * whose span, from its own clock, holds tick e, creating levels on the way
+ * as addOverflowWheel does.  Only what locate leaves comes here (a new
+ * level, or a distance past 2^63 ns), and tb_check, so it walks up from
+ * level 0.  Re-adds from a flush only go down, so they never create one. */
 static int find_level(struct hw *w, int64_t e)
 {
     if (e <= w->levels[0].current)
         return HW_DUE;
-    /* e - current_L >= e - current_0 at every level, so the levels whose
-     * span is at most 2^b (b the top bit of e - current_0) cannot hold it;
-     * the walk starts above them, at an existing level */
-    uint64_t ahead = (uint64_t)(e - w->levels[0].current);
-    int l = w->first_level[63 - __builtin_clzll(ahead)];
-    if (l >= w->nlevels)
-        l = w->nlevels - 1;
+    int l = 0;
     while ((uint64_t)(e - w->levels[l].current) >= w->levels[l].interval) {
         if (l + 1 == w->nlevels &&
             level_create(w, w->levels[l].interval, w->levels[l].current))
@@ -424,7 +419,15 @@ static int find_level(struct hw *w, int64_t e)
     return l;
 }
 
-#define HW_SLOW (-3) /* locate: take find_level's path */
+#define HW_SLOW (-3) /* locate: take place_slow's path */
+
+/* Where an add files a task: level `level` (or HW_DUE, HW_NO_LEVEL,
+ * HW_SLOW), `off` buckets past the level clock's bucket.  Returned by
+ * value, in two registers, so that the offset never goes through memory. */
+struct hw_place {
+    int level;
+    uint64_t off;
+};
 
 /* find_level and the bucket's division in one step, in ns, for an existing
  * level: TimingWheel.add divides the expiration once, by the level's tick,
@@ -434,27 +437,51 @@ static int find_level(struct hw *w, int64_t e)
  * the offset in level-0 ticks carry over to ns exactly: due when D is below
  * (current_0 + 1) * tick_ns, level L holds it when D - current_L * tick_ns
  * is below its span in ns, and the bucket is that difference divided by
- * tick_L * tick_ns.  HW_DUE, a level with *off its bucket's distance from
- * the clock's in ticks of that level, or HW_SLOW where find_level would
- * create a level (or the difference reaches 2^63, past tb_udiv). */
-static inline __attribute__((always_inline)) int
-locate(const struct hw *w, int64_t deadline, uint64_t *off)
+ * tick_L * tick_ns.  HW_DUE, a level with `off` its bucket's distance
+ * from the clock's in ticks of that level, or HW_SLOW where find_level would
+ * create a level (or the difference reaches 2^63, past tb_udiv).  D below
+ * current_0 * tick_ns is tested apart so that no sum can overflow. */
+static inline __attribute__((always_inline)) struct hw_place
+locate(const struct hw *w, int64_t deadline)
 {
     uint64_t d = (uint64_t)deadline + w->tick_round;
     uint64_t c0 = w->levels[0].current_ns;
     if (d < c0 || d - c0 < (uint64_t)w->tick_ns)
-        return HW_DUE;
+        return (struct hw_place){HW_DUE, 0};
     int l = w->first_level_ns[63 - __builtin_clzll(d - c0)];
     if (l >= w->nlevels)
-        return HW_SLOW;
+        return (struct hw_place){HW_SLOW, 0};
     while (d - w->levels[l].current_ns >= w->levels[l].interval_ns)
         if (++l == w->nlevels)
-            return HW_SLOW;
+            return (struct hw_place){HW_SLOW, 0};
     uint64_t x = d - w->levels[l].current_ns;
     if (x >> 63)
-        return HW_SLOW;
-    *off = tb_udiv(&w->levels[l].tick_ns_div, x);
-    return l;
+        return (struct hw_place){HW_SLOW, 0};
+    return (struct hw_place){l, tb_udiv(&w->levels[l].tick_ns_div, x)};
+}
+
+/* locate's HW_SLOW cases, in ticks: find_level (which may create a level)
+ * and the bucket's distance by the level's tick. */
+static __attribute__((noinline, cold)) struct hw_place
+place_slow(struct hw *w, int64_t deadline)
+{
+    int64_t e = ticks_up(w, deadline);
+    int l = find_level(w, e);
+    if (l < 0)
+        return (struct hw_place){l, 0};
+    const struct hw_level *lv = &w->levels[l];
+    return (struct hw_place){
+        l, tb_udiv(&lv->tick_div, (uint64_t)(e - lv->current))};
+}
+
+/* Where TimingWheel.add files a task due at `deadline`: HW_DUE, a level
+ * (see locate), or HW_NO_LEVEL. */
+static inline __attribute__((always_inline)) struct hw_place
+place(struct hw *w, int64_t deadline)
+{
+    struct hw_place p = locate(w, deadline);
+    return __builtin_expect(p.level != HW_SLOW, 1) ? p
+                                                   : place_slow(w, deadline);
 }
 
 /* TimingWheel.advanceClock: each level moves on when the time has reached
@@ -493,7 +520,7 @@ static void hand_off(struct hw *w, struct hw_task *t)
  * buckets past the clock's and offers the bucket if its expiration changed
  * (TimerTaskList.setExpiration).  (e / tick) % size is found from the
  * clock's bucket: the clock is a multiple of the tick, so one division
- * (locate's or bucket_add's) gives both bucket and start time. */
+ * (place's) gives both bucket and start time. */
 static inline __attribute__((always_inline)) void
 bucket_add_off(struct hw *w, struct hw_task *t, int l, uint64_t off)
 {
@@ -513,32 +540,16 @@ bucket_add_off(struct hw *w, struct hw_task *t, int l, uint64_t off)
     }
 }
 
-/* bucket_add_off for the task expiring at tick e in level l (find_level). */
-static inline __attribute__((always_inline)) void
-bucket_add(struct hw *w, struct hw_task *t, int64_t e, int l)
-{
-    struct hw_level *lv = &w->levels[l];
-    bucket_add_off(w, t, l,
-                   tb_udiv(&lv->tick_div, (uint64_t)(e - lv->current)));
-}
-
 /* SystemTimer.addTimerTaskEntry, the insert path of new tasks, periodic
- * re-arms and flushes alike: into level l's bucket, or to the executor. */
+ * re-arms and flushes alike: as `place` said, into level l's bucket `off`
+ * buckets past the clock's, or to the executor. */
 static inline __attribute__((always_inline)) void
-insert(struct hw *w, struct hw_task *t, int64_t e, int l)
+insert(struct hw *w, struct hw_task *t, struct hw_place p)
 {
-    if (l == HW_DUE)
+    if (p.level == HW_DUE)
         hand_off(w, t);
     else
-        bucket_add(w, t, e, l);
-}
-
-/* A flushed task locate cannot place (an offset of 2^63 ns or more). */
-static __attribute__((noinline, cold)) void readd_slow(struct hw *w,
-                                                       struct hw_task *t)
-{
-    int64_t e = ticks_up(w, t->base.deadline);
-    insert(w, t, e, find_level(w, e)); /* never HW_NO_LEVEL: it goes down */
+        bucket_add_off(w, t, p.level, p.off);
 }
 
 /* TimerTaskList.flush with SystemTimer.addTimerTaskEntry as the action:
@@ -557,16 +568,9 @@ static void flush(struct hw *w, struct hw_bucket *b)
         struct hw_task *t = task_of(k);
         k = k->next;
         w->size--;
-        uint64_t off;
-        int l = locate(w, t->base.deadline, &off);
-        w->st.cascades += l != HW_DUE;
-        if (l >= 0) {
-            bucket_add_off(w, t, l, off);
-        } else if (l == HW_DUE) {
-            hand_off(w, t);
-        } else {
-            readd_slow(w, t);
-        }
+        struct hw_place p = place(w, t->base.deadline); /* never NO_LEVEL */
+        w->st.cascades += p.level != HW_DUE;
+        insert(w, t, p);
     }
     b->expiration = HW_UNSET;
 }
@@ -631,16 +635,17 @@ static void run_task(struct hw *w, struct hw_task *t)
     /* D1: a full timer refuses the re-arm as it refuses a schedule (Kafka's
      * add has no cap; the interface's is checked the same way for both) */
     size_t max = w->base.cfg.max_pending;
-    int64_t e = ticks_up(w, t->base.deadline);
-    int l = max && w->size >= max ? HW_NO_LEVEL : find_level(w, e);
-    if (l == HW_NO_LEVEL) {
+    struct hw_place p = {HW_NO_LEVEL, 0};
+    if (!max || w->size < max)
+        p = place(w, t->base.deadline);
+    if (p.level == HW_NO_LEVEL) {
         w->st.rejected++;
         w->st.finished++;
         retire(w, t);
         return;
     }
     tb_task_set_state(&t->base, TB_TASK_WAITING);
-    insert(w, t, e, l);
+    insert(w, t, p);
 }
 
 /* ---- Operations -------------------------------------------------------- */
@@ -652,13 +657,12 @@ static inline int schedule_locked(struct hw *w, int64_t deadline,
 {
     struct tb_sched *s = &w->base;
     int rc = TB_OK;
-    int64_t e = ticks_up(w, deadline);
-    int l = HW_DUE;
+    struct hw_place p;
     if (w->shutdown) {
         rc = TB_ESHUTDOWN;
     } else if (s->cfg.max_pending && w->size >= s->cfg.max_pending) {
         rc = TB_EFULL;
-    } else if ((l = find_level(w, e)) == HW_NO_LEVEL) {
+    } else if ((p = place(w, deadline)).level == HW_NO_LEVEL) {
         rc = TB_ENOMEM;
     } else {
         struct hw_task *t =
@@ -668,7 +672,7 @@ static inline int schedule_locked(struct hw *w, int64_t deadline,
         } else {
             tb_task_set(&t->base, deadline, period, fn, arg);
             w->st.submitted++;
-            insert(w, t, e, l);
+            insert(w, t, p);
         }
     }
     if (rc)
@@ -697,17 +701,16 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
                        void *arg, tb_handle *handle, int64_t period)
 {
     struct hw *w = hw_of(s);
-    uint64_t off;
-    int l;
+    struct hw_place p;
     if (s->threaded || w->shutdown || s->cfg.max_pending ||
         s->pool.free_head == TB_POOL_NIL ||
-        (l = locate(w, deadline, &off)) < 0)
+        (p = locate(w, deadline)).level < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
                                                                handle);
     tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
-    bucket_add_off(w, t, l, off);
+    bucket_add_off(w, t, p.level, p.off);
     return TB_OK;
 }
 
@@ -1040,16 +1043,12 @@ static int hw_init(struct tb_sched *s)
     w->wheel_div = tb_udiv_make(w->wheel_size);
     w->tick_round = (uint64_t)w->tick_ns - 1;
     for (int b = 0; b < 64; b++) {
-        /* level l spans wheel_size^(l+1) ticks, saturating; in ns, that
-         * times tick_ns */
-        int l = 0, l_ns = 0;
-        for (uint64_t span = w->wheel_size; span <= (uint64_t)1 << b; l++)
-            span = mul_sat(span, w->wheel_size);
+        /* level l spans wheel_size^(l+1) * tick_ns ns, saturating */
+        int l = 0;
         for (uint64_t span = mul_sat(w->wheel_size, (uint64_t)w->tick_ns);
-             span <= (uint64_t)1 << b; l_ns++)
+             span <= (uint64_t)1 << b; l++)
             span = mul_sat(span, w->wheel_size);
-        w->first_level[b] = (uint8_t)l;
-        w->first_level_ns[b] = (uint8_t)l_ns;
+        w->first_level_ns[b] = (uint8_t)l;
     }
     list_init(&w->ready);
     /* Kafka starts the wheel at the creation time, rounded down */
@@ -1169,6 +1168,18 @@ static int check_buckets(struct hw *w)
                           (uint64_t)(e - lv->current) < lv->interval,
                       "level %d: task at tick %lld outside the span", l,
                       (long long)e);
+                /* locate's arithmetic in ns against the same add in ticks,
+                 * for this deadline and the present clocks (find_level
+                 * creates nothing here: level l holds e) */
+                struct hw_place ns = locate(w, t->base.deadline);
+                struct hw_place tk = place_slow(w, t->base.deadline);
+                CHECK(ns.level == HW_SLOW ||
+                          (ns.level == tk.level && ns.off == tk.off),
+                      "deadline %lld: locate says level %d bucket +%llu, "
+                      "ticks say %d +%llu",
+                      (long long)t->base.deadline, ns.level,
+                      (unsigned long long)ns.off, tk.level,
+                      (unsigned long long)tk.off);
                 if (++tasks > w->size)
                     break;
             }

@@ -706,16 +706,16 @@ static void test_full_range(void **state)
     }
 }
 
-/* The virtual schedule's fast path files a task by one division in ns
- * (locate); with max_pending set every schedule takes the slow path, which
- * counts in level-0 ticks (ticks_up, find_level, bucket_add).  Both must
- * pick the same level and bucket for every deadline: two schedulers fed the
- * same operations, one of each kind, must agree on every counter (the
- * placement decides offers, levels, cascades and polls) and on each
- * advance's runs, for ticks that do not divide 2^k and wheel sizes from 2
- * to 1000.
- * Each also ends at the clock's far end with the clock still at 0, where
- * the difference in ns passes 2^63 and both paths fall back to ticks. */
+/* The virtual schedule's leaf fast path and the general schedule path
+ * (taken by every schedule when max_pending is set) must file every task
+ * alike: two schedulers fed the same operations, one of each kind, must
+ * agree on every counter (the placement decides offers, levels, cascades
+ * and polls) and on each advance's runs, for ticks that do not divide 2^k
+ * and wheel sizes from 2 to 1000.  Both place a task by one division in
+ * ns (locate); the checker, run every 64 operations, holds that to the
+ * same add computed in level-0 ticks for every pending task.  Each also
+ * ends at the clock's far end with the clock still at 0, where the
+ * difference in ns passes 2^63 and the add is done in ticks. */
 static void test_fast_path_files_as_slow_path(void **state)
 {
     (void)state;
