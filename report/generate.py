@@ -8,12 +8,26 @@ gnuplot scripts in plots/.
 Every number in the report is read or computed from the results; every
 verdict is decided by code in tb_claims.py from those numbers.  A part whose
 data is missing or unreadable is reported as missing, with the file and the
-reason, instead of stopping the report.  Exit status: 0 report written,
-2 nothing usable (the message names the directory or file).
+reason, instead of stopping the report.
+
+The report is written whole or not at all: both documents are rendered in
+memory (the figures into a hidden directory beside them), then each file
+goes to a temporary name in the same directory and is renamed over the old
+one, report.html first and report.md last, the old report.html put back
+when report.md cannot be.  A full disk or an unwritable file leaves the
+previous report.md and report.html as they were.
+
+Exit status: 0 report written; 1 it could not be written (the previous
+one is kept; the message says why); 2 not a results directory, a results
+format this checkout does not read, or nothing usable (the message names
+the directory or file); 3 an internal error.
 """
 
+import errno
 import os
+import shutil
 import sys
+import tempfile
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
@@ -24,9 +38,87 @@ import tb_doc  # noqa: E402
 import tb_sections  # noqa: E402
 
 
+# Problems printed on stderr at most; the rest are counted (a directory of
+# 10^5 damaged files would otherwise print 10^5 lines).
+MAX_PROBLEM_LINES = 10
+
+
 def _usage():
     sys.stderr.write("usage: generate.py RESULTS_DIR [--out DIR] [--no-figures]\n")
     return 2
+
+
+def print_capped(lines, prefix):
+    """Writes the first MAX_PROBLEM_LINES lines, then how many more."""
+    lines = list(lines)
+    for line in lines[:MAX_PROBLEM_LINES]:
+        sys.stderr.write("%s%s\n" % (prefix, line))
+    if len(lines) > MAX_PROBLEM_LINES:
+        sys.stderr.write("%s... and %d more\n" % (prefix, len(lines) - MAX_PROBLEM_LINES))
+
+
+def write_file(path, text):
+    """Writes `text` to `path` and flushes it to the disk (the one place
+    the report writes a document: tests stand a full disk in for it)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def install(out_dir, staging, md, html):
+    """Puts the rendered report in place: report.md and report.html through
+    temporary files renamed over the old ones, the figures drawn into
+    `staging`/figures moved into `out_dir`/figures.  Raises OSError with
+    the old report.md and report.html as they were."""
+    md_path = os.path.join(out_dir, "report.md")
+    html_path = os.path.join(out_dir, "report.html")
+    for p in (md_path, html_path):
+        if os.path.lexists(p) and not os.path.isfile(p):
+            raise OSError(errno.EISDIR, "exists and is not a regular file", p)
+    tmp = {}
+    try:
+        for p, text in ((md_path, md), (html_path, html)):
+            tmp[p] = "%s.tmp-%d" % (p, os.getpid())
+            write_file(tmp[p], text)
+        # The figures first: the old report's names stay valid, and the new
+        # one's files are there before it is.
+        src = os.path.join(staging, "figures")
+        dst = os.path.join(out_dir, "figures")
+        if os.path.isdir(src):
+            if not os.path.lexists(dst):
+                os.rename(src, dst)
+            else:
+                for name in sorted(os.listdir(src)):
+                    os.replace(os.path.join(src, name), os.path.join(dst, name))
+        backup = "%s.old-%d" % (html_path, os.getpid())
+        had_html = os.path.exists(html_path)
+        if had_html:
+            os.link(html_path, backup)
+        try:
+            os.replace(tmp[html_path], html_path)
+            try:
+                os.replace(tmp[md_path], md_path)
+            except OSError:
+                # the pair stays the old one
+                if had_html:
+                    os.replace(backup, html_path)
+                else:
+                    _remove(html_path)
+                raise
+        finally:
+            _remove(backup)
+    finally:
+        for t in tmp.values():
+            _remove(t)
+    return md_path, html_path
 
 
 def main(argv):
@@ -52,46 +144,53 @@ def main(argv):
     if root is None:
         return _usage()
     root = os.path.abspath(root)
-    if not os.path.isdir(root):
-        sys.stderr.write("report: %s: no such results directory\n" % root)
+    # Before anything is read, walked or written: `report --from /` once
+    # walked the whole filesystem and wrote its report into /.
+    why = tb_results.results_dir_problem(root)
+    if why is not None:
+        sys.stderr.write("report: %s\n" % why)
         return 2
     try:
         res = tb_results.load(root)
     except OSError as e:
         sys.stderr.write("report: %s: cannot be read (%s)\n" % (root, e.strerror or e))
         return 2
-    if res.machine is not None and (res.format_version is None or
-                                    res.format_version > tb_results.FORMAT_VERSION):
-        sys.stderr.write("report: %s was written by %s in results format %s; "
-                         "this checkout reads formats up to %d: render it with "
-                         "a newer checkout\n" % (root, res.written_by(),
-                                                 res.machine.get("format_version"),
-                                                 tb_results.FORMAT_VERSION))
+    why = tb_results.format_problem(res)
+    if why is not None:
+        sys.stderr.write("report: %s\n" % why)
         return 2
     if not res.measurements and not res.counts and not res.replay:
-        sys.stderr.write("report: %s: no usable benchmark results%s\n" % (
-            root, "" if res.machine is not None else
-            ", and no machine.json: this is not a results directory"))
-        for p in res.problems:
-            sys.stderr.write("  %s\n" % p)
+        sys.stderr.write("report: %s: no usable benchmark results\n" % root)
+        print_capped(res.problems, "  ")
         return 2
     out_dir = os.path.abspath(out_dir or root)
-    os.makedirs(out_dir, exist_ok=True)
-    figs = tb_figures.Figures(out_dir, os.path.join(os.path.dirname(_HERE), "plots"))
-    if not figures:
-        figs.gnuplot = None
-        figs.why_none = "figures were turned off (--no-figures)"
-    doc = tb_sections.build(res, figs)
-    md_path = os.path.join(out_dir, "report.md")
-    html_path = os.path.join(out_dir, "report.html")
-    with open(md_path, "w", encoding="utf-8") as f:
-        f.write(tb_doc.to_markdown(doc, out_dir))
-    with open(html_path, "w", encoding="utf-8") as f:
-        f.write(tb_doc.to_html(doc))
-    for p in res.problems:
-        sys.stderr.write("report: warning: %s\n" % p)
-    for name, why in figs.failures:
-        sys.stderr.write("report: warning: figure %s not drawn: %s\n" % (name, why))
+    staging = None
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        # The figures are drawn beside the report, in a hidden directory
+        # that install() empties into figures/.
+        staging = tempfile.mkdtemp(prefix=".report-", dir=out_dir)
+        figs = tb_figures.Figures(staging, os.path.join(os.path.dirname(_HERE), "plots"))
+        if not figures:
+            figs.gnuplot = None
+            figs.why_none = "figures were turned off (--no-figures)"
+        doc = tb_sections.build(res, figs)
+        md = tb_doc.to_markdown(doc, staging)
+        html = tb_doc.to_html(doc)
+        md_path, html_path = install(out_dir, staging, md, html)
+    except OSError as e:
+        where = e.filename or out_dir
+        if staging and isinstance(where, str) and where.startswith(staging + os.sep):
+            where = os.path.join(out_dir, os.path.relpath(where, staging))
+        sys.stderr.write("report: cannot write the report into %s (%s: %s); "
+                         "report.md and report.html there are as they were\n"
+                         % (out_dir, where, e.strerror or e))
+        return 1
+    finally:
+        if staging:
+            shutil.rmtree(staging, ignore_errors=True)
+    print_capped(res.problems, "report: warning: ")
+    print_capped(["figure %s not drawn: %s" % f for f in figs.failures], "report: warning: ")
     print(md_path)
     print(html_path)
     return 0

@@ -38,13 +38,24 @@ _GB_SUFFIX_WORDS = ("manual_time", "real_time", "process_time")
 _TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 _AGGREGATES = ("mean", "median", "stddev", "cv")
 # Files this package writes into a results directory; never read back.
+# (Its figures/ and bench/run.py's journal/ are subdirectories: not read.)
 _OWN_OUTPUTS = ("report.md", "report.html")
-# figures: ours; journal: bench/run.py's raw stream of a run under way,
-# already folded into the JSON files.
-_OWN_DIRS = ("figures", "journal")
 # The newest results format this reader knows (machine.json's
 # format_version; bench/tb_runstate.py writes it); format 1 had none.
 FORMAT_VERSION = 2
+# What makes a directory a results directory: at its top level,
+# machine.json or one of the files a run writes (bench/run.py,
+# bench/replay.py, report/probe.c, the counts profile).  Google Benchmark
+# JSON under another name counts too when it says so in its first bytes
+# (results_dir_problem).  Every file of the format is at the top level:
+# nothing below it is read.
+KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
+               "probe.json", "counts.json", "replay.json", "samples.csv")
+# How much of another *.json is read to tell Google Benchmark output.
+_SNIFF_BYTES = 4096
+# Digits of a JSON integer read as a number; longer ones (Python refuses
+# past 4300) are read as a float, an overflow that the checks then refuse.
+_MAX_INT_DIGITS = 1000
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 # Operations in which bench/ measures itself (shim overhead, self-tests):
@@ -382,6 +393,21 @@ def _read_text(path, problems):
     return None
 
 
+def _json_int(text):
+    """An integer of a JSON text: exact when it has at most _MAX_INT_DIGITS
+    digits, else a float (inf past 308 digits), never Python's ValueError
+    for more than 4300 digits."""
+    if len(text) <= _MAX_INT_DIGITS:
+        return int(text)
+    return float(text)
+
+
+def loads(text):
+    """json.loads as every reader of results must call it: a 5,000-digit
+    number is a value the checks refuse, not an exception."""
+    return json.loads(text, parse_int=_json_int)
+
+
 def _load_json(path, problems):
     text = _read_text(path, problems)
     if text is None:
@@ -390,7 +416,7 @@ def _load_json(path, problems):
         problems.append(Problem(path, "is empty"))
         return None
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as e:
         what = "is not valid JSON (line %d, column %d: %s)" % (e.lineno, e.colno, e.msg)
         if _unclosed(text):
@@ -398,6 +424,8 @@ def _load_json(path, problems):
         problems.append(Problem(path, what))
     except RecursionError:
         problems.append(Problem(path, "is nested too deeply to be benchmark JSON"))
+    except ValueError as e:
+        problems.append(Problem(path, "cannot be read as JSON (%s)" % e))
     return None
 
 
@@ -767,20 +795,83 @@ def _read_run_state(res, machine):
                     res.missing.append(key)
 
 
+def _json_type(v):
+    """The JSON name of a value's type, for messages."""
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if v is None:
+        return "null"
+    return "a list" if isinstance(v, list) else "an object"
+
+
+def format_problem(res):
+    """Why this checkout cannot read the directory's results format, in
+    words (machine.json's format_version: absent means 1, else an integer
+    from 1 to FORMAT_VERSION), or None when it can."""
+    if res.machine is None or "format_version" not in res.machine:
+        return None
+    v = res.machine["format_version"]
+    if isinstance(v, int) and not isinstance(v, bool):
+        if 1 <= v <= FORMAT_VERSION:
+            return None
+        if v > FORMAT_VERSION:
+            return ("%s was written by %s in results format %d; this checkout "
+                    "reads formats up to %d: render it with a newer checkout"
+                    % (res.root, res.written_by(), v, FORMAT_VERSION))
+        return ("%s: machine.json's format_version is %d; results formats "
+                "are numbered from 1" % (res.root, v))
+    return ("%s: machine.json's format_version is %s (%s), not an integer; "
+            "this checkout reads formats 1 to %d, written as a JSON number"
+            % (res.root, json.dumps(v)[:40], _json_type(v), FORMAT_VERSION))
+
+
+def _sniff_benchmark_json(path):
+    """True when a file's first bytes are those of Google Benchmark JSON: an
+    object with a "context" or "benchmarks" key."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    head = head.lstrip()
+    return head.startswith(b"{") and (b'"context"' in head or b'"benchmarks"' in head)
+
+
+def results_dir_problem(root):
+    """None when `root` is a results directory (KNOWN_FILES), else why not,
+    in words.  Looks at the directory's own entries only (a listing and at
+    most _SNIFF_BYTES of each other *.json file): nothing below it."""
+    if not os.path.isdir(root):
+        return "%s: no such results directory" % root
+    try:
+        names = os.listdir(root)
+    except OSError as e:
+        return "%s: cannot be read (%s)" % (root, e.strerror or e)
+    files = [n for n in names if os.path.isfile(os.path.join(root, n))]
+    if any(n in KNOWN_FILES for n in files):
+        return None
+    if any(n.endswith(".json") and _sniff_benchmark_json(os.path.join(root, n))
+           for n in files):
+        return None
+    return ("%s is not a results directory: it holds none of %s, nor Google "
+            "Benchmark JSON" % (root, ", ".join(KNOWN_FILES)))
+
+
 def load(root):
-    """Reads every file of a results directory.  Never raises for bad
-    content; raises OSError only when `root` itself cannot be listed."""
+    """Reads every file of a results directory (its top level: the format
+    has no subdirectories to read).  Never raises for bad content; raises
+    OSError only when `root` itself cannot be listed."""
     res = Results(root)
-    names = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _OWN_DIRS)
-        for f in sorted(filenames):
-            names.append(os.path.join(dirpath, f))
     if not os.path.isdir(root):
         raise OSError(2, "no such directory", root)
+    names = [os.path.join(root, f) for f in sorted(os.listdir(root))]
     for path in names:
         base = os.path.basename(path)
-        if base in _OWN_OUTPUTS:
+        if base in _OWN_OUTPUTS or not os.path.isfile(path):
             continue
         if base == "machine.json":
             data = _load_json(path, res.problems)
@@ -810,6 +901,9 @@ def load(root):
         elif m.error is None and not (m.median or 0) > 0:
             # every harness times something that takes time: a zero is damage
             m.error = "a time of zero"
+    # An instance whose results are in the files is not missing, whatever
+    # machine.json says (a run stopped while "running", its journal gone).
+    res.missing = [k for k in res.missing if k not in res.measurements]
     fit_missing_complexity(res)
     return res
 

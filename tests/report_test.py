@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -1098,6 +1099,223 @@ class Colours(unittest.TestCase):
             for f in svgs:
                 with open(os.path.join(figs, f), encoding="utf-8") as fh:
                     self.assertIn(rgb, fh.read(), f)
+
+
+class SafeWrites(unittest.TestCase):
+    """The report is written whole or not at all (issue 31, item 6): a full
+    disk or an unwritable file leaves the previous report.md and
+    report.html as they were, with a clear error and no traceback."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ROOT, "report"))
+        import generate
+        cls.generate = generate
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-report-")
+        self.dir = copy_fixture(self.tmp)
+        self.old = {}
+        for name in ("report.md", "report.html"):
+            with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
+                f.write("the previous %s, whole\n" % name)
+            self.old[name] = "the previous %s, whole\n" % name
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def main(self, *args):
+        """generate.main in this process; (exit status, stderr)."""
+        import contextlib
+        import io
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            rc = self.generate.main(["generate.py", self.dir, "--no-figures"] + list(args))
+        return rc, err.getvalue()
+
+    def assert_old_pair(self):
+        for name, text in self.old.items():
+            with open(os.path.join(self.dir, name), encoding="utf-8") as f:
+                self.assertEqual(f.read(), text, name)
+        left = [f for f in os.listdir(self.dir) if ".tmp-" in f or ".old-" in f
+                or f.startswith(".report-")]
+        self.assertEqual(left, [], "temporary files left behind")
+
+    def full_disk_at(self, which):
+        """generate.write_file as on a disk that fills up in the middle of
+        the `which` document: half of it written, then ENOSPC."""
+        import errno
+        real = self.generate.write_file
+
+        def write_file(path, text):
+            if os.path.basename(path).startswith(which):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text[:len(text) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+            real(path, text)
+        return unittest.mock.patch.object(self.generate, "write_file", write_file)
+
+    def test_full_disk_while_writing_the_markdown(self):
+        with self.full_disk_at("report.md"):
+            rc, err = self.main()
+        self.assertEqual(rc, 1, err)
+        self.assertIn("No space left on device", err)
+        self.assertIn("report.md and report.html there are as they were", err)
+        self.assert_old_pair()
+
+    def test_full_disk_while_writing_the_html(self):
+        with self.full_disk_at("report.html"):
+            rc, err = self.main()
+        self.assertEqual(rc, 1, err)
+        self.assert_old_pair()
+
+    def test_markdown_that_cannot_be_replaced_puts_the_html_back(self):
+        import errno
+        real = os.replace
+
+        def replace(src, dst):
+            if os.path.basename(dst) == "report.md":
+                raise OSError(errno.EACCES, os.strerror(errno.EACCES), dst)
+            real(src, dst)
+        with unittest.mock.patch.object(self.generate.os, "replace", replace):
+            rc, err = self.main()
+        self.assertEqual(rc, 1, err)
+        self.assert_old_pair()
+
+    def test_unwritable_html_leaves_the_markdown_alone(self):
+        # the command itself, as a user runs it: no traceback
+        html = os.path.join(self.dir, "report.html")
+        os.remove(html)
+        os.mkdir(html)
+        del self.old["report.html"]
+        rc, out, err = run(self.dir, "--no-figures")
+        self.assertEqual(rc, 1, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("report.html", err)
+        self.assertTrue(os.path.isdir(html))
+        self.assert_old_pair()
+
+    def test_a_good_write_replaces_both(self):
+        rc, err = self.main()
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(self.dir, "report.md"), encoding="utf-8") as f:
+            self.assertIn("## Summary", f.read())
+        with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
+            self.assertIn("<h2", f.read())
+        self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f
+                          or f.startswith(".report-")], [])
+
+
+class WhatIsAResultsDirectory(unittest.TestCase):
+    """Issue 31, items 7, 12 and 15: what is not a results directory is
+    refused before anything below it is read or anything written; damaged
+    values and formats are named, never a traceback."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-report-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_a_directory_above_results_is_refused_unread(self):
+        # `report --from /` walked the whole filesystem and wrote into /:
+        # here a directory holding a results directory one level down
+        top = os.path.join(self.tmp, "top")
+        os.makedirs(top)
+        copy_fixture(top)
+        with open(os.path.join(top, "notes.txt"), "w") as f:
+            f.write("not results\n")
+        rc, _, err = run(top)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("is not a results directory", err)
+        self.assertIn("machine.json", err)
+        self.assertEqual(sorted(os.listdir(top)), ["notes.txt", "results"])
+
+    def test_known_files_or_benchmark_json_make_one(self):
+        sys.path.insert(0, os.path.join(ROOT, "report"))
+        import tb_results
+        d = os.path.join(self.tmp, "d")
+        os.makedirs(d)
+        self.assertIn("is not a results directory", tb_results.results_dir_problem(d))
+        with open(os.path.join(d, "package.json"), "w") as f:
+            json.dump({"name": "not benchmarks"}, f)
+        self.assertIsNotNone(tb_results.results_dir_problem(d))
+        with open(os.path.join(d, "mine.json"), "w") as f:
+            json.dump({"context": {}, "benchmarks": []}, f)
+        self.assertIsNone(tb_results.results_dir_problem(d))
+        os.remove(os.path.join(d, "mine.json"))
+        open(os.path.join(d, "machine.json"), "w").close()
+        self.assertIsNone(tb_results.results_dir_problem(d))
+
+    def test_a_5000_digit_number_is_a_damaged_value(self):
+        d = copy_fixture(self.tmp)
+        path = os.path.join(d, "micro.json")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        # the first real_time of the file, 5,000 digits long
+        text = re.sub(r'"real_time":\s*[0-9.e+-]+', '"real_time": ' + "7" * 5000, text, count=1)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("internal error", err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("micro.json: 1 entries were not in the expected form", err)
+
+    def machine_with(self, version):
+        d = copy_fixture(self.tmp)
+        path = os.path.join(d, "machine.json")
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["format_version"] = version
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(m, f)
+        return d
+
+    def test_format_version_of_the_wrong_type_is_named(self):
+        d = self.machine_with("2")
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 2, err)
+        self.assertIn('format_version is "2" (a string), not an integer', err)
+        self.assertNotIn("reads formats up to", err)
+        self.assertFalse(os.path.exists(os.path.join(d, "report.md")))
+
+    def test_a_running_run_whose_journal_is_gone_keeps_its_files(self):
+        # machine.json as a run writes it when it starts: every instance
+        # missing; its journal gone, the harness's JSON whole
+        d = copy_fixture(self.tmp)
+        data = fixture_json()
+        names = sorted({b["run_name"] for b in data["benchmarks"]
+                        if b.get("run_type") == "iteration"})
+        path = os.path.join(d, "machine.json")
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["format_version"] = 2
+        m.setdefault("run", {})["status"] = "running"
+        m["instances"] = {"expected": {"micro": names}, "missing": {"micro": names}}
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(m, f)
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        lim = md_section(md, "Limitations and noise")
+        self.assertNotIn("insert/heapqueue/uniform", lim)
+        sys.path.insert(0, os.path.join(ROOT, "report"))
+        import tb_results
+        self.assertEqual(tb_results.load(d).missing, [])
+
+    def test_problems_on_the_terminal_are_capped(self):
+        d = os.path.join(self.tmp, "many")
+        os.makedirs(d)
+        open(os.path.join(d, "micro.json"), "w").close()
+        for i in range(2000):
+            open(os.path.join(d, "e%05d.json" % i), "w").close()
+        rc, _, err = run(d)
+        self.assertEqual(rc, 2, err)
+        lines = err.splitlines()
+        self.assertLessEqual(len(lines), 12, err[:2000])
+        self.assertIn("... and 1991 more", err)
 
 
 if __name__ == "__main__":
