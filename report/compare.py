@@ -13,6 +13,9 @@ repetitions could reach ALPHA.  Ends with the number of instances flagged
 share of instances whose medians are within +-10 %.  Reads the files
 through tb_results, so damaged inputs are named, never a traceback.
 
+A directory that is not a results directory, or is in a results format
+this checkout does not read, is refused (exit 2), as the report refuses it.
+
 usage: compare.py A B [--filter SUBSTRING]
 """
 import math
@@ -26,6 +29,8 @@ import tb_stats as S  # noqa: E402
 
 # The reproducibility band the summary reports (issue 14's target).
 BAND = 0.10
+# Problems printed at most; the rest are counted.
+MAX_PROBLEM_LINES = 10
 
 
 def name_of(m):
@@ -39,11 +44,32 @@ def _reps(m):
     return list(m.times) if m.times else [m.median]
 
 
+class Refused(Exception):
+    """A directory compare cannot read, and why, in words."""
+
+
+def load(d):
+    """tb_results.load of a results directory in a format this checkout
+    reads; Refused otherwise."""
+    why = tb_results.results_dir_problem(d)
+    if why is not None:
+        raise Refused(why)
+    try:
+        res = tb_results.load(d)
+    except OSError as e:
+        raise Refused("%s: cannot be read (%s)" % (d, e.strerror or e))
+    why = tb_results.format_problem(res)
+    if why is not None:
+        raise Refused(why)
+    return res
+
+
 def compare(dir_a, dir_b, needle=""):
     """Returns (rows, summary lines, problems); rows are
     (name, median A, median B, ratio, verdict, p) with verdict one of
-    "faster", "slower", "~", "too few"."""
-    ra, rb = tb_results.load(dir_a), tb_results.load(dir_b)
+    "faster", "slower", "~", "too few".  Raises Refused for a directory
+    that is not a results directory or not in a format this reads."""
+    ra, rb = load(dir_a), load(dir_b)
     problems = [str(p) for p in ra.problems + rb.problems]
     rows = []
     for key, a in sorted(ra.measurements.items(), key=lambda kv: name_of(kv[1])):
@@ -161,19 +187,21 @@ def main(argv):
     if len(args) != 2:
         sys.stderr.write("usage: compare.py A B [--filter SUBSTRING]\n")
         return 2
-    for d in args:
-        if not os.path.isdir(d):
-            sys.stderr.write("compare: %s: no such results directory\n" % d)
-            return 2
-    rows, summary, problems = compare(args[0], args[1], needle)
+    try:
+        rows, summary, problems = compare(args[0], args[1], needle)
+    except Refused as e:
+        sys.stderr.write("compare: %s\n" % e)
+        return 2
     print("%-70s %10s %10s %7s %8s  %s" % ("benchmark", "A", "B", "B/A", "p", "verdict"))
     for name, a, b, ratio, verdict, p in rows:
         print("%-70s %10s %10s %7.3f %8s  %s" % (name, fmt_ns(a), fmt_ns(b), ratio,
                                                 S.fmt_p(p), VERDICT_TEXT[verdict]))
     for line in summary:
         print(line)
-    for p in problems:
+    for p in problems[:MAX_PROBLEM_LINES]:
         sys.stderr.write("compare: %s\n" % p)
+    if len(problems) > MAX_PROBLEM_LINES:
+        sys.stderr.write("compare: ... and %d more\n" % (len(problems) - MAX_PROBLEM_LINES))
     return 0
 
 

@@ -4,8 +4,11 @@ commit (tests/fixtures/compare-same: few instances flagged, geometric mean
 near 1), on a run against a copy with every time tripled (all slower,
 p printed), against a copy 5 % slower in every repetition (significant but
 under the minimum effect: not flagged), on the 3-repetition quick fixture
-(too few repetitions to test, no crash), and on a missing directory (an
-error naming it).
+(too few repetitions to test, no crash), on a missing directory (an
+error naming it), and on hostile input (issue 31): a 5,000-digit number, a
+results format it does not know or of the wrong type, a directory that is
+not a results directory, 2000 damaged files; and through ./timerbench from
+another directory, whose relative paths are the caller's.
 
 Exit 77 (Meson's SKIP) when scipy is missing: the test command installs
 python3-scipy.
@@ -170,5 +173,65 @@ with tempfile.TemporaryDirectory() as tmp:
                           a, os.path.join(tmp, "nowhere")], capture_output=True, text=True)
     check(out.returncode == 2 and "nowhere" in out.stderr,
           "a missing directory is an error that names it")
+
+    def compare_cmd(x, y, cwd=None):
+        return subprocess.run([sys.executable, os.path.join(root, "report", "compare.py"), x, y],
+                              capture_output=True, text=True, cwd=cwd)
+
+    # a 5,000-digit number in micro.json: one damaged entry, no traceback
+    huge = os.path.join(tmp, "huge")
+    shutil.copytree(a, huge)
+    with open(os.path.join(huge, "micro.json")) as f:
+        text = f.read()
+    i = text.index('"real_time":') + len('"real_time":')
+    j = text.index(",", i)
+    with open(os.path.join(huge, "micro.json"), "w") as f:
+        f.write(text[:i] + " " + "9" * 5000 + text[j:])
+    out = compare_cmd(a, huge)
+    check(out.returncode == 0 and "Traceback" not in out.stderr
+          and "micro.json: 1 entries were not in the expected form" in out.stderr,
+          "a 5,000-digit number is one damaged entry, not a traceback")
+
+    # results formats: newer than this checkout, or not a number
+    def with_format(name, version):
+        d = os.path.join(tmp, name)
+        shutil.copytree(quick, d)
+        with open(os.path.join(d, "machine.json")) as f:
+            m = json.load(f)
+        m["format_version"] = version
+        with open(os.path.join(d, "machine.json"), "w") as f:
+            json.dump(m, f)
+        return d
+    out = compare_cmd(quick, with_format("v999", 999))
+    check(out.returncode == 2 and "results format 999" in out.stderr
+          and "reads formats up to 2" in out.stderr and not out.stdout,
+          "a results format it does not know is refused, as the report refuses it")
+    out = compare_cmd(with_format("vstr", "2"), quick)
+    check(out.returncode == 2 and '"2" (a string), not an integer' in out.stderr,
+          "a format_version of the wrong type is named as such")
+
+    # not a results directory: refused up front
+    out = compare_cmd(tmp, a)
+    check(out.returncode == 2 and "is not a results directory" in out.stderr,
+          "a directory that is not a results directory is refused")
+
+    # 2000 damaged files: ten lines and a count, not 2000 lines
+    many = os.path.join(tmp, "many")
+    shutil.copytree(a, many)
+    for k in range(2000):
+        open(os.path.join(many, "e%04d.json" % k), "w").close()
+    out = compare_cmd(a, many)
+    check(out.returncode == 0 and len(out.stderr.splitlines()) == 11
+          and "... and 1990 more" in out.stderr, "the problems listed are capped")
+
+    # ./timerbench from another directory: A and B are the caller's paths
+    elsewhere = os.path.join(tmp, "elsewhere")
+    os.makedirs(elsewhere)
+    shutil.copytree(a, os.path.join(elsewhere, "a"))
+    shutil.copytree(b, os.path.join(elsewhere, "b"))
+    out = subprocess.run([os.path.join(root, "timerbench"), "compare", "a", "b"],
+                         capture_output=True, text=True, cwd=elsewhere)
+    check(out.returncode == 0 and "flagged %d of 87 tested" % flagged in out.stdout,
+          "./timerbench compare a b from another directory reads that directory's a and b")
 
 sys.exit(1 if failures else 0)
