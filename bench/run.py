@@ -55,8 +55,16 @@ the exit status is 128 + the signal.  --resume DIR runs only the missing
 instances, with the run's own profile, seed, backends and filter, and
 refuses a different commit or machine unless --force.  --recover DIR only
 rebuilds the files of a run that was killed before it could (SIGKILL).
-Bad arguments (unknown backend, an --out in use or not empty, a filter that
-selects nothing) are refused before anything is built or run, exit 2.
+Bad arguments (unknown backend or an empty --backends, an --out in use, not
+empty or a symbolic link to nowhere, a filter that selects nothing) are
+refused before anything is built or run, exit 2.
+
+A results file that cannot be written (a full disk: the harness's journal,
+a log, a JSON file) stops the run as a signal does, once, with one message:
+the harness is stopped, what finished is kept, machine.json says
+"interrupted" with the error (when it can still be written), the command
+that continues the run is printed, and the exit status is 1.  That
+command, like every one printed to be pasted, is shell-quoted.
 """
 import argparse
 import copy
@@ -206,6 +214,18 @@ def base_args(opts, harness):
 
 
 PROGRESS = re.compile(r"^tbb: \[(\d+)\] (.*), elapsed ([\d.]+) s$")
+# What the harness prints, once per instance, when its journal cannot be
+# written (bench/shim.cc, journal_append's perror).
+JOURNAL_ERROR = re.compile(r"^timerbench: journal: (.*)$")
+
+
+class WriteFailure(Exception):
+    """The run's results could not be written (a full disk); `started` is
+    the harness's instance under way then, as run_harness returns it."""
+
+    def __init__(self, what, started=None):
+        Exception.__init__(self, what)
+        self.started = started
 
 
 def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
@@ -227,33 +247,61 @@ def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
         args.append("--csv=" + RS.journal_path(outdir, "samples", session))
     t0 = time.monotonic()
     started = None
-    with open(os.path.join(outdir, harness + ".log"),
-              "w" if session == 1 and not out else "a") as log:
-        if session > 1 and not out:
-            log.write("\n=== session %d (resumed %s) ===\n" % (session,
-                                                              RS.now_utc()))
-            log.flush()
-        proc = subprocess.Popen([binary] + args, stdout=log,
-                                stderr=subprocess.PIPE,
-                                universal_newlines=True, bufsize=1,
-                                pass_fds=(lock.fileno(),) if lock else ())
-        if stop is not None:
-            stop.child = proc
-            if stop.signum is not None:
-                stop.handle(stop.signum, None)
-        for line in proc.stderr:
-            m = PROGRESS.match(line.rstrip("\n"))
-            if m:
-                started = (int(m.group(1)), m.group(2))
-                elapsed = time.monotonic() - t_start
-                RS.say("[%s %s/%d] %6.0f s  %s" %
-                       (harness, m.group(1), total, elapsed, m.group(2)))
-            else:
-                log.write(line)
-                RS.say(line.rstrip("\n"))
-        status = proc.wait()
+    failed = []     # the first write error: the harness is stopped at once
+    proc = None
+
+    def fail(what):
+        if not failed:
+            failed.append(what)
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                except OSError:
+                    pass
+    try:
+        with open(os.path.join(outdir, harness + ".log"),
+                  "w" if session == 1 and not out else "a") as log:
+            if session > 1 and not out:
+                log.write("\n=== session %d (resumed %s) ===\n" % (session,
+                                                                  RS.now_utc()))
+                log.flush()
+            proc = subprocess.Popen([binary] + args, stdout=log,
+                                    stderr=subprocess.PIPE,
+                                    universal_newlines=True, bufsize=1,
+                                    pass_fds=(lock.fileno(),) if lock else ())
+            if stop is not None:
+                stop.child = proc
+                if stop.signum is not None:
+                    stop.handle(stop.signum, None)
+            for line in proc.stderr:
+                m = PROGRESS.match(line.rstrip("\n"))
+                j = JOURNAL_ERROR.match(line.rstrip("\n"))
+                if m:
+                    started = (int(m.group(1)), m.group(2))
+                    elapsed = time.monotonic() - t_start
+                    RS.say("[%s %s/%d] %6.0f s  %s" %
+                           (harness, m.group(1), total, elapsed, m.group(2)))
+                elif j:
+                    fail("%s: %s" % (RS.journal_path(outdir, harness, session),
+                                     j.group(1)))
+                elif not failed:
+                    try:
+                        log.write(line)
+                    except OSError as e:
+                        fail("%s: %s" % (log.name, e.strerror or e))
+                    RS.say(line.rstrip("\n"))
+            status = proc.wait()
+            if stop is not None:
+                stop.child = None
+    except OSError as e:
+        # the log could not be opened or flushed
+        fail("%s: %s" % (e.filename or harness + ".log", e.strerror or e))
+        if proc is not None:
+            proc.wait()
         if stop is not None:
             stop.child = None
+    if failed:
+        raise WriteFailure(failed[0], started)
     return status, time.monotonic() - t0, started
 
 
@@ -565,11 +613,17 @@ def binary_path(opts):
 
 
 def check_backends(opts):
-    """Every --backends name is in meson.build's registry (no build needed)."""
-    if not opts.backends:
+    """Every --backends name is in meson.build's registry (no build needed);
+    an empty list (`--backends ''`, `a,,b`) is refused, not read as every
+    backend."""
+    if opts.backends is None:
         return
     registered = RS.registered_backends(ROOT) or []
     names = opts.backends.split(",")
+    if not all(n.strip() for n in names):
+        raise RS.RunError("--backends %r has an empty name; give one or more "
+                          "of: %s (or leave --backends out for all)" % (
+                              opts.backends, ", ".join(registered)))
     bad = [b for b in names if b not in registered]
     if bad:
         raise RS.RunError("no backend %s; the registered backends are: %s" % (
@@ -759,13 +813,34 @@ def repetitions(facts, opts, harness):
 
 def run_sessions(binary, opts, outdir, lock, facts, stop):
     """Runs every missing instance, commits after each harness and when
-    stopped, and writes machine.json; returns the exit status."""
+    stopped, and writes machine.json; returns the exit status.  A result
+    that cannot be written stops the run (write_failed)."""
     run = facts["run"]
     session = len(run["sessions"]) + 1
     t_session = time.monotonic()
     entry = {"session": session, "started_utc": RS.now_utc(),
              "pid": os.getpid(), "command": sys.argv, "ran": {}}
     run["sessions"].append(entry)
+    at = {}   # the harness under way: name, steps, repetitions
+    try:
+        return run_missing(binary, opts, outdir, lock, facts, stop, entry,
+                           t_session, at)
+    except (OSError, WriteFailure) as e:
+        if isinstance(e, OSError):
+            what = "%s: %s" % (e.filename, e.strerror) if e.filename else str(e)
+        else:
+            what = str(e)
+        stopped = (at["h"], getattr(e, "started", None), at["total"],
+                   at["reps"]) if at else None
+        return write_failed(opts, outdir, lock, facts, stop, stopped, entry,
+                            t_session, what)
+
+
+def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
+    """run_sessions' work; `at` is kept up to date with the harness under
+    way, for the message when a write fails."""
+    run = facts["run"]
+    session = entry["session"]
     run["status"] = "running"
     os.makedirs(os.path.join(outdir, RS.JOURNAL_DIR), exist_ok=True)
     RS.write_json(os.path.join(outdir, "machine.json"), facts)
@@ -792,6 +867,7 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
                 o = copy.copy(opts)
                 o.filter = flt
             reps = repetitions(facts, opts, h)
+            at.update(h=h, total=len(names) * reps, reps=reps)
             st, secs, started = run_harness(binary, o, h, outdir,
                                             len(names) * reps, t_session,
                                             session, stop, lock)
@@ -800,6 +876,7 @@ def run_sessions(binary, opts, outdir, lock, facts, stop):
             if stop.signum or st != 0:
                 stopped = (h, started, len(names) * reps, reps)
                 break
+        at.clear()
         left = RS.commit(outdir, facts)
         entry["ran"][h] = len(names) - len(left.get(h, []))
         # The stopping rule's extra repetitions go into micro.json once all
@@ -874,7 +951,7 @@ def finish(opts, outdir, lock, facts, stop, stopped, entry, t_session):
     RS.release_lock(lock, outdir)
     for e in errors:
         RS.say("error: %s" % e)
-    cont = "%s %s" % (opts.resume_command, outdir)
+    cont = "%s %s" % (opts.resume_command, RS.shell_word(outdir))
     if stop.signum:
         RS.say("timerbench: stopped by %s after %.0f s, %s: that instance "
                "was abandoned" % (stop.name, entry["seconds"],
@@ -906,6 +983,54 @@ def finish(opts, outdir, lock, facts, stop, stopped, entry, t_session):
     # cannot hold N, say) and the report explains it; only a harness that
     # did not finish, or a signal, fails the run.
     return code
+
+
+def write_failed(opts, outdir, lock, facts, stop, stopped, entry, t_session, what):
+    """The run could not write its results (`what`: the file and the
+    error): keeps what it can, says so once, and how to continue; exit 1."""
+    run = facts["run"]
+    if stop.child is not None and stop.child.poll() is None:
+        try:
+            stop.child.send_signal(signal.SIGINT)
+            stop.child.wait()
+        except OSError:
+            pass
+    RS.say("timerbench: cannot write the results: %s; the run stops here" % what)
+    try:
+        RS.commit(outdir, facts)
+    except OSError:
+        pass    # the journals keep what finished; --resume commits them
+    inst = facts["instances"]
+    left = sum(len(v) for v in inst.get("missing", {}).values())
+    total = sum(len(v) for v in inst["expected"].values())
+    entry["finished_utc"] = run["finished_utc"] = RS.now_utc()
+    entry["seconds"] = time.monotonic() - t_session
+    run["total_seconds"] = sum(s.get("seconds", 0) for s in run["sessions"])
+    run["resumed_utc"] = [s["started_utc"] for s in run["sessions"][1:]]
+    run["status"] = entry["status"] = "interrupted"
+    run["interrupted"] = entry["interrupted"] = {
+        "signal": None, "at_utc": entry["finished_utc"],
+        "after_seconds": entry["seconds"], "error": what,
+        "where": "could not write its results (%s), %s" % (
+            what, where(stopped) if stopped else "between harnesses"),
+        "missing_instances": left}
+    try:
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
+        said = "machine.json says where it stopped"
+    except OSError as e:
+        said = ("machine.json could not be updated either (%s): it still "
+                "says \"running\", and the resume reads the journals" % e.strerror)
+    RS.release_lock(lock, outdir)
+    RS.say("timerbench: %d of %d instances are done, %d missing, in %s; %s" % (
+        total - left, total, left, outdir, said))
+    RS.say("timerbench: to continue once there is room: %s %s" % (
+        opts.resume_command, RS.shell_word(outdir)))
+    try:
+        print(outdir)
+        sys.stdout.flush()
+    except OSError:
+        pass
+    return 1
 
 
 def recover(opts):
@@ -985,6 +1110,11 @@ def main(argv=None):
             return 128 + stop.signum
         RS.say("timerbench: %s failed (exit %s)" % (
             " ".join(str(a) for a in e.cmd), e.returncode))
+        return 1
+    except OSError as e:
+        # before the run (its directory, lock, the build): nothing was run
+        RS.say("timerbench: %s%s" % (
+            "%s: " % e.filename if e.filename else "", e.strerror or e))
         return 1
 
 

@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -75,17 +76,42 @@ def say(text):
 
 
 def atomic_write(path, text):
-    """Writes `path` whole or not at all (temporary file, fsync, rename)."""
+    """Writes `path` whole or not at all (temporary file, fsync, rename);
+    on failure (a full disk) the old file stays and no temporary is left."""
     tmp = "%s.tmp-%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def write_json(path, doc):
     atomic_write(path, json.dumps(doc, indent=2) + "\n")
+
+
+def _json_int(text):
+    """A JSON integer; past 1000 digits a float (inf), never Python's
+    ValueError for more than 4300 digits (report/tb_results.py reads alike)."""
+    return int(text) if len(text) <= 1000 else float(text)
+
+
+def loads(text):
+    return json.loads(text, parse_int=_json_int)
+
+
+def shell_word(text):
+    """`text` quoted for a POSIX shell: a results directory's name in a
+    command the user is told to paste may hold quotes, newlines or
+    backquotes."""
+    return shlex.quote(text)
 
 
 def canonical(run_name):
@@ -247,6 +273,9 @@ def release_lock(f, outdir):
 def check_new_out(outdir, held=False):
     """An --out for a new run: absent, or an empty directory (`held`: this
     process has taken its lock)."""
+    if os.path.islink(outdir) and not os.path.exists(outdir):
+        raise RunError("--out %s is a symbolic link to %s, which does not "
+                       "exist" % (outdir, os.readlink(outdir)))
     if os.path.exists(outdir):
         if not os.path.isdir(outdir):
             raise RunError("--out %s exists and is not a directory" % outdir)
@@ -258,9 +287,17 @@ def check_new_out(outdir, held=False):
         if entries:
             hint = ""
             if os.path.exists(os.path.join(outdir, "machine.json")):
-                hint = "; to continue the run in it, use --resume %s" % outdir
+                hint = "; to continue the run in it, use --resume %s" % shell_word(outdir)
             raise RunError("--out %s exists and is not empty (%d entries)%s" % (
                 outdir, len(entries), hint))
+    else:
+        # It will be made: the nearest existing parent must take it.
+        parent = os.path.dirname(os.path.abspath(outdir))
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise RunError("--out %s cannot be created: %s is not a writable "
+                           "directory" % (outdir, parent))
 
 
 def load_machine(outdir):
@@ -273,7 +310,7 @@ def load_machine(outdir):
         raise RunError("%s is not a results directory: it has no machine.json" % outdir)
     try:
         with open(path, encoding="utf-8") as f:
-            facts = json.load(f)
+            facts = loads(f.read())
     except (OSError, ValueError) as e:
         raise RunError("%s: machine.json cannot be read (%s)" % (outdir, e))
     if not isinstance(facts, dict) or not isinstance(facts.get("run"), dict):
@@ -286,7 +323,13 @@ def load_machine(outdir):
         raise RunError("%s was written by %s, results format 1, which records "
                        "no interruption state: it cannot be resumed (report "
                        "--from still renders it)" % (outdir, who))
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool):
+        kind = {str: "string", float: "number", bool: "boolean", list: "list",
+                dict: "object"}.get(type(version), "value")
+        raise RunError("%s: machine.json's format_version is %s, a JSON %s, not "
+                       "an integer; this checkout knows formats 1 to %d"
+                       % (outdir, json.dumps(version)[:40], kind, FORMAT_VERSION))
+    if version > FORMAT_VERSION or version < 1:
         raise RunError("%s was written by %s in results format %s; this "
                        "checkout knows formats up to %d: use a newer checkout"
                        % (outdir, who, version, FORMAT_VERSION))
@@ -383,7 +426,12 @@ def commit(outdir, facts):
     for h, names in expected.items():
         done, fits, context = collect(outdir, h, sessions)
         if context is None and not done:
-            missing[h] = list(names)
+            # No journal at all: a run stopped while "running" whose
+            # journals are gone keeps what its <harness>.json holds.
+            have = results_file_instances(os.path.join(outdir, h + ".json"))
+            missing[h] = [n for n in names if n not in have]
+            if not missing[h] and h not in sealed:
+                sealed.append(h)
             continue
         records, by_family, last_done = [], {}, {}
         for name in names:
@@ -432,6 +480,23 @@ def commit(outdir, facts):
     facts["instances"]["families_split"] = sorted(set(split))
     facts["instances"]["unexpected"] = unexpected
     return missing
+
+
+def results_file_instances(path):
+    """Names of the instances one harness's JSON holds whole (as _complete
+    judges a journal's), or an empty set when it is absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = loads(f.read())
+    except (OSError, ValueError):
+        return set()
+    entries = doc.get("benchmarks") if isinstance(doc, dict) else None
+    by_name = {}
+    for r in entries if isinstance(entries, list) else ():
+        if isinstance(r, dict) and isinstance(r.get("run_name"), str) \
+                and r.get("aggregate_name") not in ("BigO", "RMS"):
+            by_name.setdefault(r["run_name"], []).append(r)
+    return {n for n, recs in by_name.items() if _complete(recs)}
 
 
 def _commit_samples(outdir, sessions, done_by):
