@@ -5,9 +5,11 @@ at several points, left valid and resumable, and resumed to the same set of
 instances an uninterrupted run measures; the argument errors, each with its
 message and nothing built or written; stale and live locks; results
 directories that are not ones or come from another format; the report of a
-partial and of a resumed run.  Speed is never asserted, and no wall-clock
-limit is set: a signal is sent when the run's own progress line says the
-point has been reached.
+partial and of a resumed run; a full disk (issue 31, item 12), a
+"to continue:" line pasted into a shell (item 13), the ./timerbench script
+run from another directory (item 14).  Speed is never asserted, and no
+wall-clock limit is set: a signal is sent when the run's own progress line
+says the point has been reached.
 
 usage: resume_test.py TIMERBENCH_BENCH
 """
@@ -307,6 +309,120 @@ class Interrupted(unittest.TestCase):
         self.assertIn("continuing despite", r.stderr)
         self.check_complete(out, 2)
 
+    def test_continue_line_is_shell_quoted(self):
+        # a results directory whose name holds a quote, a newline and
+        # command substitutions: the printed line, pasted into a shell,
+        # names that directory and runs nothing else
+        where = os.path.join(self.tmp, "paste")
+        os.makedirs(where)
+        out = os.path.join(self.tmp, "it's \"q\"\n`touch PWNED` $(touch PWNED2)")
+        echo = "%s -c 'import sys; print(repr(sys.argv[1:]))' --resume" % sys.executable
+        s = Started(["--build-dir", BUILD, "--no-build", "--profile", PROFILE,
+                     "--filter", FILTER, "--harness", "micro", "--out", out,
+                     "--resume-command", echo])
+        self.assertTrue(s.wait_for(r"^\[micro 1/"))
+        os.killpg(s.proc.pid, signal.SIGINT)
+        status, _, err = s.finish()
+        self.assertEqual(status, 128 + signal.SIGINT, err)
+        line = err.split("timerbench: to continue: ", 1)[1]
+        self.assertTrue(line.endswith("\n") or not line.endswith(out), line)
+        pasted = subprocess.run(["bash", "-c", line.rstrip("\n")], cwd=where,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True)
+        self.assertEqual(pasted.stdout.strip(), repr(["--resume", out]), pasted.stderr)
+        self.assertEqual(os.listdir(where), [], "the pasted line ran a command")
+        r = self.resume(out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_journal_gone_while_running_keeps_the_results_files(self):
+        # issue 31, item 15: machine.json says "running", its journal is
+        # gone; what the harnesses' JSON holds is done, not missing
+        out, status, _, err = self.interrupt(
+            "nojournal", r"^\[runtime 2/", signal.SIGINT)
+        self.assertEqual(status, 128 + signal.SIGINT, err)
+        path = os.path.join(out, "machine.json")
+        with open(path) as f:
+            m = json.load(f)
+        n_micro = len(m["instances"]["expected"]["micro"])
+        m["run"]["status"] = "running"
+        m["instances"]["missing"] = dict(m["instances"]["expected"])
+        RS.write_json(path, m)
+        shutil.rmtree(os.path.join(out, RS.JOURNAL_DIR))
+        r = run_py("--recover", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = load_dir(out)["machine.json"]
+        self.assertNotIn("micro", m["instances"]["missing"])
+        self.assertEqual(m["instances"]["done"]["micro"], n_micro)
+        have = {RS.canonical(n) for n in all_instances(out)}
+        missing = {RS.canonical(n) for v in m["instances"]["missing"].values() for n in v}
+        self.assertFalse(have & missing, "an instance in the files is listed missing")
+
+
+class WriteFailures(unittest.TestCase):
+    """A full disk stops the run once, cleanly, and the run can be resumed
+    (issue 31, item 12)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-full-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def check_stopped(self, r, out, what):
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(r.stderr.count("No space left on device"), 1, r.stderr)
+        self.assertIn("timerbench: cannot write the results: ", r.stderr)
+        self.assertIn("to continue once there is room: bench/run.py --resume " + out,
+                      r.stderr)
+        m = load_dir(out)["machine.json"]
+        self.assertEqual(m["run"]["status"], "interrupted")
+        self.assertIn(what, m["run"]["interrupted"]["error"])
+        self.assertIn("No space left on device", m["run"]["interrupted"]["error"])
+        self.assertFalse(os.path.exists(os.path.join(out, RS.LOCK)))
+        self.assertEqual([f for f in os.listdir(out) if ".tmp-" in f], [])
+        r = run_py("--build-dir", BUILD, "--no-build", "--resume", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(load_dir(out)["machine.json"]["run"]["status"], "complete")
+
+    def test_harness_journal_on_a_full_disk(self):
+        # the harness's journal is /dev/full: every write fails with ENOSPC,
+        # as on a full disk; the harness says so for each instance
+        fake = os.path.join(self.tmp, "build")
+        os.makedirs(os.path.join(fake, "bench"))
+        wrapper = os.path.join(fake, "bench", "timerbench-bench")
+        with open(wrapper, "w") as f:
+            f.write("#!%s\nimport os, sys\n"
+                    "a = ['--journal=/dev/full' if x.startswith('--journal=') else x "
+                    "for x in sys.argv[1:]]\nos.execv(%r, [%r] + a)\n"
+                    % (sys.executable, BINARY, BINARY))
+        os.chmod(wrapper, 0o755)
+        out = os.path.join(self.tmp, "out")
+        r = run_py("--build-dir", fake, "--no-build", "--profile", PROFILE,
+                   "--filter", FILTER, "--out", out)
+        self.check_stopped(r, out, "journal")
+
+    def test_results_file_on_a_full_disk(self):
+        # writing micro.json fails as on a full disk (bench/run.py in a
+        # process whose tb_runstate.atomic_write raises ENOSPC for it)
+        out = os.path.join(self.tmp, "out")
+        code = ("import errno, os, sys\n"
+                "sys.path.insert(0, %r)\n"
+                "import run, tb_runstate as RS\n"
+                "real = RS.atomic_write\n"
+                "def full(path, text):\n"
+                "    if path.endswith('micro.json'):\n"
+                "        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path + '.tmp')\n"
+                "    real(path, text)\n"
+                "RS.atomic_write = full\n"
+                "sys.exit(run.main(sys.argv[1:]))\n" % os.path.join(ROOT, "bench"))
+        r = subprocess.run([sys.executable, "-c", code, "--build-dir", BUILD,
+                            "--no-build", "--profile", PROFILE, "--filter", FILTER,
+                            "--harness", "micro", "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.check_stopped(r, out, "micro.json")
+
 
 class BadArguments(unittest.TestCase):
     """Each refused before anything is built, run or written."""
@@ -429,6 +545,36 @@ class BadArguments(unittest.TestCase):
                       rep.stderr)
         self.assertFalse(os.path.exists(os.path.join(new, "report.md")))
 
+    def test_empty_backends_are_refused(self):
+        # `--backends ''` meant every backend
+        err = self.refused("--no-build", "--backends", "")
+        self.assertIn("--backends '' has an empty name", err)
+        err = self.refused("--no-build", "--backends", "heapqueue,,quadheap")
+        self.assertIn("has an empty name", err)
+
+    def test_out_onto_a_dangling_symlink(self):
+        # refused before anything is built, not FileExistsError after
+        out = os.path.join(self.tmp, "link")
+        os.symlink(os.path.join(self.tmp, "gone"), out)
+        r = run_py("--build-dir", BUILD, "--no-build", "--profile", PROFILE,
+                   "--filter", FILTER, "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertIn("is a symbolic link to %s, which does not exist"
+                      % os.path.join(self.tmp, "gone"), r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "gone")))
+
+    def test_format_version_of_the_wrong_type(self):
+        d = os.path.join(self.tmp, "str")
+        shutil.copytree(os.path.join(HERE, "fixtures", "report-quick"), d)
+        with open(os.path.join(d, "machine.json")) as f:
+            m = json.load(f)
+        m["format_version"] = "2"
+        RS.write_json(os.path.join(d, "machine.json"), m)
+        r = run_py("--build-dir", self.empty_build, "--resume", d)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('format_version is "2", a JSON string, not an integer', r.stderr)
+
     def test_timerbench_script_says_why(self):
         # the issue's case: the reason on the terminal, not in micro.log
         r = subprocess.run([os.path.join(ROOT, "timerbench"), "bench",
@@ -439,6 +585,63 @@ class BadArguments(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("no backend 'nosuch'; the registered backends are: ", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "o")))
+
+
+class CallerPaths(unittest.TestCase):
+    """./timerbench run from another directory: every path argument is the
+    caller's (issue 31, item 14), and a bad --from is a bad argument (exit
+    2, item 15).  Each case is refused or re-renders: nothing is run."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-cwd-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def script(self, *args):
+        return subprocess.run([os.path.join(ROOT, "timerbench")] + list(args),
+                              cwd=self.tmp, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True)
+
+    def test_resume(self):
+        shutil.copytree(os.path.join(HERE, "fixtures", "report-quick"),
+                        os.path.join(self.tmp, "old"))
+        r = self.script("report", "--resume", "old")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("%s was written by timerbench 0.1.0" % os.path.join(self.tmp, "old"),
+                      r.stderr)
+
+    def test_out(self):
+        # "bench" is also a directory of the checkout: --out must be this one
+        os.makedirs(os.path.join(self.tmp, "bench"))
+        open(os.path.join(self.tmp, "bench", "mine"), "w").close()
+        r = self.script("bench", "--out", "bench")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--out %s exists and is not empty" % os.path.join(self.tmp, "bench"),
+                      r.stderr)
+
+    def test_from(self):
+        shutil.copytree(os.path.join(HERE, "fixtures", "report-quick"),
+                        os.path.join(self.tmp, "r"))
+        r = self.script("report", "--from", "r")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(self.tmp, "r", "report.md")))
+        r = self.script("report", "--from", "nowhere")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(os.path.join(self.tmp, "nowhere") + ": no such results directory",
+                      r.stderr)
+        r = self.script("report", "--from", "/")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("/ is not a results directory", r.stderr)
+
+    def test_replay_traces(self):
+        # a directory where a trace is named: refused by replay's check,
+        # before anything is built (and --backends would refuse it next)
+        os.makedirs(os.path.join(self.tmp, "t.trace"))
+        r = self.script("replay", "t.trace", "--backends", "nosuch")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(os.path.join(self.tmp, "t.trace") + ":", r.stderr)
+        self.assertNotIn("no such trace file", r.stderr)
 
 
 class Pieces(unittest.TestCase):
