@@ -1069,6 +1069,9 @@ def main(argv=None):
         # a signal ends it as usual
         try:
             check_backends(opts)
+            if opts.out and os.path.islink(opts.out) and not os.path.exists(opts.out):
+                raise RS.RunError("--out %s is a symbolic link to %s, which does "
+                                  "not exist" % (opts.out, os.readlink(opts.out)))
         except RS.RunError as e:
             RS.say("timerbench: %s" % e)
             return 2

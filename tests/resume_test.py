@@ -563,6 +563,11 @@ class BadArguments(unittest.TestCase):
         self.assertIn("is a symbolic link to %s, which does not exist"
                       % os.path.join(self.tmp, "gone"), r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "gone")))
+        # the counts profile adds to a directory: the same refusal
+        r = run_py("--build-dir", self.empty_build, "--profile", "counts", "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("is a symbolic link to", r.stderr)
+        self.assertEqual(os.listdir(self.empty_build), [])
 
     def test_format_version_of_the_wrong_type(self):
         d = os.path.join(self.tmp, "str")
