@@ -101,7 +101,10 @@ def install(out_dir, staging, md, html):
         backup = "%s.old-%d" % (html_path, os.getpid())
         had_html = os.path.exists(html_path)
         if had_html:
-            os.link(html_path, backup)
+            try:
+                os.link(html_path, backup)
+            except OSError:      # a filesystem without hard links
+                shutil.copy2(html_path, backup)
         try:
             os.replace(tmp[html_path], html_path)
             try:
