@@ -271,6 +271,36 @@ int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
     return schedule(s, delay_ns, 0, fn, arg, handle);
 }
 
+/* tb_schedule_range: its own entry, so that tb_schedule's path stays as it
+ * is.  The same checks as schedule(), plus the slack's; both ends of the
+ * range are computed from one reading of the clock. */
+int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
+                      tb_fn fn, void *arg, tb_handle *handle)
+{
+    if (!s || !fn || slack_ns < 0) {
+        tb_handle_none(handle);
+        return TB_EINVAL;
+    }
+    if ((uint64_t)delay_ns > (uint64_t)TB_MAX_DELAY) {
+        if (delay_ns > 0) {
+            tb_handle_none(handle);
+            return TB_ERANGE;
+        }
+        delay_ns = 0;
+    }
+    int64_t now = tb_clock_now(s), soft, hard;
+    if (slack_ns > TB_MAX_DELAY - delay_ns ||
+        __builtin_add_overflow(now, delay_ns, &soft) ||
+        __builtin_add_overflow(soft, slack_ns, &hard)) {
+        tb_handle_none(handle);
+        return TB_ERANGE;
+    }
+    const struct tb_backend_ops *ops = s->backend->ops;
+    if (!ops->schedule_range)
+        return s->schedule(s, soft, fn, arg, handle, 0);
+    return ops->schedule_range(s, soft, hard, fn, arg, handle);
+}
+
 static int check_period(int64_t period)
 {
     if (period <= 0)

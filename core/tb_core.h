@@ -377,6 +377,13 @@ struct tb_backend_ops {
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* optional (TB_CAP_RANGE): insert a one-shot that may run anywhere in
+     * [soft, hard], absolute times in the scheduler's clock, soft <= hard
+     * (tb_schedule_range).  Absolute, as schedule's deadline, so that the
+     * core reads the clock once and both ends come from that one reading;
+     * NULL: the core calls schedule with the soft time */
+    int (*schedule_range)(struct tb_sched *s, int64_t soft, int64_t hard,
+                          tb_fn fn, void *arg, tb_handle *handle);
     /* optional: move a waiting one-shot task to an absolute deadline in
      * place (tb_reschedule); NULL answers TB_ENOTSUP */
     int (*reschedule)(struct tb_sched *s, tb_handle handle, int64_t deadline);

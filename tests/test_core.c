@@ -1,7 +1,9 @@
 /*
  * test_core.c — unit tests of what the backends share: the registry, error
  * strings, handles and their generations, config checks, the virtual clock,
- * the pool's layout and the wheels' division by a reciprocal.
+ * the pool's layout and the wheels' division by a reciprocal; and
+ * tb_schedule_range's checks and what a backend without TB_CAP_RANGE does
+ * with it (as tb_schedule).
  */
 #include <string.h>
 
@@ -396,6 +398,149 @@ static void test_pool_alignment(void **state)
     }
 }
 
+/* tb_schedule_range's own checks, the same on every backend: a negative
+ * slack, a NULL scheduler or callback, a delay or a range past TB_MAX_DELAY
+ * or past the end of the clock; each answers its error, says "no task"
+ * through the handle and leaves the pending tasks as they were. */
+static void test_schedule_range_bad_input(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        const struct tb_backend *b = tb_backend_at(i);
+        struct tb_sched *s = make_sched(b, NULL);
+        tb_handle h = 5, first;
+        assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, &first),
+                         TB_OK);
+        struct {
+            struct tb_sched *s;
+            int64_t delay, slack;
+            tb_fn fn;
+            int rc;
+        } bad[] = {
+            {NULL, TB_MS, 0, noop_task, TB_EINVAL},
+            {s, TB_MS, 0, NULL, TB_EINVAL},
+            {s, TB_MS, -1, noop_task, TB_EINVAL},
+            {s, TB_MS, INT64_MIN, noop_task, TB_EINVAL},
+            {s, TB_MAX_DELAY + 1, 0, noop_task, TB_ERANGE},
+            {s, TB_MAX_DELAY, 1, noop_task, TB_ERANGE},
+            {s, 1, TB_MAX_DELAY, noop_task, TB_ERANGE},
+            {s, 0, INT64_MAX, noop_task, TB_ERANGE},
+            {s, -5, TB_MAX_DELAY + 1, noop_task, TB_ERANGE},
+        };
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            h = 5;
+            assert_int_equal(tb_schedule_range(bad[k].s, bad[k].delay,
+                                               bad[k].slack, bad[k].fn, NULL,
+                                               &h), bad[k].rc);
+            assert_int_equal(h, TB_HANDLE_NONE);
+        }
+        assert_int_equal(tb_pending(s), 1);
+        /* the edges are accepted: the whole budget, a negative delay */
+        assert_int_equal(tb_schedule_range(s, TB_MAX_DELAY - 7, 7, noop_task,
+                                           NULL, &h), TB_OK);
+        assert_int_not_equal(h, TB_HANDLE_NONE);
+        assert_int_equal(tb_cancel(s, h), 1);
+        assert_int_equal(tb_schedule_range(s, -3, 0, noop_task, NULL, &h),
+                         TB_OK);
+        /* due at once: Kafka's timer hands it to its executor already */
+        int rc = tb_cancel(s, h);
+        assert_true(rc == 0 || rc == 1);
+        /* near the end of the clock (reached empty, which costs a wheel
+         * nothing): the hard end may not pass it */
+        assert_int_equal(tb_cancel(s, first), 1);
+        assert_true(tb_advance(s, INT64_MAX - TB_SEC) >= 0);
+        h = 5;
+        assert_int_equal(tb_schedule_range(s, TB_SEC - 3, 4, noop_task, NULL,
+                                           &h), TB_ERANGE);
+        assert_int_equal(h, TB_HANDLE_NONE);
+        assert_int_equal(tb_schedule_range(s, TB_SEC, 1, noop_task, NULL,
+                                           &h), TB_ERANGE);
+        assert_int_equal(tb_schedule_range(s, TB_SEC - 3, 3, noop_task, NULL,
+                                           &h), TB_OK);
+        assert_int_equal(tb_cancel(s, h), 1);
+        struct tb_stats st;
+        assert_int_equal(tb_stats(s, &st), TB_OK);
+        assert_int_equal(st.rejected, 0); /* bad input is not a rejection */
+        assert_int_not_equal(tb_check(s), TB_ECORRUPT);
+        assert_balanced(s);
+        tb_destroy(s);
+    }
+}
+
+struct twin_count {
+    int runs;
+};
+
+static int twin_task(void *arg)
+{
+    ((struct twin_count *)arg)->runs++;
+    return 0;
+}
+
+/* A backend without TB_CAP_RANGE ignores the slack: the same delays through
+ * tb_schedule_range with random slack and through tb_schedule, into two
+ * schedulers of one configuration, run the same tasks in every step of the
+ * clock, and cancels answer the same.  A backend with it runs each task
+ * once, never before its soft end, and by the step that reaches its hard
+ * end (a ticked one: by the step after the tick past it). */
+static void test_schedule_range_by_caps(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static struct twin_count plain[N], ranged[N];
+    static int64_t soft[N], hard[N];
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        const struct tb_backend *b = tb_backend_at(i);
+        struct tb_sched *a = make_sched(b, NULL), *r = make_sched(b, NULL);
+        struct tb_config cfg;
+        tb_sched_config(a, &cfg);
+        int64_t tick = cfg.tick_ns > 0 ? cfg.tick_ns : 1;
+        tb_handle ha[N], hr[N];
+        uint64_t rng = 11 + i;
+        memset(plain, 0, sizeof plain);
+        memset(ranged, 0, sizeof ranged);
+        for (int k = 0; k < N; k++) {
+            int64_t d = rng_range(&rng, 0, 2 * TB_SEC);
+            int64_t slack = k % 4 ? rng_range(&rng, 0, 500 * TB_MS) : 0;
+            soft[k] = d;
+            hard[k] = d + slack;
+            assert_int_equal(tb_schedule(a, d, twin_task, &plain[k], &ha[k]),
+                             TB_OK);
+            assert_int_equal(tb_schedule_range(r, d, slack, twin_task,
+                                               &ranged[k], &hr[k]), TB_OK);
+        }
+        for (int k = 0; k < N; k += 7)
+            assert_int_equal(tb_cancel(a, ha[k]), tb_cancel(r, hr[k]));
+        bool range = b->caps & TB_CAP_RANGE;
+        int64_t step = 7 * TB_MS;
+        for (int64_t t = step; t <= 4 * TB_SEC; t += step) {
+            long na = tb_advance(a, t), nr = tb_advance(r, t);
+            assert_true(na >= 0 && nr >= 0);
+            if (!range)
+                assert_int_equal(na, nr);
+            for (int k = 0; k < N; k++) {
+                if (!range) {
+                    assert_int_equal(plain[k].runs, ranged[k].runs);
+                    continue;
+                }
+                assert_true(ranged[k].runs <= 1);
+                if (ranged[k].runs)
+                    assert_true(soft[k] <= t);
+                if (k % 7 && hard[k] + tick + step <= t &&
+                    !(b->caps & TB_CAP_GRANULAR))
+                    assert_int_equal(ranged[k].runs, 1);
+            }
+        }
+        for (int k = 0; k < N; k++)
+            assert_int_equal(ranged[k].runs, k % 7 ? 1 : 0);
+        assert_int_equal(tb_pending(r), 0);
+        assert_balanced(a);
+        assert_balanced(r);
+        tb_destroy(a);
+        tb_destroy(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +559,8 @@ int main(void)
         cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_udiv),
         cmocka_unit_test(test_pool_alignment),
+        cmocka_unit_test(test_schedule_range_bad_input),
+        cmocka_unit_test(test_schedule_range_by_caps),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -166,6 +166,10 @@ enum {
     TB_CAP_WAIT_NANOSLEEP = 1u << 7, /* its threads sleep in clock_nanosleep
                                     (the lateness floor it is held to);
                                     without it, pthread_cond_timedwait */
+    TB_CAP_RANGE = 1u << 8,      /* honours a lateness budget:
+                                    tb_schedule_range() may run a task
+                                    anywhere in [soft, hard], coalescing
+                                    runs as hrtimers do */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
@@ -224,6 +228,23 @@ int64_t tb_now(const struct tb_sched *s);
  *  TB_MAX_DELAY or the clock), TB_ESHUTDOWN, TB_EFULL, TB_ENOMEM. */
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
                 tb_handle *handle);
+
+/** Runs fn(arg) once, never before `delay_ns` from now (the soft expiry)
+ *  and, on a backend with TB_CAP_RANGE, by `delay_ns + slack_ns` (the hard
+ *  expiry) plus its wake-up latency: Linux's hrtimer_start_range_ns().  Such
+ *  a backend may run the task anywhere in [soft, hard], so that tasks whose
+ *  ranges overlap share one wake-up.  A backend without TB_CAP_RANGE ignores
+ *  slack_ns and behaves as tb_schedule().  Errors as tb_schedule(), plus
+ *  TB_EINVAL for slack_ns < 0 and TB_ERANGE when delay + slack passes
+ *  TB_MAX_DELAY (or the clock).
+ *
+ *  The lateness budget of a task is slack_ns (issue 27's precision axis).
+ *  tb_schedule() is this call with slack 0, but keeps its own entry: it is
+ *  the most measured path of the suite and takes no extra argument or
+ *  check for a budget it never has.  Backends receive absolute soft and
+ *  hard times (see core/tb_core.h, schedule_range). */
+int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
+                      tb_fn fn, void *arg, tb_handle *handle);
 
 /** Runs fn(arg) first after `delay_ns`, then every `period_ns` measured from
  *  the previous *scheduled* time: late runs catch up, runs never overlap
