@@ -9,6 +9,7 @@ sentences only through the formatting helpers of tb_analysis.
 
 import os
 import re
+import shlex
 import statistics
 
 import tb_analysis as A
@@ -22,6 +23,10 @@ from tb_doc import Bold, Code, Doc
 from tb_figures import FLOOR_COLOUR, RawPath, add_figure, assign_colours
 
 # Micro-benchmark operations, in the order the figures show them.
+# Files with problems the Limitations section names one by one; the rest
+# are counted (a directory of 10^5 damaged files makes no 10^5-line report).
+PROBLEMS_LISTED = 20
+
 MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
 MICRO_WHAT = {
     "fill": "N schedules into an empty scheduler, growth of the structure "
@@ -255,7 +260,14 @@ def run_state_text(res):
     run, status = res.run, res.status
     sessions = [s for s in run.get("sessions", []) if isinstance(s, dict)]
     out = []
-    if status in ("interrupted", "incomplete", "running"):
+    if status == "running" and not res.missing:
+        # machine.json was left "running" (the run was killed before it
+        # could say more) but every instance is in the files
+        out.append((Bold("Unfinished record:"),
+                    " machine.json still says the run is running, yet every "
+                    "instance it expected is in the results files; the "
+                    "report is complete.",))
+    elif status in ("interrupted", "incomplete", "running"):
         intr = run.get("interrupted") if isinstance(run.get("interrupted"), dict) else {}
         why = ("was stopped by %s at %s after %s s, %s" % (
             intr.get("signal"), intr.get("at_utc"), A.fmt_num(intr.get("after_seconds")),
@@ -267,7 +279,7 @@ def run_state_text(res):
                     "(Limitations lists them). " % (
                         why, tb_claims.missing_text(res.missing) if res.missing
                         else "some instances"),
-                    Code("./timerbench report --resume " + res.root),
+                    Code("./timerbench report --resume " + shlex.quote(res.root)),
                     " measures the missing ones."))
     resumed = [s for s in sessions[1:] if s.get("started_utc")]
     if resumed:
@@ -1007,8 +1019,11 @@ def limitations_section(ctx, doc):
             items.append(("These harnesses exited with a failure status: ",
                           *_join([Code(str(b)) for b in bad]), "."))
     items += run_state_limitations(res)
-    for p in res.problems:
+    for p in res.problems[:PROBLEMS_LISTED]:
         items.append((Code(os.path.relpath(p.path, res.root)), " " + p.what + "; what it held is missing from this report."))
+    if len(res.problems) > PROBLEMS_LISTED:
+        items.append("... and %d more files with problems, not listed." % (
+            len(res.problems) - PROBLEMS_LISTED))
     for sec, what in ctx.missing:
         items.append(("Missing data: ", Bold(sec), " — " + what + "."))
     for name, why in ctx.figs.failures:

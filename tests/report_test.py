@@ -15,6 +15,7 @@ import html
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -1301,9 +1302,54 @@ class WhatIsAResultsDirectory(unittest.TestCase):
             md = f.read()
         lim = md_section(md, "Limitations and noise")
         self.assertNotIn("insert/heapqueue/uniform", lim)
+        # the summary says the record is unfinished, not that results are
+        # partial: every instance is there
+        self.assertIn("Unfinished record:", md)
+        self.assertNotIn("Partial results:", md)
         sys.path.insert(0, os.path.join(ROOT, "report"))
         import tb_results
         self.assertEqual(tb_results.load(d).missing, [])
+
+    def test_problems_in_the_report_are_capped(self):
+        d = copy_fixture(self.tmp)
+        for i in range(35):
+            with open(os.path.join(d, "bad%02d.json" % i), "w") as f:
+                f.write("{not json")
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            lim = md_section(f.read(), "Limitations and noise")
+        self.assertEqual(len(re.findall(r"`bad\d\d\.json`", lim)), 20, lim)
+        self.assertIn("... and 15 more files with problems, not listed.", lim)
+
+    def test_resume_hint_in_the_report_is_shell_quoted(self):
+        # an interrupted run in a directory whose name a shell would act on
+        d = os.path.join(self.tmp, "it's `touch PWNED`")
+        shutil.copytree(FIXTURE, d, ignore=shutil.ignore_patterns("README.md"))
+        data = fixture_json()
+        names = sorted({b["run_name"] for b in data["benchmarks"]
+                        if b.get("run_type") == "iteration"})
+        path = os.path.join(d, "machine.json")
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["format_version"] = 2
+        m.setdefault("run", {})["status"] = "interrupted"
+        m["run"]["interrupted"] = {"signal": "SIGINT", "where": "in micro"}
+        m["instances"] = {"expected": {"micro": names + ["fill/x/y/series=a/N:1"]},
+                          "missing": {"micro": ["fill/x/y/series=a/N:1"]}}
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(m, f)
+        rc, _, err = run(d, "--no-figures")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("Partial results:", md)
+        # a code span cannot hold this name's backquotes: Markdown shows it
+        # as text with each backquote escaped
+        hint = re.search(r"`?(\./timerbench report --resume [^\n]*?)`? measures", md)
+        self.assertIsNotNone(hint, md[:3000])
+        argv = shlex.split(hint.group(1).replace("\\`", "`"))
+        self.assertEqual(argv[-1], d)
 
     def test_problems_on_the_terminal_are_capped(self):
         d = os.path.join(self.tmp, "many")
