@@ -23,7 +23,11 @@ counts profile's fixed cache model): deterministic figures, unlike times
 on a loaded machine.
 
 and prints DIR on stdout.  Exit status: 0 done, 1 a replay failed its
-checks or could not run, 2 bad arguments or a bad trace.
+checks or could not run, 2 bad arguments or a bad trace.  A backend that
+fails its checks fails alone: replay.json is still written, with that
+backend's error in place of its numbers, DIR is still printed, and the exit
+status is 1.  A trace path that is not a regular file (a FIFO, a device, a
+directory) is refused before anything is built or locked.
 
 bench/run.py's standard and full profiles call `replay_into` to add the
 shipped kernel trace and the generators' traces to their results.
@@ -32,6 +36,7 @@ import argparse
 import datetime
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -70,14 +75,29 @@ def build_replay(build_dir, jobs=None):
     return os.path.join(build_dir, BINARY)
 
 
+# What a path that is not a regular file is, for the refusal (as the
+# binary names it).
+FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"),
+              (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def check_traces(traces):
-    """Each trace is a readable file; a RunError names the first that is
-    not (its content is checked by the binary)."""
+    """Each trace is a readable regular file; a RunError names the first
+    that is not (its content is checked by the binary).  A FIFO or a device
+    is refused here, before anything is built or locked: reading one would
+    block the replay, or never end."""
     for t in traces:
-        if not os.path.exists(t):
+        try:
+            st = os.stat(t)
+        except FileNotFoundError:
             raise RS.RunError("%s: no such trace file" % t)
-        if os.path.isdir(t):
-            raise RS.RunError("%s: is a directory, not a trace file" % t)
+        except OSError as e:
+            raise RS.RunError("%s: cannot be read: %s" % (t, e.strerror))
+        if not stat.S_ISREG(st.st_mode):
+            kind = [k for f, k in FILE_KINDS if f(st.st_mode)]
+            raise RS.RunError("%s: not a regular file (%s)" % (
+                t, kind[0] if kind else "of another kind"))
         if not os.access(t, os.R_OK):
             raise RS.RunError("%s: cannot be read" % t)
 
@@ -98,10 +118,12 @@ def check_backends(backends):
 def parse_check(binary, traces, backends=None):
     """Has the binary check the backends and parse every trace; a RunError
     carries its message."""
+    # errors="replace": the binary's messages are ASCII, but a path it
+    # names may be any bytes
     p = subprocess.run([binary, "--parse-only"] +
                        (["--backends", backends] if backends else []) + list(traces),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
+                       universal_newlines=True, errors="replace")
     if p.returncode != 0:
         msg = p.stderr.strip()
         if msg.startswith("timerbench-replay: "):
@@ -120,10 +142,25 @@ def _pin():
             os.sched_setaffinity(0, {cpus[-1]})
 
 
+def replay_errors(path):
+    """The backends that failed their checks in a whole replay.json, as
+    "BACKEND on TRACE: ERROR"; None when the file is not whole JSON (the
+    binary died while writing it)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            doc = json.load(f)
+        return ["%s on %s: %s" % (b.get("name"), t.get("name"), b["error"])
+                for t in doc["traces"] for b in t["backends"] if "error" in b]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
                log=None):
     """Runs the replay into outdir/replay.json, its progress on stderr and
-    into outdir/replay.log; returns (exit status, seconds, last message)."""
+    into outdir/replay.log; returns (exit status, seconds, last message).
+    A replay in which some backends failed their checks (exit 1) still
+    writes replay.json, with those backends' errors in it."""
     cmd = [binary, "--reps", str(reps), "--out",
            os.path.join(outdir, "replay.json.tmp")]
     if backends:
@@ -133,10 +170,11 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
     cmd += list(traces)
     t0 = time.monotonic()
     last = ""
-    with open(log or os.path.join(outdir, "replay.log"), "a") as lf:
+    with open(log or os.path.join(outdir, "replay.log"), "a",
+              encoding="utf-8", errors="replace") as lf:
         lf.write("$ %s\n" % " ".join(cmd))
         with subprocess.Popen(cmd, stderr=subprocess.PIPE,
-                              universal_newlines=True,
+                              universal_newlines=True, errors="replace",
                               preexec_fn=_pin) as p:
             for line in p.stderr:
                 lf.write(line)
@@ -145,7 +183,7 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
                 last = line.strip() or last
             st = p.wait()
     tmp = os.path.join(outdir, "replay.json.tmp")
-    if st == 0:
+    if st in (0, 1) and os.path.exists(tmp) and replay_errors(tmp) is not None:
         os.replace(tmp, os.path.join(outdir, "replay.json"))
     elif os.path.exists(tmp):
         os.unlink(tmp)
@@ -299,6 +337,11 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
     facts["status"] = "complete" if st == 0 else "failed"
     if st != 0:
         facts["error"] = last
+        # the backends that failed their checks (the others' results are
+        # in replay.json)
+        failed = replay_errors(os.path.join(outdir, "replay.json"))
+        if failed:
+            facts["backend_errors"] = failed
         RS.say("timerbench: replay failed: %s" % last)
     facts["seconds"] = time.monotonic() - t0
     return facts
@@ -380,6 +423,11 @@ def main(argv=None):
                             opts.jobs or 2):
                 st, last = 1, "some Valgrind counts failed (replay.json names them)"
             secs = time.monotonic() - t0
+        # a replay whose checks failed on some backends: their errors, from
+        # replay.json (the other backends' results are there too)
+        json_path = os.path.join(outdir, "replay.json")
+        errors = [] if st == 0 else \
+            (os.path.exists(json_path) and replay_errors(json_path)) or [last]
         facts = {
             "format_version": RS.FORMAT_VERSION,
             "machine": RUN.machine_facts(),
@@ -393,7 +441,7 @@ def main(argv=None):
                     "total_seconds": secs,
                     "command": sys.argv,
                     "status": "complete" if st == 0 else "failed",
-                    "errors": [] if st == 0 else [last],
+                    "errors": errors,
                     "replay": {"traces": [os.path.abspath(t) for t in opts.traces],
                                "reps": opts.reps, "tick_ns": opts.tick,
                                "status": "complete" if st == 0 else "failed",
@@ -407,6 +455,11 @@ def main(argv=None):
         RS.release_lock(lock, outdir)
     if st != 0:
         RS.say("timerbench: replay failed (exit %d): %s" % (st, last))
+        if os.path.exists(json_path):
+            # what did pass is kept: the report renders it
+            RS.say("timerbench: replay: the results of the backends that "
+                   "passed their checks are in %s" % outdir)
+            print(outdir)
         return 1 if st != 2 else 2
     RS.say("timerbench: replay done in %.1f s -> %s" % (secs, outdir))
     print(outdir)

@@ -40,10 +40,10 @@ import tb_stats as S  # noqa: E402
 MS = 1000000
 
 
-def replay(*args):
-    p = subprocess.run([BINARY] + list(args), capture_output=True, text=True,
-                       timeout=600)
-    return p.returncode, p.stdout, p.stderr
+def replay(*args, timeout=600):
+    # errors="strict" on stderr: the binary's messages must be ASCII
+    p = subprocess.run([BINARY] + list(args), capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("ascii")
 
 
 def fixture(name):
@@ -68,6 +68,16 @@ class BadTraces(unittest.TestCase):
         ("zero-period.trace", 3, "period must be > 0"),
         ("too-many-fields.trace", 4, "expected 5 fields (time,op,id,delay,period), got 6"),
         ("empty.trace", 1, "empty file"),
+        # one grammar with tools/tb_trace.py (issue 31, 10): digits only, at
+        # most 20 of them, no byte-order mark
+        ("bom.trace", 1, "starts with a UTF-8 byte-order mark; save the file without it"),
+        ("plus-sign.trace", 3, "delay '+5' is not an integer"),
+        ("leading-space.trace", 3, "delay ' 5' is not an integer"),
+        ("too-many-digits.trace", 3, "delay 000000000000000000005 is out of range "
+                                     "(21 digits, more than 20)"),
+        # what a bad field holds is echoed as ASCII, at most 40 bytes (5)
+        ("raw-bytes.trace", 3, "unknown op 'sch\\xe9dule\\x01\\x1b[31m'"),
+        ("utf8-cut.trace", 3, "unknown op '%s...'" % ("\\xc3\\xa9" * 20)),
     ]
 
     def test_each_rule_names_file_line_and_reason(self):
@@ -332,6 +342,230 @@ class FailedCheck(unittest.TestCase):
                       "the trace cancels it", err)
 
 
+def write_trace(path, unit, lines, data=None):
+    """A trace file: header, event lines (or raw bytes `data` after the
+    header)."""
+    with open(path, "wb") as f:
+        f.write(("#timerbench-trace v1 unit=%s\ntime,op,id,delay,period\n" % unit).encode())
+        if data is not None:
+            f.write(data)
+        for line in lines:
+            f.write((line + "\n").encode())
+    return path
+
+
+def backends_of(out):
+    return {b["name"]: b for b in json.loads(out)["traces"][0]["backends"]}
+
+
+class Hostile(unittest.TestCase):
+    """The hostile traces of issue 31: each one crashed, hung, failed for
+    nothing or was accepted in silence before."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_only_cancels_of_unknown_ids(self):
+        # 1: drain() read the last event of a trace that replays none
+        rc, out, err = replay("--reps", "1", "--quiet", fixture("cancels-only.trace"))
+        self.assertEqual(rc, 0, err)
+        t = json.loads(out)["traces"][0]
+        self.assertEqual((t["events"], t["timers"], t["cancel_unknown"]), (2, 0, 2))
+        self.assertEqual((t["start_ns"], t["end_ns"]), (0, 5000))
+        self.assertEqual(t["delay_ns"], {})
+        for b in t["backends"]:
+            self.assertEqual(b["fires"], 0, b["name"])
+            self.assertTrue(b["checks"]["passed"])
+
+    def test_a_two_hour_timer_fires_on_every_backend(self):
+        # 3: kernelwheel files a 2 h timer at a level of 4.4 min granularity
+        # (1 ms tick); the drain used to give up after 4096 ticks
+        rc, out, err = replay("--reps", "1", "--quiet", fixture("keepalive.trace"),
+                              timeout=120)
+        self.assertEqual(rc, 0, err)
+        for name, b in backends_of(out).items():
+            with self.subTest(backend=name):
+                self.assertEqual(b["fires"], 2)
+                late = b["lateness"]["ns"]["max"]
+                if name == "kernelwheel":
+                    # late by its level's granularity, seen at the exact
+                    # tick it ran (a multiple of 8^6 ticks), under 1/7 of
+                    # the delay
+                    self.assertGreater(late, 4096 * MS)
+                    self.assertEqual((7200000 * MS + late) % (8 ** 6 * MS), 0, late)
+                    self.assertLess(late, 7200000 * MS // 7)
+                elif not b["ticked"]:
+                    self.assertEqual(late, 0)
+
+    def test_every_level_of_the_kernel_wheel_drains(self):
+        # 3: one-shots from an hour to the end of the format's range
+        delays = [3600 * 1000, 86400 * 1000, 30 * 86400 * 1000, 365 * 86400 * 1000,
+                  4611686018427]   # ms: 2^62 ns is 4611686018427.4 ms
+        p = write_trace(self.path("levels.trace"), "ms",
+                        ["0,schedule,%d,%d," % (i, d) for i, d in enumerate(delays)])
+        rc, out, err = replay("--reps", "1", "--quiet", p, timeout=300)
+        self.assertEqual(rc, 0, err)
+        for name, b in backends_of(out).items():
+            self.assertEqual(b["fires"], len(delays), name)
+            self.assertLessEqual(b["lateness"]["beyond_tick_of_delay_max"], 8 / 63.0, name)
+
+    def test_one_failed_backend_keeps_the_others(self):
+        # 3: the check failure of one backend costs that backend only
+        rc, out, err = replay("--reps", "2", "--quiet", "--skip-cancel", "1@timerwheel",
+                              fixture("hand.trace"))
+        self.assertEqual(rc, 1)
+        self.assertIn("timerwheel on %s: check failed: the timer of line 6 (id 2) fired 1 "
+                      "times" % fixture("hand.trace"), err)
+        bs = backends_of(out)
+        self.assertGreaterEqual(len(bs), 4)
+        failed = bs.pop("timerwheel")
+        self.assertIn("the timer of line 6 (id 2) fired 1 times", failed["error"])
+        self.assertEqual(failed["checks"], {"passed": False, "error": failed["error"]})
+        self.assertNotIn("ns_per_event", failed)
+        for name, b in bs.items():
+            self.assertNotIn("error", b, name)
+            self.assertEqual(b["fires"], 7, name)
+            self.assertEqual(len(b["ns_per_event"]["reps"]), 2, name)
+
+    def test_periodic_runs_are_bounded(self):
+        # 2: a 1 ns period cancelled at 1000 s would run 10^12 times
+        for mode in (["--parse-only"], ["--reps", "1"]):
+            rc, out, err = replay(*(mode + [fixture("periodic-too-many-runs.trace")]),
+                                  timeout=60)
+            self.assertEqual(rc, 2, err)
+            self.assertEqual(out, "")
+            self.assertTrue(err.startswith(
+                "%s:5: periodic timer id 2 (every 1 ns, until the trace ends it) makes "
+                "1000000000001 runs, 1000000000001 with the periodic timers before it: "
+                "more than the 10000000 runs a trace may make" %
+                fixture("periodic-too-many-runs.trace")), err)
+        # a 1 us period over a trace that ends near 2^62 ns, left running
+        p = write_trace(self.path("long.trace"), "ns",
+                        ["0,periodic,1,0,1000", "4611686018427387000,schedule,2,1,"])
+        rc, _, err = replay("--parse-only", p, timeout=60)
+        self.assertEqual(rc, 2)
+        self.assertIn("long.trace:3: periodic timer id 1 (every 1000 ns, left running: "
+                      "stopped one period past the trace's end) makes 4611686018427389 runs",
+                      err)
+        # the limit itself: 10^7 runs in all pass, one more is refused, and
+        # the timer named is the one that goes over
+        for last, ok in ((4999999, True), (5000000, False)):
+            p = write_trace(self.path("limit.trace"), "ns",
+                            ["0,periodic,1,0,1", "0,periodic,2,0,1", "%d,cancel,1,," % last,
+                             "%d,cancel,2,," % last])
+            rc, out, err = replay("--parse-only", p, timeout=60)
+            self.assertEqual(rc, 0 if ok else 2, err)
+            if not ok:
+                self.assertIn("limit.trace:4: periodic timer id 2 (every 1 ns, until the "
+                              "trace ends it) makes 5000001 runs, 10000002 with the periodic "
+                              "timers before it", err)
+
+    def test_periodic_at_the_end_of_the_range(self):
+        # 11: a periodic timer at 2^62 - 1 ns with that period: its next
+        # deadline overflowed (UBSan) and its cancel "failed"; every backend
+        # retires it when its next run would pass the end of the clock
+        rc, out, err = replay("--reps", "1", "--quiet", fixture("periodic-end-of-clock.trace"))
+        self.assertEqual(rc, 0, err)
+        for name, b in backends_of(out).items():
+            self.assertTrue(b["checks"]["passed"], name)
+            if not b["ticked"]:
+                self.assertEqual(b["fires"], 2, name)   # at 2^62 - 1 and 2^63 - 2
+
+    def test_times_delays_and_periods_below_2_62_ns(self):
+        # 10: 2^62 ns is refused, 2^62 - 1 accepted, and so for every unit
+        cases = [("ns", "4611686018427387904,schedule,1,0,", "time 4611686018427387904 ns"),
+                 ("ns", "0,schedule,1,4611686018427387904,", "delay 4611686018427387904 ns"),
+                 ("us", "0,periodic,1,0,4611686018427388", "period 4611686018427388 us"),
+                 ("ms", "0,schedule,1,4611686018428,", "delay 4611686018428 ms"),
+                 ("ns", "4611686018427387903,schedule,1,1,", "deadline (time + delay) "
+                                                            "4611686018427387904 ns")]
+        for unit, line, what in cases:
+            with self.subTest(line=line):
+                p = write_trace(self.path("big.trace"), unit, [line])
+                rc, _, err = replay("--parse-only", p)
+                self.assertEqual(rc, 2, err)
+                self.assertIn("big.trace:3: %s is too large (it must be below 2^62 ns)" % what,
+                              err)
+        p = write_trace(self.path("edge.trace"), "ms", ["0,schedule,1,4611686018427,",
+                                                        "0,periodic,2,0,4611686018427"])
+        rc, _, err = replay("--parse-only", p)
+        self.assertEqual(rc, 0, err)
+
+    def test_crlf_is_the_same_trace(self):
+        # 10: CR LF line ends are accepted, with the same meaning as LF
+        with open(fixture("crlf.trace"), "rb") as f:
+            lf = f.read().replace(b"\r\n", b"\n")
+        p = self.path("lf.trace")
+        with open(p, "wb") as f:
+            f.write(lf)
+        rc, out, err = replay("--reps", "1", "--quiet", "--backends", "heapqueue",
+                              fixture("crlf.trace"), p)
+        self.assertEqual(rc, 0, err)
+        a, b = json.loads(out)["traces"]
+        for k in ("events", "ops", "timers", "cancelled", "delay_ns", "end_ns"):
+            self.assertEqual(a[k], b[k], k)
+        self.assertEqual(a["backends"][0]["fires"], b["backends"][0]["fires"])
+
+    def test_more_than_256_traces(self):
+        # 4: the rest were dropped in silence
+        paths = [write_trace(self.path("t%03d.trace" % i), "us", ["0,schedule,1,%d," % (i + 1)])
+                 for i in range(300)]
+        rc, out, err = replay("--parse-only", *paths)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(out.splitlines()), 300)
+        rc, out, err = replay("--reps", "1", "--quiet", "--backends", "heapqueue", *paths)
+        self.assertEqual(rc, 0, err)
+        traces = json.loads(out)["traces"]
+        self.assertEqual([t["name"] for t in traces], [os.path.basename(p) for p in paths])
+        self.assertEqual(traces[-1]["delay_ns"]["max"], 300 * 1000)
+
+    def test_a_long_field_is_echoed_short(self):
+        # 5: a bad field of 4000 bytes gives an error of a line, not 4000 bytes
+        p = write_trace(self.path("wide.trace"), "us", ["0,%s,1,5," % ("x" * 4000)])
+        rc, _, err = replay("--parse-only", p)
+        self.assertEqual(rc, 2)
+        self.assertIn("wide.trace:3: unknown op '%s...'" % ("x" * 40), err)
+        self.assertLess(len(err), 300)
+
+    def test_line_length(self):
+        # 9: at most 4096 bytes without the line end, LF or CR LF
+        for body, eol, ok in ((4096, b"\n", True), (4096, b"\r\n", True),
+                              (4097, b"\n", False), (4097, b"\r\n", False)):
+            with self.subTest(bytes=body, eol=eol):
+                p = write_trace(self.path("line.trace"), "us", [],
+                                b"#" + b"c" * (body - 1) + eol + b"0,schedule,1,5,\n")
+                rc, _, err = replay("--parse-only", p)
+                if ok:
+                    self.assertEqual(rc, 0, err)
+                else:
+                    self.assertEqual(rc, 2)
+                    self.assertEqual(err, "%s:3: line longer than 4096 bytes\n" % p)
+        # a line of 64 MB (/dev/zero-like: NUL bytes) is refused when its
+        # 4097th byte is read, not after the whole line
+        p = self.path("zeros.trace")
+        with open(p, "wb") as f:
+            f.write(b"\0" * (64 << 20))
+        rc, _, err = replay("--parse-only", p, timeout=60)
+        self.assertEqual((rc, err), (2, "%s:1: line longer than 4096 bytes\n" % p))
+
+    def test_not_a_regular_file(self):
+        # 9: a FIFO blocked the replay for ever; /dev/zero ran it out of memory
+        fifo = self.path("fifo.trace")
+        os.mkfifo(fifo)
+        for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device"),
+                           (self.tmp, "a directory")):
+            with self.subTest(path=path):
+                rc, out, err = replay("--parse-only", path, timeout=30)
+                self.assertEqual(rc, 2)
+                self.assertEqual(err, "%s: not a regular file (%s)\n" % (path, kind))
+
+
 def random_trace(path, seed, n=3000, periodic=True):
     """Ids reused after their end, several events at one instant, zero
     delays, periodic timers, reschedules of live ids, cancels of dead ones."""
@@ -422,7 +656,7 @@ class Driver(unittest.TestCase):
             open(os.path.join(tmp, "full", "x"), "w").close()
             for args, what in (
                     ([os.path.join(tmp, "none.trace")], "none.trace: no such trace file"),
-                    ([tmp], "is a directory"),
+                    ([tmp], "not a regular file (a directory)"),
                     (["--backends", "heapqueue,nosuch", fixture("hand.trace")],
                      "no backend 'nosuch'; the registered backends are: heapqueue"),
                     (["--out", os.path.join(tmp, "full"), fixture("hand.trace")],
@@ -458,6 +692,75 @@ class Driver(unittest.TestCase):
             self.assertIn("cpu_model", m["machine"])
             self.assertIsInstance(m["format_version"], int)
 
+
+class DriverHostile(unittest.TestCase):
+    """bench/replay.py on the hostile inputs of issue 31."""
+
+    def run_driver(self, tmp, *args, timeout=120):
+        build_dir = os.path.dirname(os.path.dirname(BINARY))
+        return subprocess.run([sys.executable, DRIVER, "--no-build", "--build-dir", build_dir,
+                               "--out", os.path.join(tmp, "o")] + list(args),
+                              capture_output=True, timeout=timeout)
+
+    def test_raw_bytes_are_a_bad_trace_not_a_traceback(self):
+        # 5: the binary's echo of a bad field was decoded as UTF-8
+        for name in ("raw-bytes.trace", "utf8-cut.trace"):
+            with self.subTest(trace=name), tempfile.TemporaryDirectory() as tmp:
+                p = self.run_driver(tmp, fixture(name))
+                err = p.stderr.decode("utf-8")
+                self.assertEqual(p.returncode, 2, err)
+                self.assertNotIn("Traceback", err)
+                self.assertIn("bad trace: %s:3: unknown op 'sch" % fixture(name)
+                              if name == "raw-bytes.trace" else
+                              "bad trace: %s:3: unknown op '\\xc3\\xa9" % fixture(name), err)
+                self.assertFalse(os.path.exists(os.path.join(tmp, "o")))
+
+    def test_a_fifo_is_refused_before_anything_is_locked(self):
+        # 9: a FIFO blocked the replay for ever, its lock left behind
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = os.path.join(tmp, "f.trace")
+            os.mkfifo(fifo)
+            p = self.run_driver(tmp, fixture("hand.trace"), fifo, timeout=30)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("%s: not a regular file (a FIFO)" % fifo, p.stderr.decode())
+            self.assertFalse(os.path.exists(os.path.join(tmp, "o")))
+            p = self.run_driver(tmp, "/dev/zero", timeout=30)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("/dev/zero: not a regular file (a character device)",
+                          p.stderr.decode())
+
+    def test_a_failed_backend_keeps_the_others_results(self):
+        # 3: one backend fails its check (the binary's test hook, added by a
+        # wrapper in a stand-in build directory): exit 1, but replay.json
+        # holds the others' results and the failure, machine.json names it,
+        # and the directory is printed for the report
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "build", "bench"))
+            wrapper = os.path.join(tmp, "build", "bench", "timerbench-replay")
+            with open(wrapper, "w") as f:
+                f.write("#!/bin/sh\nexec '%s' --skip-cancel 1@timerwheel \"$@\"\n" % BINARY)
+            os.chmod(wrapper, 0o755)
+            out = os.path.join(tmp, "o")
+            p = subprocess.run([sys.executable, DRIVER, "--no-build", "--build-dir",
+                                os.path.join(tmp, "build"), "--out", out, "--reps", "1",
+                                "--backends", "heapqueue,timerwheel,quadheap",
+                                fixture("hand.trace")],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stdout.strip(), out)
+            with open(os.path.join(out, "replay.json")) as f:
+                names = {b["name"]: b for b in json.load(f)["traces"][0]["backends"]}
+            self.assertEqual(sorted(names), ["heapqueue", "quadheap", "timerwheel"])
+            self.assertIn("fired 1 times", names["timerwheel"]["error"])
+            self.assertEqual(names["heapqueue"]["fires"], 7)
+            self.assertEqual(names["quadheap"]["fires"], 7)
+            with open(os.path.join(out, "machine.json")) as f:
+                m = json.load(f)
+            self.assertEqual(m["run"]["status"], "failed")
+            self.assertEqual(m["run"]["errors"], ["timerwheel on hand.trace: " +
+                                                  names["timerwheel"]["error"]])
+            self.assertFalse(os.path.exists(os.path.join(out, "replay.json.tmp")))
+            self.assertFalse(os.path.exists(os.path.join(out, ".lock")))
 
 FAKE_TRACEGEN = """#!/usr/bin/env python3
 # a stand-in for tools/tracegen.py MODEL --seed S --events N --out FILE
