@@ -1095,7 +1095,7 @@ void bh_register_runtime(void)
             add(K_IDLE, b, "far", &cs[j], 1, 0, 0);
             for (int np = 1; np <= 4; np *= 2) {
                 struct bh_config c = cs[j];
-                char v[8];
+                char v[12]; /* any int, so no -Wformat-truncation */
                 snprintf(v, sizeof v, "%d", np);
                 bh_label_add(&c, "producers", v);
                 add(K_PRODUCERS, b, "short", &c, p->producer_tasks, np, 0);
@@ -1104,7 +1104,7 @@ void bh_register_runtime(void)
         for (int threads = 1; threads <= 4; threads *= 4) {
             nc = runtime_configs(b, 0, threads, cs);
             for (size_t j = 0; j < nc; j++) {
-                char v[8];
+                char v[12]; /* any int, so no -Wformat-truncation */
                 snprintf(v, sizeof v, "%d", threads);
                 bh_label_add(&cs[j], "threads", v);
                 add(K_INTERFERENCE, b, "mixed", &cs[j], FAST_TASKS, 0, 0);
