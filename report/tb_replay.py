@@ -227,6 +227,14 @@ def replay_section(ctx, doc):
     if skipped:
         doc.p("Not replayed: ", *_join([(Code(str(s.get("trace"))), ": %s" % s.get("why"))
                                         for s in skipped]), ".")
+    failed = [(t, n, why) for t in res.replay for n, why in t.get("failed", [])]
+    if failed:
+        doc.p(Bold("Failed checks:"), " ", *_join(
+            [(Code(n), " on ", Code(_trace_label(t)), " (%s)" % why)
+             for t, n, why in failed]),
+              ". A backend that failed its check on a trace has no numbers for "
+              "it and is left out of that trace's verdict; the other backends' "
+              "results stand.")
     names = []
     for t in res.replay:
         for b in _ordered(ctx, t["backends"]):
@@ -240,7 +248,8 @@ def replay_section(ctx, doc):
         for n in names:
             b = by.get(n)
             row.append("%s, %s" % (A.fmt_ns(per_event(b)["median"]),
-                                   _fmt_bytes(b["bytes_at_peak"])) if b else "not replayed")
+                                   _fmt_bytes(b["bytes_at_peak"])) if b else
+                       "failed its check" if n in dict(t.get("failed", [])) else "not replayed")
         row.append((Bold(verdict(t)[2] or "tied: " + ", ".join(tied_names(t))),))
         rows.append(row)
     doc.table(["trace", "events", "cancel ratio", "delays"] +

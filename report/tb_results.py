@@ -743,10 +743,16 @@ def _read_replay(res, path):
                 or not isinstance(t.get("backends"), list):
             bad += 1
             continue
-        backends = [_read_replay_backend(b) for b in t["backends"]]
+        # a backend whose check failed carries its error instead of numbers
+        # (bench/replay.c): named as failed, not counted as damaged
+        failed = [(b["name"], str(b["error"])[:300]) for b in t["backends"]
+                  if isinstance(b, dict) and isinstance(b.get("name"), str)
+                  and b.get("error")]
+        backends = [_read_replay_backend(b) for b in t["backends"]
+                    if not (isinstance(b, dict) and b.get("error"))]
         bad += sum(b is None for b in backends)
         backends = [b for b in backends if b is not None]
-        if not backends:
+        if not backends and not failed:
             bad += 1
             continue
         delay = t.get("delay_ns") if isinstance(t.get("delay_ns"), dict) else {}
@@ -766,7 +772,7 @@ def _read_replay(res, path):
             "comments": [c for c in t.get("comments", []) if isinstance(c, str)]
             if isinstance(t.get("comments"), list) else [],
             "duration_ns": (_number(t.get("end_ns")) or 0) - (_number(t.get("start_ns")) or 0),
-            "backends": backends})
+            "backends": backends, "failed": failed})
     if bad:
         res.problems.append(Problem(path, "%d traces or backends were not in the expected "
                                           "form and were skipped" % bad))

@@ -958,6 +958,34 @@ class Report(unittest.TestCase):
             self.assertIn("By instructions per event under Valgrind (deterministic, the same "
                           "on every run): %s." % ranking, md)
 
+    def test_a_failed_backend_is_shown_as_failed(self):
+        # bench/replay.c writes a backend whose check failed with its error
+        # and no numbers: the report names it and decides on the others
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, "r")
+            shutil.copytree(self.out, d, ignore=shutil.ignore_patterns("figures", "report.*"))
+            with open(os.path.join(d, "replay.json")) as f:
+                doc = json.load(f)
+            t0 = doc["traces"][0]
+            victim = t0["backends"][0]["name"]
+            t0["backends"][0] = {"name": victim, "backend": victim,
+                                 "error": "timer 7 fired 2 ms early",
+                                 "checks": {"passed": False, "error": "timer 7 fired 2 ms early"}}
+            with open(os.path.join(d, "replay.json"), "w") as f:
+                json.dump(doc, f)
+            r = subprocess.run([sys.executable, GENERATE, d, "--no-figures"],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("not in the expected form", r.stderr)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = f.read()
+            sec = md.split("## Replayed traces", 1)[1].split("\n## ", 1)[0]
+            self.assertIn("**Failed checks:** `%s` on `%s` (timer 7 fired 2 ms early)" % (
+                victim, t0["name"][:-len(".trace")]), sec)
+            row = [l for l in sec.splitlines()
+                   if l.startswith("| `%s` |" % t0["name"][:-len(".trace")])][0]
+            self.assertIn("failed its check", row)
+
     def test_damaged_replay_json_is_named(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = os.path.join(tmp, "r")
