@@ -51,12 +51,16 @@ def main(argv):
         sys.stderr.write("counts: valgrind is not installed (Debian package "
                          "valgrind)\n")
         return 1
+    if opts.backends is not None and not all(n.strip() for n in opts.backends.split(",")):
+        # checked before the build: an empty name is not "every backend"
+        ap.error("--backends %r has an empty name; give one or more backend "
+                 "names (or leave --backends out for all)" % opts.backends)
     if opts.no_build:
         binary = os.path.join(opts.build_dir, "bench", "timerbench-counts")
     else:
         binary = run.build_counts(opts.build_dir, opts.jobs)
     known = list(run.counts_backends(binary))
-    backends = opts.backends.split(",") if opts.backends else known
+    backends = opts.backends.split(",") if opts.backends is not None else known
     unknown = [b for b in backends if b not in known]
     if unknown:
         ap.error("unknown backend %s (registered: %s)" % (",".join(unknown),

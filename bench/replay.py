@@ -103,9 +103,15 @@ def check_traces(traces):
 
 
 def check_backends(backends):
-    if not backends:
+    """Every --backends name is registered (NAME+roc too); an empty list
+    (`--backends ''`, `a,,b`) is refused, not read as every backend."""
+    if backends is None:
         return
     registered = RS.registered_backends(ROOT) or []
+    if not all(n.strip() for n in backends.split(",")):
+        raise RS.RunError("--backends %r has an empty name; give one or more "
+                          "of: %s (or leave --backends out for all)" % (
+                              backends, ", ".join(registered)))
     # NAME+roc is NAME's remove-on-cancel variant (the binary refuses it
     # for a backend without that policy)
     bad = [b for b in backends.split(",")

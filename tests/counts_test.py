@@ -101,6 +101,15 @@ class Counts(unittest.TestCase):
         r = run.counts_one(BINARY, "nosuch", "insert", 10, [], self.tmp)
         self.assertIn("error", r)
 
+    def test_empty_backend_list_is_refused(self):
+        # `--backends ''` or `a,,b` is a mistake, not "every backend"
+        for arg in ("", "heapqueue,,quadheap"):
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "counts.py"),
+                                "--no-build", "--build-dir", self.tmp, "--backends", arg],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("has an empty name", p.stderr)
+
     def test_list_names_every_backend(self):
         roc = run.counts_backends(BINARY)
         self.assertIn(BACKEND, roc)

@@ -104,7 +104,11 @@ class BadTraces(unittest.TestCase):
 
     def test_bad_arguments(self):
         for args, what in ((["--backends", "nosuch", fixture("hand.trace")], "no backend 'nosuch'"),
-                           (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
+                           (["--backends", "", fixture("hand.trace")],
+                     "--backends '' has an empty name"),
+                    (["--backends", "heapqueue,,quadheap", fixture("hand.trace")],
+                     "--backends 'heapqueue,,quadheap' has an empty name"),
+                    (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
                            (["--tick", "x", fixture("hand.trace")], "--tick takes"),
                            (["--bogus", fixture("hand.trace")], "unknown option '--bogus'"),
                            ([], "usage")):
@@ -667,6 +671,10 @@ class Driver(unittest.TestCase):
                      "no backend 'nosuch+roc'"),
                     (["--backends", "timerwheel+roc", fixture("hand.trace")],
                      "timerwheel has no remove-on-cancel policy: no 'timerwheel+roc'"),
+                    (["--backends", "", fixture("hand.trace")],
+                     "--backends '' has an empty name"),
+                    (["--backends", "heapqueue,,quadheap", fixture("hand.trace")],
+                     "--backends 'heapqueue,,quadheap' has an empty name"),
                     (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
                     ([], "give at least one trace file")):
                 with self.subTest(args=args):
