@@ -1645,6 +1645,13 @@ int main(int argc, char **argv)
             v = argv[++i];
         }
         if (!strcmp(a, "--backends")) {
+            /* an empty name ('' or a,,b) is a mistake, not every backend */
+            size_t vl = strlen(v);
+            if (!vl || v[0] == ',' || v[vl - 1] == ',' || strstr(v, ",,")) {
+                fprintf(stderr, "timerbench-replay: --backends '%.60s' has an "
+                        "empty name\n", v);
+                return 2;
+            }
             char *list = strdup(v), *save = NULL;
             if (!list)
                 die_oom();

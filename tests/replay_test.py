@@ -105,10 +105,10 @@ class BadTraces(unittest.TestCase):
     def test_bad_arguments(self):
         for args, what in ((["--backends", "nosuch", fixture("hand.trace")], "no backend 'nosuch'"),
                            (["--backends", "", fixture("hand.trace")],
-                     "--backends '' has an empty name"),
-                    (["--backends", "heapqueue,,quadheap", fixture("hand.trace")],
-                     "--backends 'heapqueue,,quadheap' has an empty name"),
-                    (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
+                            "--backends '' has an empty name"),
+                           (["--backends", "heapqueue,,quadheap", fixture("hand.trace")],
+                            "--backends 'heapqueue,,quadheap' has an empty name"),
+                           (["--reps", "0", fixture("hand.trace")], "--reps takes 1..64"),
                            (["--tick", "x", fixture("hand.trace")], "--tick takes"),
                            (["--bogus", fixture("hand.trace")], "unknown option '--bogus'"),
                            ([], "usage")):
