@@ -6,15 +6,23 @@ hand-counted excerpt of a real recording (tests/fixtures/
 perf-script-sample.txt) and on bad and edge-case input; the generators
 (tools/tracegen.py): valid D4, deterministic for a seed, and each model's
 statistical shape within loose bounds; the shipped kernel trace is valid.
+Hostile input (issue 31): the limits the reader shares with the replay's
+(line length, digits, 2^62 ns, CRLF, a BOM, NUL, what is not a regular
+file), the importer's and generators' output never outside them and never
+written half, and no traceback from any bad argument; the large hostile
+files are made here (sparse), not shipped.
 
 Stdlib only; runs in a few seconds.
 """
 import contextlib
 import io
 import os
+import stat
 import statistics
 import subprocess
 import sys
+import tempfile
+import tracemalloc
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +35,22 @@ import tracegen  # noqa: E402
 
 SAMPLE = os.path.join(HERE, "fixtures", "perf-script-sample.txt")
 HEAD = "#timerbench-trace v1 unit=us\n# c\ntime,op,id,delay,period\n"
+MIB = 1024 * 1024
+
+
+def tool(name, *args, **kw):
+    """Run tools/NAME with args (str or bytes); the CompletedProcess, its
+    output in bytes.  A tool that blocks fails the test by its timeout."""
+    kw.setdefault("timeout", 120)
+    return subprocess.run([sys.executable, os.path.join(TOOLS, name)]
+                          + list(args), capture_output=True, **kw)
+
+
+def sparse(path, head, size):
+    """A file of `size` bytes: head, then NUL bytes (sparse: no disk)."""
+    with open(path, "wb") as f:
+        f.write(head)
+        f.truncate(size)
 
 
 class Format(unittest.TestCase):
@@ -128,6 +152,210 @@ class Format(unittest.TestCase):
                             SAMPLE], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
         self.assertIn(SAMPLE + ":1: first line", p.stderr)
+
+
+class Grammar(unittest.TestCase):
+    """The rules tb_trace.py shares with the replay's reader
+    (bench/replay.c), each hostile input of issue 31 items 9, 10 and 15."""
+
+    def bad(self, text, line, words):
+        Format.bad(self, text, line, words)
+
+    def test_crlf_line_ends_are_accepted(self):
+        lf = HEAD + "0,schedule,1,5,\n3,periodic,2,4,6\n\n9,cancel,2,,\n"
+        crlf = lf.replace("\n", "\r\n")
+        a, b = tb_trace.parse(lf), tb_trace.parse(crlf)
+        self.assertEqual([e.tuple() for e in b.events],
+                         [e.tuple() for e in a.events])
+        self.assertEqual(b.comments, ["c"])
+        self.assertEqual(len(tb_trace.parse(crlf[:-1]).events), 3)  # CR at EOF
+        # a CR anywhere else is not a line end
+        self.bad(HEAD + "0,sched\rule,1,5,\n", 4, "unknown op")
+        self.bad(HEAD + "0,schedule,1,5\r,\n", 4, "delay '5\\r' is not an "
+                 "integer")
+
+    def test_a_field_is_ascii_digits_only(self):
+        # int() takes every one of these; the replay's reader none
+        self.assertEqual(int("\u0661") + int(" 1") + int("+1") + int("1_0"),
+                         13)
+        cases = [("+5", "'+5' has a sign"), ("-0", "'-0' has a sign"),
+                 ("-5", "-5 is negative"), (" 1", "' 1' is not an integer"),
+                 ("1 ", "'1 ' is not an integer"),
+                 ("\u0661", "'\u0661' is not an integer"),     # Arabic-Indic 1
+                 ("\uff11", "'\uff11' is not an integer"),     # fullwidth 1
+                 ("1_000", "'1_000' is not an integer"),
+                 ("0x10", "'0x10' is not an integer")]
+        lines = {"time": "%s,schedule,1,5,\n", "id": "0,schedule,%s,5,\n",
+                 "delay": "0,schedule,1,%s,\n", "period": "0,periodic,1,5,%s\n"}
+        for field, fmt in lines.items():
+            for value, words in cases:
+                with self.subTest(field=field, value=value):
+                    self.bad(HEAD + fmt % value, 4, "%s %s" % (field, words))
+
+    def test_every_value_below_2_62_ns(self):
+        # the smallest value of each unit that is 2^62 ns or more
+        for unit, lim in (("ns", 2 ** 62), ("us", 4611686018427388),
+                          ("ms", 4611686018428)):
+            with self.subTest(unit=unit):
+                head = "#timerbench-trace v1 unit=%s\n%s\n" % (
+                    unit, tb_trace.HEADER)
+                tr = tb_trace.parse(head + "0,schedule,1,%d,\n%d,periodic,2,"
+                                    "1,%d\n" % (lim - 1, lim - 2, lim - 1))
+                self.assertEqual(tr.events[1].period, lim - 1)
+                for ev, name in (("0,schedule,1,%d,", "delay"),
+                                 ("%d,schedule,1,0,", "time"),
+                                 ("0,periodic,1,5,%d", "period"),
+                                 ("0,reschedule,1,%d,", "delay")):
+                    self.bad(head + ev % lim + "\n", 3, "%s %d %s is out of "
+                             "range (2^62 ns or more)" % (name, lim, unit))
+                self.bad(head + "%d,schedule,1,1,\n" % (lim - 1), 3,
+                         "deadline (time + delay) %d %s is out of range"
+                         % (lim, unit))
+        # a bogus kernel expiry (4e33 us in a perf import): 20 digits, so
+        # read, and refused by its value
+        self.bad(HEAD + "0,schedule,1,99999999999999999999,\n", 4,
+                 "delay 99999999999999999999 us is out of range")
+
+    def test_more_than_20_digits_is_out_of_range_without_reading_it(self):
+        self.bad(HEAD + "000000000000000000001,schedule,1,5,\n", 4,
+                 "time of 21 digits is out of range")
+        self.bad(HEAD + "0,schedule,%s,5,\n" % ("7" * 4080), 4,
+                 "id of 4080 digits is out of range")
+        self.bad(HEAD + "0,schedule,1,%s,\n" % ("9" * 4000), 4,
+                 "delay of 4000 digits is out of range")
+        # past int()'s 4300 digits (a ValueError traceback in issue 31):
+        # the line's length refuses it first
+        self.bad(HEAD + "0,schedule,1,%s,\n" % ("9" * 5000), 4,
+                 "line longer than 4096 bytes")
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "digits.trace")
+            with open(p, "w") as f:
+                f.write(HEAD + "0,periodic,1,5,%s\n" % ("1" * 4080))
+            r = tool("tb_trace.py", p)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.stderr.decode(), "tb_trace: %s:4: period of "
+                             "4080 digits is out of range (at most 20 "
+                             "digits)\n" % p)
+
+    def test_a_line_is_at_most_4096_bytes(self):
+        top = "#timerbench-trace v1 unit=us\n"
+        ev = "time,op,id,delay,period\n0,schedule,1,5,\n"
+        ok = "#" + "x" * 4095
+        tr = tb_trace.parse(top + ok + "\n" + ev)
+        self.assertEqual(tr.comments, [ok[1:]])
+        tb_trace.parse(top + ok + "\r\n" + ev)          # the CR is the end
+        self.bad(top + ok + "x\n" + ev, 2, "line longer than 4096 bytes")
+        # bytes, not characters: 2050 characters of 4098 bytes
+        self.bad(top + "# " + "\u00e9" * 2048 + "\n" + ev, 2,
+                 "longer than 4096 bytes")
+        tb_trace.parse(top + "# " + "\u00e9" * 2047 + "\n" + ev)
+        # an event line: its length is the error, not its field
+        self.bad(HEAD + "0,schedule,1,%s,\n" % ("0" * 4090), 4,
+                 "line longer than 4096 bytes")
+        self.bad(HEAD + "0,schedule,1,5,\n" + "1" * 4097, 5,
+                 "line longer than 4096 bytes")
+
+    def test_a_huge_line_costs_one_line_of_memory(self):
+        # issue 31: a 1 GB line cost 4.2 GB; 64 MiB here, sparse
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "huge.trace")
+            sparse(p, b"#timerbench-trace v1 unit=us\n", 64 * MIB)
+            tracemalloc.start()
+            try:
+                with self.assertRaises(tb_trace.TraceError) as cm:
+                    tb_trace.read(p)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            self.assertEqual(str(cm.exception),
+                             "%s:2: line longer than 4096 bytes" % p)
+            self.assertLess(peak, MIB)
+
+    def test_a_byte_order_mark_is_named(self):
+        self.bad("\ufeff" + HEAD + "0,schedule,1,5,\n", 1,
+                 "starts with a UTF-8 byte-order mark; save the file "
+                 "without it")
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "bom.trace")
+            with open(p, "wb") as f:
+                f.write(b"\xef\xbb\xbf" + HEAD.encode() + b"0,schedule,1,5,\n")
+            r = tool("tb_trace.py", p)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(b":1: starts with a UTF-8 byte-order mark", r.stderr)
+
+    def test_a_nul_byte_is_refused_on_any_line(self):
+        self.bad(HEAD.replace("# c", "# a\0b") + "0,schedule,1,5,\n", 2,
+                 "line holds a NUL byte")
+        self.bad(HEAD + "0,schedule,1,5\0,\n", 4, "line holds a NUL byte")
+
+    def test_only_a_regular_file_is_read(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = os.path.join(tmp, "fifo")
+            os.mkfifo(fifo)
+            for path, words in ((fifo, "a FIFO, not a regular file"),
+                                (tmp, "a directory, not a regular file"),
+                                (os.devnull, "a character device, not a "
+                                 "regular file"),
+                                (os.path.join(tmp, "none"),
+                                 "cannot open: No such file or directory")):
+                with self.subTest(path=path):
+                    # in a child first: a reader that opens a FIFO blocks
+                    # (the test then fails by its timeout, not hangs)
+                    r = tool("tb_trace.py", path, timeout=60)
+                    # nothing checked: exit 2, not 1 (an invalid trace)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertEqual(r.stderr.decode(), "tb_trace: %s: %s%s\n"
+                                     % (path, words, "" if "open" in words
+                                        else " (only a regular file is "
+                                        "read: a FIFO or a device need not "
+                                        "end)"))
+                    with self.assertRaises(tb_trace.TraceError) as cm:
+                        tb_trace.read(path)
+                    self.assertIsNone(cm.exception.line)
+
+    def test_cli_arguments_and_odd_paths(self):
+        for args in ((), ("a", "b"), ("--help",), ("-",)):
+            with self.subTest(args=args):
+                r = tool("tb_trace.py", *args)
+                self.assertEqual(r.returncode, 2)
+                self.assertTrue(r.stderr.startswith(b"usage: tb_trace.py "),
+                                r.stderr)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(os.fsencode(tmp), b"tr\xff\nx.trace")
+            with open(p, "wb") as f:
+                f.write(HEAD.encode() + b"0,schedule,1,5,\n")
+            # strict UTF-8 output (a CI's PYTHONIOENCODING): the path's
+            # byte is escaped, not a UnicodeEncodeError traceback
+            r = tool("tb_trace.py", p, env=dict(
+                os.environ, PYTHONIOENCODING="utf-8:strict"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(b"tr\\xff\nx.trace: valid timerbench trace v1",
+                          r.stdout)
+
+    def test_write_refuses_what_the_reader_refuses(self):
+        good = [(0, "schedule", 1, 5, None)]
+        for comments, events, words in (
+                (["x" * 4095], good, "comment line of 4097 bytes"),
+                (["a\0b"], good, "NUL byte"),
+                (["caf\udce9"], good, "not UTF-8 text"),
+                ([], [(0, "schedule", 1, 4611686018427388, None)],
+                 "delay 4611686018427388 us is out of range"),
+                ([], [(4611686018427387, "schedule", 1, 1, None)],
+                 "deadline (time + delay) 4611686018427388 us"),
+                ([], [(0, "periodic", 1, 5, 0)], "period must be > 0"),
+                ([], [(0, "schedule", 1, -1, None)], "delay -1 is not"),
+                ([], [(0, "cancel", 1, 5, None)], "cancel with delay 5"),
+                ([], good + [(0, "schedule", 2 ** 63, 1, None)],
+                 "id 9223372036854775808 above"),
+                ([], [(5, "schedule", 1, 5, None), (4, "cancel", 1, None,
+                                                    None)],
+                 "time goes backwards")):
+            with self.subTest(words=words):
+                buf = io.StringIO()
+                with self.assertRaises(ValueError) as cm:
+                    tb_trace.write(buf, "us", comments, events)
+                self.assertIn(words, str(cm.exception))
+                self.assertEqual(buf.getvalue(), "")    # nothing written
 
 
 def imp(lines, stream="timer", hz=None):

@@ -6,7 +6,10 @@ and the tests share it, so everything this directory writes is read back
 by the same rules.
 
     python3 tools/tb_trace.py FILE        check FILE, print its statistics
-                                          (exit 1 with file:line on error)
+
+Exit status: 0 a valid trace, 1 an invalid one (`tb_trace: FILE:LINE:
+why` on stderr), 2 nothing was checked (a bad argument, a file that
+cannot be opened or is not a regular file).
 
 The format, in short (D4 is the reference):
 
@@ -18,6 +21,15 @@ The format, in short (D4 is the reference):
     2000,periodic,2,1000,500
     2500,reschedule,2,3000,
 
+The limits, the same in the replay's reader (bench/replay.c): a line is at
+most 4096 bytes, not counting its end (\\n, or \\r\\n: a CR before the
+newline is accepted); no line holds a NUL byte; the file does not start
+with a UTF-8 byte-order mark; a field is ASCII digits only (no sign, no
+space, no other script's digits) and at most 20 of them; every time,
+delay, period and deadline (time + delay), times the unit, is below 2^62
+ns; an id is at most 2^63-1.  A file is read line by line, never whole,
+and only a regular file is read (a FIFO or a device could have no end).
+
 Liveness, which the schedule-of-a-live-id error and the two counted cases
 depend on, is decided by the trace alone, with every timer taken to fire
 exactly at its deadline (time + delay): a one-shot is live at time T while
@@ -28,25 +40,41 @@ decides anything in what they write.
 This reader is stricter than D4 requires in three places, on purpose, so
 that a trace the tools write is accepted by any reader of D4: a cancel
 must leave delay and period empty, a schedule or reschedule must leave
-period empty, and no comment may follow the header.  A trace without
-events is an error, as in the replay.
+period empty, and no comment may follow the header.  It also wants the
+whole file in UTF-8, where the replay only shows a comment's bad bytes as
+U+FFFD.  A trace without events is an error, as in the replay.
 """
+import io
+import os
 import re
+import stat
 import sys
+import tempfile
 
 MAGIC = "#timerbench-trace v1 unit="
 UNITS = ("ns", "us", "ms")
+UNIT_NS = {"ns": 1, "us": 1000, "ms": 1000000}
 HEADER = "time,op,id,delay,period"
 OPS = ("schedule", "cancel", "reschedule", "periodic")
 ID_MAX = 2 ** 63 - 1
-_INT = re.compile(r"-?[0-9]+\Z")
+# every time, delay, period and deadline, in ns, is below this: the
+# replay's clock (TB_MAX_DELAY, include/timerbench/scheduler.h)
+LIMIT_NS = 2 ** 62
+LINE_MAX = 4096          # a line's bytes, not counting its \n or \r\n
+DIGITS_MAX = 20          # 2^63 has 19 digits: more is out of range anyway
+BOM = b"\xef\xbb\xbf"
+# ASCII digits only: int() would also take a sign, spaces, underscores and
+# other scripts' digits ('١')
+_DIGITS = re.compile(r"[0-9]+\Z", re.ASCII)
 
 
 class TraceError(Exception):
-    """A rule of the format broken at path:line."""
+    """A rule of the format broken at path:line (line None: the file as a
+    whole, e.g. it cannot be opened or is not a regular file)."""
 
     def __init__(self, path, line, message):
-        super().__init__("%s:%d: %s" % (path, line, message))
+        super().__init__("%s:%d: %s" % (path, line, message) if line
+                         else "%s: %s" % (path, message))
         self.path = path
         self.line = line
         self.message = message
@@ -84,85 +112,158 @@ class Trace:
         self.reschedule_unknown = 0
 
 
+def _show(text):
+    """text quoted for a message, cut to 40 characters: a bad field can be
+    as long as its line."""
+    if len(text) <= 40:
+        return repr(text)
+    return "%r... (%d characters)" % (text[:40], len(text))
+
+
 def _field_int(path, lineno, name, text):
-    if not _INT.match(text):
-        raise TraceError(path, lineno, "%s %r is not an integer" % (name, text))
-    v = int(text)
-    if v < 0:
-        raise TraceError(path, lineno, "%s %d is negative" % (name, v))
+    """The value of a field of ASCII digits; no more than DIGITS_MAX of
+    them, so that int() never meets a huge one."""
+    if not _DIGITS.match(text):
+        if text[:1] == "-" and _DIGITS.match(text[1:]) and text.strip("-0"):
+            raise TraceError(path, lineno, "%s %s is negative" % (
+                name, text if len(text) <= 40 else _show(text)))
+        if text[:1] in ("-", "+") and _DIGITS.match(text[1:]):
+            raise TraceError(path, lineno, "%s %s has a sign (a field is "
+                             "ASCII digits only)" % (name, _show(text)))
+        raise TraceError(path, lineno, "%s %s is not an integer (ASCII "
+                         "digits only)" % (name, _show(text)))
+    if len(text) > DIGITS_MAX:
+        raise TraceError(path, lineno, "%s of %d digits is out of range "
+                         "(at most %d digits)"
+                         % (name, len(text), DIGITS_MAX))
+    return int(text)
+
+
+def _below_limit(path, lineno, name, v, unit):
+    """v (in unit) if v ns is below 2^62, else TraceError."""
+    if v * UNIT_NS[unit] >= LIMIT_NS:
+        raise TraceError(path, lineno, "%s %d %s is out of range (2^62 ns "
+                         "or more)" % (name, v, unit))
     return v
 
 
-def parse(text, path="<trace>"):
-    """Parse and check a whole trace given as a string; return a Trace or
-    raise TraceError naming the first broken rule and its line."""
-    lines = text.split("\n")
-    # split() leaves '' after a final newline; anything else there is a
-    # last line without its newline
-    unterminated = lines[-1] != ""
-    if not unterminated:
-        lines.pop()
-    if not lines or not lines[0].startswith(MAGIC):
+def lines(f, path, limit=LINE_MAX):
+    """Yield (number, bytes, ended) for each line of the binary stream f,
+    read one line at a time with a bounded readline: the line's bytes
+    without its end (\\n, or \\r\\n; a last line without a newline loses
+    a final \\r too) and whether a newline ended it.  TraceError at the
+    first line of more than limit bytes."""
+    n = 0
+    while True:
+        raw = f.readline(limit + 2)      # room for the line, \r and \n
+        if not raw:
+            return
+        n += 1
+        ended = raw.endswith(b"\n")
+        body = raw[:-1] if ended else raw
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        if len(body) > limit:
+            raise TraceError(path, n, "line longer than %d bytes" % limit)
+        yield n, body, ended
+
+
+def _text(path, n, body):
+    if b"\0" in body:
+        raise TraceError(path, n, "line holds a NUL byte")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceError(path, n, "not UTF-8") from None
+
+
+def parse_stream(f, path="<trace>"):
+    """Parse and check a trace read line by line from the binary stream f;
+    return a Trace or raise TraceError naming the first broken rule and
+    its line."""
+    it = lines(f, path)
+    first = next(it, None)
+    if first is None:
+        raise TraceError(path, 1, "empty file (the first line must be "
+                         "'%s<ns|us|ms>')" % MAGIC)
+    if first[1].startswith(BOM):
+        raise TraceError(path, 1, "starts with a UTF-8 byte-order mark; "
+                         "save the file without it")
+    head = _text(path, 1, first[1])
+    if not head.startswith(MAGIC):
         raise TraceError(path, 1, "first line must be '%s<ns|us|ms>'" % MAGIC)
-    unit = lines[0][len(MAGIC):]
+    unit = head[len(MAGIC):]
     if unit not in UNITS:
-        raise TraceError(path, 1, "unknown unit %r (ns, us or ms)" % unit)
+        raise TraceError(path, 1, "unknown unit %s (ns, us or ms)"
+                         % _show(unit))
     tr = Trace(unit)
-    i = 1
-    while i < len(lines) and (lines[i] == "" or lines[i].startswith("#")):
-        if lines[i]:
-            tr.comments.append(lines[i][1:].strip())
-        i += 1
-    if i >= len(lines) or lines[i] != HEADER:
-        raise TraceError(path, i + 1, "expected the header line '%s'" % HEADER)
-    i += 1
+    last = 1
+    for n, body, _ in it:
+        last = n
+        line = _text(path, n, body)
+        if line == "":
+            continue
+        if line.startswith("#"):
+            tr.comments.append(line[1:].strip())
+            continue
+        if line != HEADER:
+            raise TraceError(path, n, "expected the header line '%s'"
+                             % HEADER)
+        break
+    else:
+        raise TraceError(path, last + 1, "expected the header line '%s'"
+                         % HEADER)
     live = {}          # id -> deadline (None: periodic)
     last_time = 0
-    for idx in range(i, len(lines)):
-        lineno = idx + 1
-        line = lines[idx]
+    for n, body, ended in it:
+        last = n
+        line = _text(path, n, body)
         if line == "":
             continue
         fields = line.split(",")
         if len(fields) != 5:
-            if idx == len(lines) - 1 and unterminated and len(fields) < 5:
-                raise TraceError(path, lineno,
-                                 "truncated last line (no newline, %d of 5 "
-                                 "fields)" % len(fields))
-            raise TraceError(path, lineno, "expected 5 fields, got %d"
+            if not ended and len(fields) < 5:
+                raise TraceError(path, n, "truncated last line (no newline, "
+                                 "%d of 5 fields)" % len(fields))
+            raise TraceError(path, n, "expected 5 fields, got %d"
                              % len(fields))
         t_s, op, id_s, d_s, p_s = fields
-        t = _field_int(path, lineno, "time", t_s)
+        t = _below_limit(path, n, "time", _field_int(path, n, "time", t_s),
+                         unit)
         if op not in OPS:
-            raise TraceError(path, lineno, "unknown op %r" % op)
-        tid = _field_int(path, lineno, "id", id_s)
+            raise TraceError(path, n, "unknown op %s" % _show(op))
+        tid = _field_int(path, n, "id", id_s)
         if tid > ID_MAX:
-            raise TraceError(path, lineno, "id %d above 2^63-1" % tid)
+            raise TraceError(path, n, "id %d above 2^63-1" % tid)
         if t < last_time:
-            raise TraceError(path, lineno, "time goes backwards (%d after %d)"
+            raise TraceError(path, n, "time goes backwards (%d after %d)"
                              % (t, last_time))
         last_time = t
         delay = period = None
         if op == "cancel":
             if d_s or p_s:
-                raise TraceError(path, lineno, "cancel takes no delay or period")
+                raise TraceError(path, n, "cancel takes no delay or period")
         else:
             if d_s == "":
-                raise TraceError(path, lineno, "%s needs a delay" % op)
-            delay = _field_int(path, lineno, "delay", d_s)
+                raise TraceError(path, n, "%s needs a delay" % op)
+            delay = _below_limit(path, n, "delay",
+                                 _field_int(path, n, "delay", d_s), unit)
             if op == "periodic":
                 if p_s == "":
-                    raise TraceError(path, lineno, "periodic needs a period")
-                period = _field_int(path, lineno, "period", p_s)
+                    raise TraceError(path, n, "periodic needs a period")
+                period = _below_limit(path, n, "period",
+                                      _field_int(path, n, "period", p_s),
+                                      unit)
                 if period == 0:
-                    raise TraceError(path, lineno, "period must be > 0")
+                    raise TraceError(path, n, "period must be > 0")
             elif p_s:
-                raise TraceError(path, lineno, "%s takes no period" % op)
+                raise TraceError(path, n, "%s takes no period" % op)
+            _below_limit(path, n, "deadline (time + delay)", t + delay, unit)
         dl = live.get(tid, False)
         is_live = dl is not False and (dl is None or t < dl)
         if op in ("schedule", "periodic"):
             if is_live:
-                raise TraceError(path, lineno, "%s of id %d, which is still "
+                raise TraceError(path, n, "%s of id %d, which is still "
                                  "live (a re-arm is a reschedule)" % (op, tid))
             live[tid] = None if op == "periodic" else t + delay
         elif op == "reschedule":
@@ -173,40 +274,190 @@ def parse(text, path="<trace>"):
             if not is_live:
                 tr.cancel_unknown += 1
             live.pop(tid, None)
-        tr.events.append(Event(t, op, tid, delay, period, lineno))
+        tr.events.append(Event(t, op, tid, delay, period, n))
     if not tr.events:
         # as the replay: a trace that replays nothing is a mistake
-        raise TraceError(path, len(lines) + 1, "no events after the header")
+        raise TraceError(path, last + 1, "no events after the header")
     return tr
 
 
-def read(path):
-    """Parse the trace file at path (UTF-8); TraceError on any broken rule."""
-    with open(path, "rb") as f:
-        data = f.read()
+def parse(text, path="<trace>"):
+    """Parse and check a whole trace given as a string (by the same rules
+    as a file: its UTF-8 bytes are read line by line)."""
+    return parse_stream(io.BytesIO(text.encode("utf-8", "surrogatepass")),
+                        path)
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode):
+    """Why a file of this st_mode is not read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((k for test, k in _KINDS if test(mode)), "not a plain file")
+    return ("%s, not a regular file (only a regular file is read: a FIFO "
+            "or a device need not end)" % kind)
+
+
+def open_regular(path):
+    """Open path for reading in binary if it is a regular file; otherwise
+    TraceError(path, None, why) — never blocking on a FIFO."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise TraceError(path, line, "not UTF-8") from None
-    return parse(text, path)
+        why = _not_regular(os.stat(path).st_mode)
+        if why is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise TraceError(path, None, "cannot open: %s" % e.strerror) from None
+    if why is None:
+        # swapped for something else between the stat and the open?
+        why = _not_regular(os.fstat(fd).st_mode)
+        if why is None:
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        os.close(fd)
+    raise TraceError(path, None, why)
+
+
+def read(path):
+    """Parse the trace file at path; TraceError on any broken rule (line
+    None: not a regular file, or it cannot be opened)."""
+    with open_regular(path) as f:
+        try:
+            return parse_stream(f, path)
+        except OSError as e:
+            raise TraceError(path, None, "cannot read: %s" % e.strerror) \
+                from None
+
+
+def check_comment(text):
+    """ValueError if the comment text (without its '#'; its newlines part
+    lines) would make a line outside the format; return its lines."""
+    heads = []
+    for part in str(text).split("\n"):
+        line = "# %s" % part
+        if "\0" in line:
+            raise ValueError("a comment holds a NUL byte")
+        try:
+            size = len(line.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("a comment is not UTF-8 text: %s"
+                             % _show(line[2:])) from None
+        if size > LINE_MAX:
+            raise ValueError("a comment line of %d bytes is longer than the "
+                             "format's %d" % (size, LINE_MAX))
+        heads.append(line)
+    return heads
+
+
+def _check_event(unit, prev, ev):
+    """Why the event tuple breaks the format's fields and limits, or None."""
+    t, op, tid, delay, period = ev
+    u = UNIT_NS[unit]
+    if op not in OPS:
+        return "unknown op %r" % (op,)
+    for name, v in (("time", t), ("id", tid), ("delay", delay),
+                    ("period", period)):
+        if v is not None and (not isinstance(v, int) or v < 0):
+            return "%s %r is not an integer >= 0" % (name, v)
+    if tid > ID_MAX:
+        return "id %d above 2^63-1" % tid
+    if t < prev:
+        return "time goes backwards (%d after %d)" % (t, prev)
+    if (delay is None) != (op == "cancel") or \
+            (period is None) != (op != "periodic"):
+        return "%s with delay %r and period %r" % (op, delay, period)
+    if period == 0:
+        return "period must be > 0"
+    for name, v in (("time", t), ("delay", delay), ("period", period),
+                    ("deadline (time + delay)",
+                     None if delay is None else t + delay)):
+        if v is not None and v * u >= LIMIT_NS:
+            return "%s %d %s is out of range (2^62 ns or more)" % (name, v,
+                                                                  unit)
+    return None
 
 
 def write(out, unit, comments, events):
     """Write a trace to the text stream out: unit, comment lines (each
-    without its '#') and events as (time, op, id, delay, period) tuples
-    in time order (None for an empty field)."""
+    without its '#'; a comment holding newlines becomes several lines) and
+    events as (time, op, id, delay, period) tuples in time order (None for
+    an empty field).  ValueError for a comment or an event outside the
+    format's rules and limits, found before anything is written."""
     if unit not in UNITS:
         raise ValueError("unit must be one of %s" % (UNITS,))
-    out.write("%s%s\n" % (MAGIC, unit))
+    heads = []
     for c in comments:
-        for part in str(c).split("\n"):
-            out.write("# %s\n" % part)
+        heads += check_comment(c)
+    prev = 0
+    for i, ev in enumerate(events):
+        why = _check_event(unit, prev, ev)
+        if why:
+            raise ValueError("event %d of %d %r: %s" % (i + 1, len(events),
+                                                         tuple(ev), why))
+        prev = ev[0]
+    out.write("%s%s\n" % (MAGIC, unit))
+    for h in heads:
+        out.write(h + "\n")
     out.write(HEADER + "\n")
     for t, op, tid, delay, period in events:
         out.write("%d,%s,%d,%s,%s\n" % (
             t, op, tid, "" if delay is None else "%d" % delay,
             "" if period is None else "%d" % period))
+
+
+def check_output(path):
+    """Why a new file cannot be written at path (a directory, or its
+    directory missing), or None; symlinks are followed."""
+    if os.path.isdir(path):
+        return "%s is a directory" % path
+    d = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(d):
+        return "cannot write %s: no directory %s" % (path, d)
+    return None
+
+
+def save(path, data):
+    """Write the bytes data to path whole or not at all: into a temporary
+    file beside it, renamed onto path only once complete, so that an
+    error leaves an existing file as it was.  A symlink is followed (its
+    target replaced, keeping the link); a device or FIFO already there
+    (/dev/null, /dev/stdout) is written to directly.  OSError on failure,
+    with nothing left behind."""
+    why = check_output(path)
+    if why:
+        raise OSError(why)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
+    real = os.path.realpath(path)
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real),
+                               prefix="." + os.path.basename(real) + ".",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def stats(tr):
@@ -268,18 +519,24 @@ def stats(tr):
     }
 
 
+def _shown(path):
+    """path for stdout, whatever bytes it holds."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def main(argv):
     if len(argv) != 2 or argv[1].startswith("-"):
-        sys.stderr.write("usage: tb_trace.py TRACE\n")
+        sys.stderr.write("usage: tb_trace.py TRACE  (a path that starts "
+                         "with '-': ./-name)\n")
         return 2
     try:
         tr = read(argv[1])
-    except (TraceError, OSError) as e:
+    except TraceError as e:
         sys.stderr.write("tb_trace: %s\n" % e)
-        return 1
+        return 2 if e.line is None else 1
     s = stats(tr)
     u = s["unit"]
-    print("%s: valid timerbench trace v1, unit=%s" % (argv[1], u))
+    print("%s: valid timerbench trace v1, unit=%s" % (_shown(argv[1]), u))
     print("events %d: %s" % (s["events"], ", ".join(
         "%s %d" % (k, v) for k, v in s["ops"].items())))
     print("duration %d %s, peak live %d" % (s["duration"], u, s["peak_live"]))
