@@ -279,23 +279,26 @@ static inline void insert_repair(struct hr *q, struct hr_timer *n)
 }
 
 /* timerqueue_add (rb_add_cached): left while strictly earlier, so equal
- * keys go right of each other.  Returns whether n became the leftmost. */
+ * keys go right of each other.  Returns whether n became the leftmost.
+ * rb_add_cached clears a flag at every step to the right; here the test is
+ * made once at the end: a new node is the first in order exactly when it
+ * hangs left of the old first one (or the tree was empty). */
 static inline bool tq_add(struct hr *q, struct hr_timer *n, uintptr_t flags)
 {
     struct hr_timer **link = &q->root, *parent = NULL;
     int64_t key = n->base.deadline;
     uint64_t depth = 0;
-    bool leftmost = true;
+    int right = 0;
     while (*link) {
         parent = *link;
-        int right = key >= parent->base.deadline;
-        leftmost &= !right;
+        right = key >= parent->base.deadline;
         link = &parent->child[right];
         depth++;
     }
     n->pc = (uintptr_t)parent | flags; /* red */
     n->child[0] = n->child[1] = NULL;
     *link = n;
+    bool leftmost = parent == q->leftmost && !right;
     if (leftmost)
         q->leftmost = n;
     insert_repair(q, n);

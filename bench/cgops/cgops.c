@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
 	if (argc < 3) { fprintf(stderr, "usage: cgops IMPL N [add|exp1000|cancel]\n"); return 2; }
 	const struct impl *all[40]; size_t k = 0;
 	all[k++] = &impl_wahern; all[k++] = &impl_ratas; all[k++] = &impl_libevent; all[k++] = &impl_libuv;
+	all[k++] = &impl_bsdtree;
 	int m = tb_adapters_init(all + k, 40 - k);
 	if (m < 0) return 1;
 	k += (size_t)m;
