@@ -92,6 +92,135 @@ static void test_never_early_exactly_once(void **state)
     tb_destroy(s);
 }
 
+/* ---- A lateness budget (tb_schedule_range) ---------------------------- */
+
+/* Never early, with any slack, on every backend; and on a backend that
+ * honours a budget (TB_CAP_RANGE) run by the hard expiry on the virtual
+ * clock: an advance to soft + slack runs it.  A backend without the cap
+ * ignores the slack: it runs the task as tb_schedule would (latest_by). */
+static void test_schedule_range_never_early(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    static struct probe p[N];
+    int64_t soft[N], hard[N];
+    uint64_t rng = 27;
+    for (int i = 0; i < N; i++) {
+        p[i] = (struct probe){.rec = &rec, .id = i};
+        int64_t delay = rng_range(&rng, 0, 2 * TB_SEC);
+        /* slack 0, sub-tick, around a tick, and coarse (up to 100 ms) */
+        static const int64_t slacks[] = {0, 1, 50 * TB_US, TB_MS,
+                                         TB_MS + 1, 100 * TB_MS};
+        int64_t slack = slacks[i % 6];
+        if (i % 11 == 0)
+            slack = rng_range(&rng, 0, 30 * TB_MS);
+        soft[i] = delay;
+        hard[i] = delay + slack;
+        assert_int_equal(tb_schedule_range(s, delay, slack, probe_task, &p[i],
+                                           NULL), TB_OK);
+    }
+    bool ranged = (backend->caps & TB_CAP_RANGE) != 0;
+    int64_t now = 0;
+    while (now < 3 * TB_SEC) {
+        now += rng_range(&rng, 1, 7 * TB_MS);
+        size_t before = rec.n;
+        long ran = tb_advance(s, now);
+        assert_true(ran >= 0);
+        assert_int_equal((size_t)ran, rec.n - before);
+        for (size_t k = before; k < rec.n; k++)
+            assert_true(rec.runs[k].at >= soft[rec.runs[k].id]);
+        for (int i = 0; i < N; i++) {
+            int64_t by = ranged ? hard[i] : latest_by(soft[i]);
+            if (by <= now)
+                assert_int_equal(p[i].runs, 1);
+            else
+                assert_true(p[i].runs <= 1);
+        }
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(p[i].runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* The hard expiry, exactly: with TB_CAP_RANGE an advance to soft + slack
+ * runs a task whose soft expiry alone would not (a wheel rounds up to its
+ * tick); at soft - 1 nothing has run, on any backend. */
+static void test_schedule_range_hard_expiry(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe a = {.rec = &rec, .id = 0}, b = {.rec = &rec, .id = 1};
+    /* a: soft 10.3 ms, hard 10.5 ms; b: soft 20 ms + 1 ns, slack 0 */
+    int64_t sa = 10 * TB_MS + 300 * TB_US, ha = sa + 200 * TB_US;
+    int64_t sb = 20 * TB_MS + 1;
+    assert_int_equal(tb_schedule_range(s, sa, ha - sa, probe_task, &a, NULL),
+                     TB_OK);
+    assert_int_equal(tb_schedule_range(s, sb, 0, probe_task, &b, NULL),
+                     TB_OK);
+    assert_true(tb_advance(s, sa - 1) >= 0);
+    assert_int_equal(a.runs, 0);
+    assert_true(tb_advance(s, ha) >= 0);
+    if (backend->caps & TB_CAP_RANGE)
+        assert_int_equal(a.runs, 1);
+    else
+        assert_true(a.runs <= 1);
+    assert_true(tb_advance(s, sb - 1) >= 0);
+    assert_int_equal(b.runs, 0);
+    if (backend->caps & TB_CAP_RANGE) {
+        assert_true(tb_advance(s, sb) >= 0); /* slack 0: exact */
+        assert_int_equal(b.runs, 1);
+    }
+    assert_true(tb_advance(s, latest_by(sb)) >= 0);
+    assert_int_equal(a.runs, 1);
+    assert_int_equal(b.runs, 1);
+    for (size_t k = 0; k < rec.n; k++)
+        assert_true(rec.runs[k].at >= (rec.runs[k].id ? sb : sa));
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* A negative slack is TB_EINVAL, one whose hard expiry passes TB_MAX_DELAY
+ * (or overflows) TB_ERANGE, on every backend, and nothing is scheduled. */
+static void test_schedule_range_bad_slack(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe x = {.rec = &rec, .id = 0};
+    tb_handle h;
+    assert_int_equal(tb_schedule_range(s, TB_MS, -1, probe_task, &x, &h),
+                     TB_EINVAL);
+    assert_int_equal(tb_schedule_range(s, TB_MS, INT64_MIN, probe_task, &x,
+                                       &h), TB_EINVAL);
+    assert_int_equal(tb_schedule_range(s, TB_MS, INT64_MAX, probe_task, &x,
+                                       &h), TB_ERANGE);
+    assert_int_equal(tb_schedule_range(s, TB_MAX_DELAY - TB_MS, TB_MS + 1,
+                                       probe_task, &x, &h), TB_ERANGE);
+    assert_int_equal(tb_schedule_range(s, 0, TB_MAX_DELAY + 1, probe_task,
+                                       &x, &h), TB_ERANGE);
+    assert_int_equal(tb_pending(s), 0);
+    /* the largest accepted: delay + slack == TB_MAX_DELAY */
+    assert_int_equal(tb_schedule_range(s, TB_MAX_DELAY - TB_MS, TB_MS,
+                                       probe_task, &x, &h), TB_OK);
+    assert_int_equal(tb_pending(s), 1);
+    assert_int_equal(tb_cancel(s, h), 1);
+    assert_true(tb_advance(s, TB_SEC) >= 0);
+    assert_int_equal(x.runs, 0);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 /* ---- Cancel ------------------------------------------------------------ */
 
 static void test_cancel_answers(void **state)
@@ -1030,6 +1159,9 @@ int main(int argc, char **argv)
     size_t n = backends_from_args(argc, argv, list, 64);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_early_exactly_once),
+        cmocka_unit_test(test_schedule_range_never_early),
+        cmocka_unit_test(test_schedule_range_hard_expiry),
+        cmocka_unit_test(test_schedule_range_bad_slack),
         cmocka_unit_test(test_cancel_answers),
         cmocka_unit_test(test_reschedule),
         cmocka_unit_test(test_cancel_periodic_from_inside),
