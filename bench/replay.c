@@ -4,6 +4,7 @@
  * what each backend did with them as JSON (replay.json).
  *
  *     timerbench-replay [--backends a,b] [--reps R] [--tick NS] [--out FILE]
+ *                       [--lateness SPEC] [--no-sweep] [--sweep-reps R]
  *                       [--parse-only] [--quiet] TRACE...
  *   (--skip-cancel K[@NAME], for the tests only, withholds the K-th cancel
  *   of each pass (on backend NAME only) from the backend, to show that the
@@ -47,6 +48,17 @@
  * After the last event the clock moves on until every uncancelled one-shot
  * has fired; each periodic timer still live is cancelled at the trace's end
  * time plus its period (its fires are counted).
+ *
+ * Budgets (issue 27, format v2): a timer's lateness budget is its trace
+ * slack, or the --lateness SPEC for every timer when given; a one-shot
+ * with a budget is scheduled with tb_schedule_range, and on a backend that
+ * honours budgets (TB_CAP_RANGE) the check pass waits for it until its
+ * hard expiry (deadline + budget) rather than its deadline, as the
+ * hrtimer interrupt is programmed for the hard expiry; a reschedule of such
+ * a timer there is a cancel and a ranged schedule (the in-place re-arm has
+ * no range).  Every fire is compared with its budget (beyond_budget).
+ * The tick sweep then replays each ticked backend at ticks 1 us .. 100 ms
+ * (a check pass and --sweep-reps total passes per point; run_sweep).
  *
  * Every pass is checked: a one-shot the trace leaves uncancelled fires
  * exactly once, a cancelled one never, no fire is early, and every cancel
@@ -100,6 +112,23 @@
 #define MAX_DIGITS 20            /* digits of a field */
 #define MAX_PERIODIC_RUNS 10000000 /* runs of all periodic timers, a trace */
 #define SHOWN_BYTES 40           /* of a bad field, echoed in its error */
+/* The tick sweep (bench/README.md, "The tick sweep"): every ticked backend
+ * at each of SWEEP_TICKS.  What a point costs, measured (development
+ * machine): crossing empty ticks is cheap (Netty's wheel, which visits
+ * each, under 3 ns a tick; the others jump them), but the check pass
+ * waits for a granular wheel (the kernel's) tick by tick, then in strides,
+ * for every timer its level holds back: 1.2 10^8 such steps took 3.9 s
+ * (30,000 timers of 50 ms at a 1 us tick).  So a point is skipped when
+ * the check pass's steps, estimated before it runs (sweep_steps), pass
+ * SWEEP_MAX_STEPS (about 0.6 s), or its clock would cross more than
+ * SWEEP_MAX_TICKS ticks (about 0.6 s a pass on Netty's wheel). */
+#define SWEEP_MAX_STEPS 20000000   /* the default of --sweep-max-steps */
+#define SWEEP_MAX_TICKS 200000000  /* the default of --sweep-max-ticks */
+static const int64_t SWEEP_TICKS[] = {TB_US, 10 * TB_US, 100 * TB_US, TB_MS,
+                                      10 * TB_MS, 100 * TB_MS};
+static const char *const SWEEP_TICK_NAMES[] = {"1us", "10us", "100us", "1ms",
+                                               "10ms", "100ms"};
+#define NSWEEP_TICKS (sizeof SWEEP_TICKS / sizeof SWEEP_TICKS[0])
 
 /* K_ADVANCE: a clock advance, per call (the tasks it runs included);
  * K_EXPIRE: the same time per timer fired. */
@@ -121,6 +150,9 @@ struct event {
 struct inst {
     int64_t deadline; /* first due time, ns */
     int64_t period;   /* ns, 0 for one-shots */
+    int64_t slack;    /* the trace's slack (v2), ns; -1 = none given */
+    int64_t budget;   /* the lateness budget applied (the slack, or
+                         --lateness), ns; -1 = none */
     uint64_t id;      /* the trace's id */
     long line;        /* where it was scheduled */
     int64_t ended;    /* trace time it was cancelled, -1 if never */
@@ -128,6 +160,7 @@ struct inst {
 
 struct trace {
     const char *path;
+    int version;                /* 1, or 2 (the slack column) */
     char unit[4];
     int64_t unit_ns;
     char **comments;
@@ -146,6 +179,8 @@ struct trace {
     int64_t t_first, t_last;    /* times of the first and last event lines
                                    (replayed or not), ns */
     uint64_t periodic_runs;     /* the runs its periodic timers will make */
+    int64_t horizon;            /* the latest time the replay's clock must
+                                   reach: deadlines, periodic stops, ns */
 };
 
 static void die_oom(void)
@@ -358,7 +393,7 @@ static struct event *push_event(struct trace *tr)
 }
 
 static uint32_t new_inst(struct trace *tr, uint64_t id, int64_t t,
-                         int64_t delay, int64_t period)
+                         int64_t delay, int64_t period, int64_t slack)
 {
     if (tr->nin == tr->cin) {
         tr->cin = tr->cin ? tr->cin * 2 : 1024;
@@ -372,9 +407,16 @@ static uint32_t new_inst(struct trace *tr, uint64_t id, int64_t t,
     if (delay > TB_MAX_DELAY - 1 - t)
         bad("deadline (time + delay) %" PRId64 " ns is too large (it must "
             "be below 2^62 ns)", t + delay);
+    /* so is its hard expiry (a budget's end), which tb_schedule_range
+     * must be able to reach */
+    if (slack > 0 && slack > TB_MAX_DELAY - 1 - t - delay)
+        bad("deadline + slack %" PRId64 " + %" PRId64 " ns is too large (it "
+            "must be below 2^62 ns)", t + delay, slack);
     struct inst *in = &tr->in[tr->nin];
     in->deadline = t + delay;
     in->period = period;
+    in->slack = slack;
+    in->budget = slack;
     in->id = id;
     in->line = g_line;
     in->ended = -1;
@@ -388,6 +430,7 @@ static bool live_at(const struct inst *in, int64_t t)
 }
 
 static const char HEADER[] = "time,op,id,delay,period";
+static const char HEADER_V2[] = "time,op,id,delay,period,slack";
 
 /* The runs periodic timer `in` makes in the replay: one at each multiple
  * of its period from its first deadline up to its end, that included (the
@@ -533,14 +576,18 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
             bad("starts with a UTF-8 byte-order mark; save the file "
                 "without it");
         if (g_line == 1) {
+            /* "#timerbench-trace v1 unit=" or its v2 */
             static const char magic[] = "#timerbench-trace v1 unit=";
             const char *unit = g_buf + sizeof magic - 1;
-            if (strncmp(g_buf, magic, sizeof magic - 1) ||
+            bool v2 = !strncmp(g_buf, magic, 19) && g_buf[19] == '2' &&
+                      !strncmp(g_buf + 20, magic + 20, sizeof magic - 21);
+            if ((!v2 && strncmp(g_buf, magic, sizeof magic - 1)) ||
                 (strcmp(unit, "ns") && strcmp(unit, "us") &&
                  strcmp(unit, "ms")))
                 bad("not a timerbench trace: the first line must be "
-                    "'#timerbench-trace v1 unit=<ns|us|ms>', got '%s'",
-                    shown(g_buf));
+                    "'#timerbench-trace v1 unit=<ns|us|ms>' (or v2, with "
+                    "the slack column), got '%s'", shown(g_buf));
+            tr->version = v2 ? 2 : 1;
             strcpy(tr->unit, unit);
             tr->unit_ns = unit[0] == 'n' ? 1 : unit[0] == 'u' ? 1000
                                                               : 1000000;
@@ -557,18 +604,23 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
                     die_oom();
                 continue;
             }
-            if (strcmp(g_buf, HEADER))
+            const char *want = tr->version == 2 ? HEADER_V2 : HEADER;
+            if (strcmp(g_buf, want)) {
+                if (tr->version == 1 && !strcmp(g_buf, HEADER_V2))
+                    bad("a slack column needs format v2 (the first line "
+                        "says v1): expected the header line '%s'", HEADER);
                 bad("expected the header line '%s' (after the first line "
-                    "and '#' comments), got '%s'", HEADER, shown(g_buf));
+                    "and '#' comments), got '%s'", want, shown(g_buf));
+            }
             header = true;
             continue;
         }
         if (g_buf[0] == '#')
             continue; /* a comment among the events says nothing */
-        char *fld[6];
+        char *fld[7];
         int nf = 0;
         for (char *p = g_buf;; p++) {
-            if (nf < 6)
+            if (nf < 7)
                 fld[nf] = p;
             nf++;
             p = strchr(p, ',');
@@ -576,11 +628,17 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
                 break;
             *p = '\0';
         }
-        if (nf != 5) {
-            if (!nl && nf < 5 && feof(f))
-                bad("truncated last line: no newline and %d of 5 fields "
-                    "(the file was cut short?)", nf);
-            bad("expected 5 fields (time,op,id,delay,period), got %d", nf);
+        int want = tr->version == 2 ? 6 : 5;
+        if (nf != want) {
+            if (!nl && nf < want && feof(f))
+                bad("truncated last line: no newline and %d of %d fields "
+                    "(the file was cut short?)", nf, want);
+            if (tr->version == 1 && nf == 6)
+                bad("a slack column needs format v2 (the first line says "
+                    "v1): expected 5 fields (time,op,id,delay,period), "
+                    "got 6");
+            bad("expected %d fields (%s), got %d", want,
+                tr->version == 2 ? HEADER_V2 : HEADER, nf);
         }
         int64_t t = to_ns(tr, parse_int(fld[0], "time", INT64_MAX), "time");
         const char *op = fld[1];
@@ -615,6 +673,16 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
         } else if (*fld[4]) {
             parse_int(fld[4], "period", INT64_MAX);
         }
+        /* the lateness budget the trace gives this timer (v2): empty is
+         * none; a cancel has no timer to give one to */
+        int64_t slack = -1;
+        if (nf == 6 && *fld[5]) {
+            if (k == K_CANCEL)
+                bad("cancel takes no slack (got '%s'): a slack belongs to "
+                    "a schedule, reschedule or periodic", shown(fld[5]));
+            slack = to_ns(tr, parse_int(fld[5], "slack", INT64_MAX),
+                          "slack");
+        }
         if (t < prev_t)
             bad("time %s goes backwards (line %ld was at %" PRId64 " %s)",
                 shown(fld[0]), prev_line, prev_t / tr->unit_ns, tr->unit);
@@ -639,7 +707,7 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
             e->t = t;
             e->kind = (uint8_t)k;
             e->delay = delay;
-            e->inst = new_inst(tr, id, t, delay, period);
+            e->inst = new_inst(tr, id, t, delay, period, slack);
             *idmap_slot(&g_ids, id, true) = e->inst + 1;
             break;
         case K_CANCEL:
@@ -667,7 +735,7 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
                 tr->reschedule_unknown++;
                 e->kind = K_SCHEDULE;
             }
-            e->inst = new_inst(tr, id, t, delay, 0);
+            e->inst = new_inst(tr, id, t, delay, 0, slack);
             *idmap_slot(&g_ids, id, true) = e->inst + 1;
             break;
         }
@@ -685,10 +753,137 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
         bad("empty file: not a timerbench trace");
     }
     if (!header)
-        bad("no header line '%s' before the end of the file", HEADER);
+        bad("no header line '%s' before the end of the file",
+            tr->version == 2 ? HEADER_V2 : HEADER);
     if (tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3] == 0)
         bad("no events after the header");
     check_periodic_runs(tr);
+    tr->horizon = tr->t_last;
+    for (size_t i = 0; i < tr->nin; i++) {
+        const struct inst *in = &tr->in[i];
+        int64_t end = in->period ? (in->ended >= 0 ? in->ended
+                                                   : tr->t_last + in->period)
+                                 : in->deadline;
+        if (end > tr->horizon)
+            tr->horizon = end;
+    }
+}
+
+/* ---- Lateness budgets (--lateness) -------------------------------------- */
+
+/* --lateness SPEC: an absolute budget (<int><ns|us|ms|s>) or a share of
+ * each timer's delay (<number>%, 0 < pct <= 100, at most 6 decimals), the
+ * grammar of report/tb_precision.py parse_spec.  A share is held exactly,
+ * in units of 10^-8 of the delay, so that C and Python floor alike. */
+struct lateness_spec {
+    int kind;           /* 0 none, 1 absolute, 2 share of the delay */
+    int64_t abs_ns;     /* kind 1 */
+    int64_t share_e8;   /* kind 2: the share times 10^8 (1% = 10^6) */
+    const char *text;
+};
+
+#define SHARE_ONE 100000000 /* share_e8 of the whole delay (100%) */
+
+/* Reads SPEC into *ls; false (and *why set) when it is not one of the
+ * accepted forms. */
+static bool parse_lateness(const char *spec, struct lateness_spec *ls,
+                           const char **why)
+{
+    memset(ls, 0, sizeof *ls);
+    ls->text = spec;
+    size_t n = strspn(spec, "0123456789");
+    const char *rest = spec + n;
+    if (n && *rest == '.') {
+        size_t m = strspn(rest + 1, "0123456789");
+        if (!m || rest[1 + m] != '%' || rest[2 + m]) {
+            *why = "a fraction is only for a share (12.5%)";
+            return false;
+        }
+        rest += 1 + m;
+    }
+    if (!n) {
+        *why = "it does not start with a digit";
+        return false;
+    }
+    if (n > MAX_DIGITS) {
+        *why = "more than 20 digits";
+        return false;
+    }
+    if (*rest == '%' && !rest[1]) {
+        /* integer part, then up to 6 decimals: share_e8 = pct * 10^6 */
+        const char *dot = strchr(spec, '.');
+        size_t dec = dot ? (size_t)(rest - dot - 1) : 0;
+        if (dec > 6) {
+            *why = "a share has at most 6 decimals";
+            return false;
+        }
+        if (n > 3) {
+            *why = "a share is at most 100%";
+            return false;
+        }
+        int64_t v = 0;
+        for (const char *q = spec; q < rest; q++)
+            if (*q != '.')
+                v = v * 10 + (*q - '0');
+        for (size_t i = dec; i < 6; i++)
+            v *= 10;
+        if (v <= 0 || v > SHARE_ONE) {
+            *why = "a share must be above 0% and at most 100%";
+            return false;
+        }
+        ls->kind = 2;
+        ls->share_e8 = v;
+        return true;
+    }
+    static const struct { const char *u; int64_t ns; } units[] = {
+        {"ns", 1}, {"us", TB_US}, {"ms", TB_MS}, {"s", TB_SEC}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(rest, units[i].u))
+            continue;
+        uint64_t v = 0;
+        bool over = false;
+        for (const char *q = spec; q < rest; q++) {
+            over |= __builtin_mul_overflow(v, 10, &v);
+            over |= __builtin_add_overflow(v, (uint64_t)(*q - '0'), &v);
+        }
+        if (over || v > (uint64_t)(TB_MAX_DELAY - 1) / (uint64_t)units[i].ns) {
+            *why = "it must be below 2^62 ns";
+            return false;
+        }
+        ls->kind = 1;
+        ls->abs_ns = (int64_t)v * units[i].ns;
+        return true;
+    }
+    if (!*rest && n) {
+        *why = "an absolute budget needs its unit (ns, us, ms or s)";
+        return false;
+    }
+    *why = "unknown unit";
+    return false;
+}
+
+/* The budget of every timer of `tr`: its slack, or the --lateness spec for
+ * every timer when one is given (a share of its delay, of its period for a
+ * periodic timer: the delay each of its runs is armed with).  A budget that
+ * would reach past the clock's end (2^62 ns) is cut there. */
+static void apply_budgets(struct trace *tr, const struct lateness_spec *ls)
+{
+    for (size_t i = 0; i < tr->nin; i++) {
+        struct inst *in = &tr->in[i];
+        int64_t b = in->slack;
+        if (ls->kind == 1) {
+            b = ls->abs_ns;
+        } else if (ls->kind == 2) {
+            int64_t base = in->period ? in->period : tr->delays[i];
+            /* floor(base * share / 10^8) without overflow: base is
+             * q 10^8 + r, and r * share stays below 10^16 */
+            int64_t q = base / SHARE_ONE, r = base % SHARE_ONE;
+            b = q * ls->share_e8 + r * ls->share_e8 / SHARE_ONE;
+        }
+        if (b > TB_MAX_DELAY - 1 - in->deadline)
+            b = TB_MAX_DELAY - 1 - in->deadline;
+        in->budget = b;
+    }
 }
 
 static void parse_trace(struct trace *tr, const char *path)
@@ -767,6 +962,10 @@ struct run_timer {
     tb_handle h;
     int64_t due;      /* next expected deadline */
     int64_t armed;    /* when that deadline was set: its delay is due - armed */
+    int64_t wake;     /* check mode: when the backend must have run it: the
+                         deadline, or its hard expiry (deadline + budget)
+                         where the backend honours a budget (TB_CAP_RANGE)
+                         and got it */
     uint32_t fires;
     /* a re-armed in place task keeps the argument of its first schedule:
      * that instance's fwd (index + 1) names the one it now fires for, and
@@ -801,6 +1000,16 @@ struct replay {
      * rounding to the tick is every wheel's (at most one tick), the rest is
      * a coarser granularity, such as the kernel wheel's levels (1/8) */
     double beyond_tick_frac;
+    /* budgets: fires of timers with a budget and beyond it, fires of
+     * timers without; (lateness - budget) of every fire beyond, lateness /
+     * budget of every fire with budget > 0; fires later than 1/8 of their
+     * delay (the precision class of Linux's wheel) */
+    uint64_t budget_fires, beyond_budget, no_budget_fires, beyond_eighth;
+    int64_t *over;
+    size_t nover, cover;
+    double *rel;
+    size_t nrel, crel;
+    bool ranged;            /* the backend honours budgets (TB_CAP_RANGE) */
     uint64_t peak_seen, bytes_at_peak;
     int64_t (*samples)[2];
     size_t nsamples;
@@ -874,7 +1083,7 @@ static int64_t dh_top(struct replay *rp)
     while (rp->ndh) {
         struct due d = rp->dh[0];
         const struct run_timer *r = &rp->rt[d.inst];
-        if (r->state == 1 && r->due == d.at)
+        if (r->state == 1 && r->wake == d.at)
             return d.at;
         dh_pop(rp);
     }
@@ -904,11 +1113,35 @@ static int on_fire(void *arg)
             rp->clate = rp->clate ? rp->clate * 2 : 4096;
             rp->late = xrealloc(rp->late, rp->clate * sizeof *rp->late);
         }
-        rp->late[rp->nlate++] = now - r->due;
+        int64_t late = now - r->due;
+        rp->late[rp->nlate++] = late;
         int64_t beyond = now - r->due - rp->tick, delay = r->due - r->armed;
         if (beyond > 0 && delay > 0 &&
             (double)beyond / (double)delay > rp->beyond_tick_frac)
             rp->beyond_tick_frac = (double)beyond / (double)delay;
+        if (late > delay / 8)
+            rp->beyond_eighth++;
+        int64_t budget = rp->tr->in[r - rp->rt].budget;
+        if (budget < 0) {
+            rp->no_budget_fires++;
+        } else {
+            rp->budget_fires++;
+            if (late > budget) {
+                rp->beyond_budget++;
+                if (rp->nover == rp->cover) {
+                    rp->cover = rp->cover ? rp->cover * 2 : 1024;
+                    rp->over = xrealloc(rp->over, rp->cover * sizeof *rp->over);
+                }
+                rp->over[rp->nover++] = late - budget;
+            }
+            if (budget > 0) {
+                if (rp->nrel == rp->crel) {
+                    rp->crel = rp->crel ? rp->crel * 2 : 1024;
+                    rp->rel = xrealloc(rp->rel, rp->crel * sizeof *rp->rel);
+                }
+                rp->rel[rp->nrel++] = (double)late / (double)budget;
+            }
+        }
     }
     rp->fires++;
     r->fires++;
@@ -926,9 +1159,10 @@ static int on_fire(void *arg)
         r->state = 2;
     } else if (period) {
         r->due += step;
+        r->wake = r->due; /* a periodic run is armed without its range */
         r->armed = now; /* the backend re-arms it after this run */
         if (rp->mode == M_CHECK)
-            dh_push(rp, r->due, (uint32_t)(r - rp->rt));
+            dh_push(rp, r->wake, (uint32_t)(r - rp->rt));
     } else if (r->state == 1) {
         r->state = 2;
         rp->live_oneshots--;
@@ -1044,19 +1278,27 @@ static void sched_one(struct replay *rp, uint32_t i, long line)
     const struct inst *in = &rp->tr->in[i];
     struct run_timer *r = &rp->rt[i];
     int64_t delay = in->deadline - rp->now;
+    /* a one-shot with a budget goes through tb_schedule_range (a backend
+     * without TB_CAP_RANGE ignores the slack); a periodic timer's budget
+     * is checked on each run, its call is the usual one */
     int rc = in->period
         ? tb_schedule_fixed_rate(rp->s, delay, in->period, on_fire, r, &r->h)
+        : in->budget >= 0
+        ? tb_schedule_range(rp->s, delay, in->budget, on_fire, r, &r->h)
         : tb_schedule(rp->s, delay, on_fire, r, &r->h);
     if (rc != TB_OK)
         fail(rp, "line %ld: schedule of id %" PRIu64 " failed: %s", line,
              in->id, tb_strerror(rc));
     r->due = in->deadline;
+    r->wake = r->due;
+    if (rp->ranged && !in->period && in->budget > 0)
+        r->wake = r->due + in->budget; /* below 2^62: apply_budgets */
     r->armed = rp->now;
     r->state = 1;
     if (!in->period)
         rp->live_oneshots++;
     if (rp->mode == M_CHECK)
-        dh_push(rp, r->due, i);
+        dh_push(rp, r->wake, i);
 }
 
 static void cancel_one(struct replay *rp, uint32_t i)
@@ -1096,12 +1338,13 @@ static bool resched_one(struct replay *rp, uint32_t old, uint32_t inst)
     r->origin = origin;
     r->h = o->h;
     r->due = deadline;
+    r->wake = deadline;
     r->armed = rp->now;
     r->state = 1;
     o->state = 3;
     rp->in_place++;
     if (rp->mode == M_CHECK)
-        dh_push(rp, r->due, inst);
+        dh_push(rp, r->wake, inst);
     return true;
 }
 
@@ -1116,7 +1359,11 @@ static void do_op(struct replay *rp, const struct event *e)
         cancel_one(rp, e->inst);
         break;
     case K_RESCHEDULE:
+        /* in place where the backend can (its re-arm has no range: on a
+         * backend that honours budgets a timer with one is cancelled and
+         * scheduled in its range instead, as hrtimer_start_range_ns) */
         if (!rp->no_resched && !rp->tr->in[e->old].period &&
+            !(rp->ranged && rp->tr->in[e->inst].budget >= 0) &&
             resched_one(rp, e->old, e->inst))
             break;
         cancel_one(rp, e->old);
@@ -1170,9 +1417,10 @@ static void drain(struct replay *rp)
                                                (uint32_t)i};
             continue;
         }
-        if (r->due > last)
-            last = r->due;
-        int64_t by = sat_add(r->due, step > INT64_MAX / DRAIN_STEPS
+        /* wake: a timer in its range may run as late as its hard expiry */
+        if (r->wake > last)
+            last = r->wake;
+        int64_t by = sat_add(r->wake, step > INT64_MAX / DRAIN_STEPS
                                          ? INT64_MAX : step * DRAIN_STEPS);
         if (granular)
             by = sat_add(by, (r->due - r->armed) / 7);
@@ -1248,6 +1496,10 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     g_cancels = 0;
     rp->ndh = rp->nlate = rp->nsamples = 0;
     rp->beyond_tick_frac = 0;
+    rp->budget_fires = rp->beyond_budget = rp->no_budget_fires = 0;
+    rp->beyond_eighth = 0;
+    rp->nover = rp->nrel = 0;
+    rp->ranged = (b->caps & TB_CAP_RANGE) != 0;
     rp->peak_seen = rp->bytes_at_peak = 0;
     rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
     memset(rp->rt, 0, tr->nin * sizeof *rp->rt);
@@ -1342,6 +1594,11 @@ static void free_replay(struct replay *rp)
     free(rp->late);
     free(rp->samples);
     free(rp->stops);
+    free(rp->over);
+    free(rp->rel);
+    rp->over = NULL;
+    rp->rel = NULL;
+    rp->cover = rp->crel = 0;
     rp->rt = NULL;
     rp->dh = NULL;
     rp->late = NULL;
@@ -1446,8 +1703,127 @@ static uint64_t oneshots_kept(const struct trace *tr)
     return n;
 }
 
+/* Nearest-rank percentile of a sorted array of doubles. */
+static double pct_d(const double *v, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)(q * (double)n + 0.999999);
+    if (r < 1)
+        r = 1;
+    if (r > n)
+        r = n;
+    return v[r - 1];
+}
+
+/* The budget fields of a check pass's "lateness" (after its other
+ * fields): fires beyond their own budget, fires with and without one,
+ * fires later than 1/8 of their delay, and the distributions of (lateness
+ * - budget) over the fires beyond and of lateness / budget over the fires
+ * with a budget above 0 (each absent when it has no fire). */
+static void json_budget(FILE *o, struct replay *c)
+{
+    fprintf(o, ", \"beyond_budget\": %" PRIu64 ", \"budget_fires\": %" PRIu64
+            ", \"no_budget_fires\": %" PRIu64 ", \"beyond_eighth_of_delay\": %"
+            PRIu64, c->beyond_budget, c->budget_fires, c->no_budget_fires,
+            c->beyond_eighth);
+    if (c->nover) {
+        qsort(c->over, c->nover, sizeof *c->over, cmp_i64);
+        fprintf(o, ", \"over_budget_ns\": {\"p50\": %" PRId64 ", \"p99\": %"
+                PRId64 ", \"max\": %" PRId64 "}", pct(c->over, c->nover, 0.5),
+                pct(c->over, c->nover, 0.99), c->over[c->nover - 1]);
+    }
+    if (c->nrel) {
+        qsort(c->rel, c->nrel, sizeof *c->rel, cmp_dbl);
+        fprintf(o, ", \"relative\": {\"p50\": %.6g, \"p99\": %.6g, "
+                "\"max\": %.6g}", pct_d(c->rel, c->nrel, 0.5),
+                pct_d(c->rel, c->nrel, 0.99), c->rel[c->nrel - 1]);
+    }
+}
+
+/* One point of the tick sweep: a ticked backend at one tick. */
+struct sres {
+    const struct tb_backend *b;
+    int64_t tick;             /* asked for */
+    int64_t tick_real;        /* as the backend resolved it */
+    char name[64];            /* "<backend> tick=<T>" */
+    char skipped[200];        /* why it was not run, or "" */
+    double total_ns[64], cpu_ms_per_m[64];
+    int reps;
+    int64_t late_max, late_p99;
+    uint64_t beyond_budget, budget_fires, beyond_eighth;
+    double check_s, total_s;  /* wall time of its check pass, of its total
+                                 passes together */
+    bool failed;
+    char error[512];
+};
+
+static void write_sweep(FILE *o, const struct sres *sw, size_t nsw)
+{
+    fprintf(o, ",\n     \"sweep\": [");
+    for (size_t i = 0; i < nsw; i++) {
+        const struct sres *p = &sw[i];
+        fprintf(o, "%s\n      {\"name\": ", i ? "," : "");
+        json_str(o, p->name);
+        fprintf(o, ", \"backend\": ");
+        json_str(o, p->b->name);
+        fprintf(o, ", \"tick_ns\": %" PRId64, p->tick);
+        if (p->skipped[0]) {
+            fprintf(o, ", \"skipped\": ");
+            json_str(o, p->skipped);
+            fprintf(o, "}");
+            continue;
+        }
+        if (p->tick_real != p->tick)
+            fprintf(o, ", \"tick_ns_resolved\": %" PRId64, p->tick_real);
+        if (p->failed) {
+            fprintf(o, ", \"checks\": {\"passed\": false, \"error\": ");
+            json_str(o, p->error);
+            fprintf(o, "}}");
+            continue;
+        }
+        fprintf(o, ",\n       \"cpu_ms_per_million_events\": ");
+        json_spread(o, p->cpu_ms_per_m, (size_t)p->reps);
+        fprintf(o, ",\n       \"ns_per_event\": ");
+        json_spread(o, p->total_ns, (size_t)p->reps);
+        fprintf(o, ",\n       \"lateness\": {\"max_ns\": %" PRId64
+                ", \"p99_ns\": %" PRId64 ", \"beyond_budget\": %" PRIu64
+                ", \"budget_fires\": %" PRIu64 ", \"beyond_eighth_of_delay\": %"
+                PRIu64 "},\n       \"seconds\": {\"check\": %.3g, \"total_passes\": "
+                "%.3g}, \"checks\": {\"passed\": true}}", p->late_max,
+                p->late_p99, p->beyond_budget, p->budget_fires,
+                p->beyond_eighth, p->check_s, p->total_s);
+    }
+    fprintf(o, "%s]", nsw ? "\n     " : "");
+}
+
+/* The trace's budgets: where they come from, how many timers have one, and
+ * their distribution (absent when none has). */
+static void write_budget(FILE *o, const struct trace *tr,
+                         const struct lateness_spec *ls)
+{
+    int64_t *b = xrealloc(NULL, (tr->nin ? tr->nin : 1) * sizeof *b);
+    size_t n = 0;
+    for (size_t i = 0; i < tr->nin; i++)
+        if (tr->in[i].budget >= 0)
+            b[n++] = tr->in[i].budget;
+    fprintf(o, "     \"format_version\": %d, \"budget\": {\"source\": \"%s\", "
+            "\"timers_with_budget\": %zu, \"timers\": %zu", tr->version,
+            ls->kind ? "override" : n ? "trace" : "none", n, tr->nin);
+    if (n) {
+        qsort(b, n, sizeof *b, cmp_i64);
+        fprintf(o, ", \"slack_ns\": {\"min\": %" PRId64 ", \"p50\": %" PRId64
+                ", \"p90\": %" PRId64 ", \"p99\": %" PRId64 ", \"max\": %"
+                PRId64 "}", b[0], pct(b, n, 0.5), pct(b, n, 0.9),
+                pct(b, n, 0.99), b[n - 1]);
+    }
+    fprintf(o, "},\n");
+    free(b);
+}
+
 static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
-                        size_t nb, int reps)
+                        size_t nb, int reps, const struct lateness_spec *ls,
+                        const struct sres *sw, size_t nsw)
 {
     fprintf(o, "    {\"file\": ");
     json_str(o, tr->path);
@@ -1473,6 +1849,7 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
             tr->nin ? (double)tr->cancelled / (double)tr->nin : 0.0);
     fprintf(o, "     \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ",\n",
             tr->t_first, tr->t_last);
+    write_budget(o, tr, ls);
     int64_t *d = xrealloc(NULL, tr->ndelays * sizeof *d);
     if (tr->ndelays)
         memcpy(d, tr->delays, tr->ndelays * sizeof *d);
@@ -1575,7 +1952,9 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
             h[t > 3 ? 3 : t]++;
         }
         fprintf(o, "}, \"whole_ticks_hist\": [%" PRIu64 ", %" PRIu64 ", %"
-                PRIu64 ", %" PRIu64 "]},\n", h[0], h[1], h[2], h[3]);
+                PRIu64 ", %" PRIu64 "]", h[0], h[1], h[2], h[3]);
+        json_budget(o, c);
+        fprintf(o, "},\n");
         fprintf(o, "       \"pending_samples\": [");
         for (size_t i = 0; i < c->nsamples; i++)
             fprintf(o, "%s[%" PRId64 ", %" PRId64 "]", i ? ", " : "",
@@ -1586,7 +1965,136 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
                 oneshots_kept(tr), tr->cancelled,
                 bi + 1 < nb ? "," : "");
     }
-    fprintf(o, "     ]}");
+    fprintf(o, "     ]");
+    write_sweep(o, sw, nsw);
+    fprintf(o, "}");
+}
+
+/* The tick sweep of one trace: each backend of `swb` at each of
+ * SWEEP_TICKS, a check pass (lateness against the budgets) and `reps`
+ * total passes (CPU per event), repetitions interleaved over the points;
+ * a point whose clock would cross more than SWEEP_MAX_TICKS ticks is
+ * skipped, its reason kept. */
+/* The steps of a check pass of `tr` on `b` at `tick`, estimated before it
+ * runs: one per timer that runs and per periodic run, plus, on a granular
+ * wheel (TB_CAP_GRANULAR), the wait for each timer its level holds back:
+ * up to 1/8 of its delay, in ticks, the first STRIDE_STEPS of them one by
+ * one and then in doubling strides (stride_target). */
+static double sweep_steps(const struct trace *tr, const struct tb_backend *b,
+                          int64_t tick)
+{
+    double steps = (double)tr->periodic_runs;
+    for (size_t i = 0; i < tr->nin; i++) {
+        const struct inst *in = &tr->in[i];
+        if (in->period || in->ended >= 0)
+            continue;
+        steps += 1;
+        if (!(b->caps & TB_CAP_GRANULAR))
+            continue;
+        double w = (double)(tr->delays[i] / 8 / tick);
+        for (double lim = STRIDE_STEPS; w > lim; lim *= 2)
+            w = lim + (w - lim) / 2; /* the next STRIDE_STEPS steps cover
+                                        twice as many ticks */
+        steps += w;
+    }
+    return steps;
+}
+
+static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
+                      size_t nswb, struct sres *sw, int reps,
+                      int64_t max_ticks, double max_steps, int64_t overhead,
+                      bool quiet, int64_t t0)
+{
+    uint64_t events = tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3];
+    struct replay rp = {0};
+    rp.overhead = overhead;
+    struct entry en[MAX_BACKENDS * NSWEEP_TICKS];
+    size_t n = 0;
+    for (size_t bi = 0; bi < nswb; bi++) {
+        for (size_t k = 0; k < NSWEEP_TICKS; k++, n++) {
+            struct sres *p = &sw[n];
+            memset(p, 0, sizeof *p);
+            p->b = swb[bi];
+            p->tick = SWEEP_TICKS[k];
+            p->reps = reps;
+            snprintf(p->name, sizeof p->name, "%s tick=%s", swb[bi]->name,
+                     SWEEP_TICK_NAMES[k]);
+            en[n] = (struct entry){.b = swb[bi]};
+            snprintf(en[n].label, sizeof en[n].label, "%s", p->name);
+            /* the tick the backend makes of it (Netty's wheel clamps to
+             * 1 ms): a point that would repeat another is not run */
+            struct tb_config cfg = {.tick_ns = p->tick};
+            struct tb_sched *s;
+            p->tick_real = p->tick;
+            if (tb_create(swb[bi], &cfg, &s) == TB_OK) {
+                tb_sched_config(s, &cfg);
+                p->tick_real = cfg.tick_ns;
+                tb_destroy(s);
+            }
+            if (p->tick_real != p->tick) {
+                snprintf(p->skipped, sizeof p->skipped, "%s makes a %s tick "
+                         "%.6g ms (as its original does): the point would "
+                         "repeat another", swb[bi]->name,
+                         SWEEP_TICK_NAMES[k], (double)p->tick_real / 1e6);
+                continue;
+            }
+            int64_t ticks = tr->horizon / p->tick;
+            if (ticks > max_ticks) {
+                snprintf(p->skipped, sizeof p->skipped, "%" PRId64 " ticks "
+                         "from 0 to the trace's last deadline (%.3g s), more "
+                         "than the %" PRId64 " a sweep point may cross",
+                         ticks, (double)tr->horizon / 1e9, max_ticks);
+                continue;
+            }
+            double steps = sweep_steps(tr, swb[bi], p->tick);
+            if (steps > max_steps) {
+                snprintf(p->skipped, sizeof p->skipped, "its check pass "
+                         "would take about %.3g steps (waiting tick by tick "
+                         "for what the wheel's levels hold back), more than "
+                         "the %.3g a sweep point may take", steps, max_steps);
+                continue;
+            }
+            int64_t c0 = mono_ns();
+            bool ok = replay_once(&rp, tr, &en[n], p->tick, M_CHECK);
+            p->check_s = (double)(mono_ns() - c0) / 1e9;
+            if (!ok) {
+                p->failed = true;
+                snprintf(p->error, sizeof p->error, "%s", rp.error);
+                continue;
+            }
+            p->tick_real = rp.tick;
+            if (rp.nlate)
+                qsort(rp.late, rp.nlate, sizeof *rp.late, cmp_i64);
+            p->late_max = rp.nlate ? rp.late[rp.nlate - 1] : 0;
+            p->late_p99 = pct(rp.late, rp.nlate, 0.99);
+            p->beyond_budget = rp.beyond_budget;
+            p->budget_fires = rp.budget_fires;
+            p->beyond_eighth = rp.beyond_eighth;
+        }
+    }
+    for (int r = 0; r < reps; r++) {
+        for (size_t i = 0; i < n; i++) {
+            struct sres *p = &sw[i];
+            if (p->skipped[0] || p->failed)
+                continue;
+            int64_t c0 = mono_ns();
+            bool ok = replay_once(&rp, tr, &en[i], p->tick, M_TOTAL);
+            p->total_s += (double)(mono_ns() - c0) / 1e9;
+            if (!ok) {
+                p->failed = true;
+                snprintf(p->error, sizeof p->error, "%s", rp.error);
+                continue;
+            }
+            p->total_ns[r] = (double)rp.wall_ns / (double)events;
+            p->cpu_ms_per_m[r] = (double)rp.cpu_ns / 1e6 /
+                                 ((double)events / 1e6);
+        }
+        if (!quiet && n)
+            fprintf(stderr, "replay: %s: sweep repetition %d of %d done, "
+                    "%.1f s\n", tr->path, r + 1, reps,
+                    (double)(mono_ns() - t0) / 1e9);
+    }
+    free_replay(&rp);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -1595,10 +2103,23 @@ static void usage(FILE *o)
 {
     fprintf(o,
         "usage: timerbench-replay [--backends a,b] [--reps R] [--tick NS]\n"
+        "                         [--lateness SPEC] [--no-sweep] "
+        "[--sweep-reps R]\n"
         "                         [--out FILE] [--parse-only] [--quiet] "
         "TRACE...\n"
-        "Replays timerbench traces (format v1, bench/README.md) on each "
-        "backend's\nvirtual clock; writes JSON to --out (default stdout).\n");
+        "Replays timerbench traces (format v1 or v2, bench/README.md) on "
+        "each backend's\nvirtual clock; writes JSON to --out (default "
+        "stdout).\n"
+        "--lateness SPEC gives every timer the budget SPEC, over the "
+        "trace's own:\n"
+        "  <int><ns|us|ms|s> (absolute) or <number>%% (of each delay, "
+        "0 < pct <= 100).\n"
+        "--no-sweep leaves out the tick sweep of the ticked backends; "
+        "--sweep-reps R\n"
+        "  repetitions of each sweep point (default 3); --sweep-max-ticks N "
+        "and\n  --sweep-max-steps N skip a point whose clock would cross "
+        "more ticks\n  (default 2 10^8) or whose check pass would take more "
+        "steps (2 10^7).\n");
 }
 
 static void add_entry(struct entry *es, size_t *n,
@@ -1629,6 +2150,11 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, -1);
     const char *out = NULL;
     bool parse_only = false, quiet = false, total_only = false;
+    bool sweep = true;
+    int sweep_reps = 3;
+    int64_t sweep_max_ticks = SWEEP_MAX_TICKS;
+    double sweep_max_steps = SWEEP_MAX_STEPS;
+    struct lateness_spec ls = {0};
     /* the trace paths, kept in argv itself over the arguments already read
      * (argv is at least as long): no limit on their number */
     char **traces = argv;
@@ -1637,7 +2163,10 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = NULL;
         if (!strcmp(a, "--backends") || !strcmp(a, "--reps") ||
-            !strcmp(a, "--tick") || !strcmp(a, "--out")) {
+            !strcmp(a, "--tick") || !strcmp(a, "--out") ||
+            !strcmp(a, "--lateness") || !strcmp(a, "--sweep-reps") ||
+            !strcmp(a, "--sweep-max-ticks") ||
+            !strcmp(a, "--sweep-max-steps")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "timerbench-replay: %s needs a value\n", a);
                 return 2;
@@ -1701,6 +2230,40 @@ int main(int argc, char **argv)
             tick = t;
         } else if (!strcmp(a, "--out")) {
             out = v;
+        } else if (!strcmp(a, "--lateness")) {
+            const char *why;
+            if (!parse_lateness(v, &ls, &why)) {
+                fprintf(stderr, "timerbench-replay: --lateness '%s': %s; "
+                        "accepted: <int><ns|us|ms|s> (an absolute budget, "
+                        "e.g. 50us, 1ms) or <number>%% (a share of each "
+                        "delay, 0 < pct <= 100, e.g. 1%%, 12.5%%)\n",
+                        shown(v), why);
+                return 2;
+            }
+        } else if (!strcmp(a, "--sweep-reps")) {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || r < 1 || r > 64) {
+                fprintf(stderr, "timerbench-replay: --sweep-reps takes 1..64, "
+                        "got '%s'\n", v);
+                return 2;
+            }
+            sweep_reps = (int)r;
+        } else if (!strcmp(a, "--sweep-max-ticks") ||
+                   !strcmp(a, "--sweep-max-steps")) {
+            char *end;
+            long long m = strtoll(v, &end, 10);
+            if (*end || m < 1) {
+                fprintf(stderr, "timerbench-replay: %s takes a positive "
+                        "number, got '%s'\n", a, v);
+                return 2;
+            }
+            if (a[12] == 't')
+                sweep_max_ticks = m;
+            else
+                sweep_max_steps = (double)m;
+        } else if (!strcmp(a, "--no-sweep")) {
+            sweep = false;
         } else if (!strcmp(a, "--skip-cancel") && i + 1 < argc) {
             char *at;
             g_skip_cancel = strtoull(argv[++i], &at, 10);
@@ -1742,6 +2305,7 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < ntr; t++) {
         g_ntr = t + 1;
         parse_trace(&trs[t], traces[t]);
+        apply_budgets(&trs[t], &ls);
     }
     if (parse_only) {
         for (size_t t = 0; t < ntr; t++)
@@ -1791,7 +2355,38 @@ int main(int argc, char **argv)
             "inside); per-kind pass R times (runs of one kind at one instant "
             "timed as a batch, calibrated clock cost subtracted per batch; "
             "expire = advance time / timers fired); backends interleaved per "
-            "repetition\",\n \"traces\": [\n", reps, tick, overhead);
+            "repetition\",\n", reps, tick, overhead);
+    if (ls.kind) {
+        fprintf(o, " \"lateness_override\": {\"spec\": ");
+        json_str(o, ls.text);
+        if (ls.kind == 1)
+            fprintf(o, ", \"kind\": \"abs\", \"value\": %" PRId64 "},\n",
+                    ls.abs_ns);
+        else
+            fprintf(o, ", \"kind\": \"pct\", \"value\": %.8g},\n",
+                    (double)ls.share_e8 / 1e6);
+    } else {
+        fprintf(o, " \"lateness_override\": null,\n");
+    }
+    fprintf(o, " \"sweep\": {\"run\": %s, \"reps\": %d, \"max_ticks\": %"
+            PRId64 ", \"max_steps\": %.0f},\n \"traces\": [\n",
+            sweep ? "true" : "false", sweep_reps, sweep_max_ticks,
+            sweep_max_steps);
+    /* the sweep's points: every ticked backend given, at each tick */
+    const struct tb_backend *swb[MAX_BACKENDS];
+    size_t nswb = 0;
+    for (size_t bi = 0; sweep && bi < nb; bi++) {
+        const struct tb_backend *b = bs[bi].b;
+        bool seen = false;
+        for (size_t k = 0; k < nswb; k++)
+            seen |= swb[k] == b;
+        if ((b->caps & TB_CAP_TICKED) && !seen)
+            swb[nswb++] = b;
+    }
+    size_t nsw = nswb * NSWEEP_TICKS;
+    struct sres *sw = calloc(nsw ? nsw : 1, sizeof *sw);
+    if (!sw)
+        die_oom();
     int64_t t0 = mono_ns();
     size_t nfailed = 0;
     for (size_t t = 0; t < ntr; t++) {
@@ -1848,7 +2443,9 @@ int main(int argc, char **argv)
                         "done, %.1f s\n", t + 1, ntr, tr->path, r + 1, reps,
                         (double)(mono_ns() - t0) / 1e9);
         }
-        write_trace(o, tr, br, nb, reps);
+        run_sweep(tr, swb, nswb, sw, sweep_reps, sweep_max_ticks,
+                  sweep_max_steps, overhead, quiet, t0);
+        write_trace(o, tr, br, nb, reps, &ls, sw, nsw);
         fprintf(o, "%s\n", t + 1 < ntr ? "," : "");
         for (size_t bi = 0; bi < nb; bi++) {
             nfailed += br[bi].failed;
@@ -1858,6 +2455,7 @@ int main(int argc, char **argv)
     }
     fprintf(o, " ]}\n");
     free(br);
+    free(sw);
     free_parsing();
     if (o != stdout && fclose(o) != 0) {
         fprintf(stderr, "timerbench-replay: %s: write failed\n", out);

@@ -7,7 +7,8 @@
  *     input's line count plus one, short and printable ASCII whatever the
  *     input held (bad fields are echoed at most SHOWN_BYTES bytes, \xNN);
  *   - accepted: every time, delay and period is below 2^62 ns and so is
- *     every deadline, events are in time order, the periodic timers make at
+ *     every deadline and every hard expiry (deadline + slack, format v2;
+ *     a v1 trace has no slack), events are in time order, the periodic timers make at
  *     most MAX_PERIODIC_RUNS runs, no line was longer than MAX_LINE; then
  *     the trace is replayed (check pass) on every backend, or the one named
  *     by TB_TRACE_FUZZ_BACKEND, and must pass: a timer that never fires, an
@@ -93,6 +94,14 @@ static void check_accepted(const struct trace *tr)
             in->period < 0 || in->period >= TB_MAX_DELAY)
             finding("timer of line %ld: deadline %" PRId64 ", period %"
                     PRId64, in->line, in->deadline, in->period);
+        /* a slack (format v2) is -1 (none) or keeps its hard expiry on
+         * the clock, and it is the timer's budget (no --lateness here) */
+        if (in->slack < -1 || (in->slack >= 0 &&
+                               in->slack >= TB_MAX_DELAY - in->deadline) ||
+            in->budget != in->slack || (tr->version == 1 && in->slack >= 0))
+            finding("timer of line %ld: slack %" PRId64 ", budget %" PRId64
+                    " (format v%d)", in->line, in->slack, in->budget,
+                    tr->version);
     }
     if (tr->periodic_runs > MAX_PERIODIC_RUNS)
         finding("%" PRIu64 " periodic runs accepted", tr->periodic_runs);
