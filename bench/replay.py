@@ -4,7 +4,8 @@ backend into a results directory that `./timerbench report --from DIR`
 renders (Python standard library only).
 
     bench/replay.py TRACE... [--backends a,b] [--out DIR] [--reps R]
-                    [--tick NS] [--counts] [--build-dir DIR] [--no-build]
+                    [--tick NS] [--lateness SPEC] [--no-sweep]
+                    [--counts] [--build-dir DIR] [--no-build]
 
 It checks the arguments (each trace is readable, each backend registered,
 --out new or empty) before anything is built, builds timerbench-replay
@@ -13,7 +14,8 @@ release mode if new), has it parse every trace (a bad trace is refused
 with its FILE:LINE message, exit 2, before anything runs), then replays
 them, showing its progress, and writes into DIR:
 
-    replay.json    what bench/replay.c measured (bench/README.md, "Replay")
+    replay.json    what bench/replay.c measured (bench/README.md, "Replay"),
+                   with each trace's `verdict` (report/tb_precision.py)
     replay.log     its progress and messages
     machine.json   machine, build and run facts, as every results directory
 
@@ -42,7 +44,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "report"))
 import tb_runstate as RS  # noqa: E402
+import tb_precision as P  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join("bench", "timerbench-replay")
@@ -55,10 +60,15 @@ TRACEGEN = os.path.join("tools", "tracegen.py")
 MODELS = ("purgatory", "clientserver", "hold")
 # counts: the Valgrind counts per event (deterministic) for the kernel
 # trace, about 15 s under callgrind; the generators' traces only in full.
+# sweep: the tick sweep of the ticked backends (bench/README.md, "The tick
+# sweep"), every point in both profiles (the standard one's whole sweep
+# took about 1 s over its four traces), with sweep_reps repetitions.
 PROFILE_REPLAY = {"quick": None,
                   "standard": {"events": 20000, "reps": 9, "seed": 1,
+                               "sweep": True, "sweep_reps": 5,
                                "counts": ("kernel trace",)},
                   "full": {"events": 200000, "reps": 15, "seed": 1,
+                           "sweep": True, "sweep_reps": 9,
                            "counts": ("kernel trace", "model purgatory",
                                       "model clientserver", "model hold")}}
 
@@ -161,18 +171,35 @@ def replay_errors(path):
         return None
 
 
+def add_verdicts(path):
+    """Writes each trace's `verdict` (report/tb_precision.py, the rule the
+    report applies too) into the replay.json at path."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        doc = json.load(f)
+    for t in doc.get("traces", []):
+        t["verdict"] = P.verdict(t)
+    RS.write_json(path, doc)
+
+
 def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
-               log=None):
+               log=None, lateness=None, sweep=True, sweep_reps=None):
     """Runs the replay into outdir/replay.json, its progress on stderr and
-    into outdir/replay.log; returns (exit status, seconds, last message).
-    A replay in which some backends failed their checks (exit 1) still
-    writes replay.json, with those backends' errors in it."""
+    into outdir/replay.log, and adds each trace's verdict; returns (exit
+    status, seconds, last message).  A replay in which some backends failed
+    their checks (exit 1) still writes replay.json, with those backends'
+    errors in it."""
     cmd = [binary, "--reps", str(reps), "--out",
            os.path.join(outdir, "replay.json.tmp")]
     if backends:
         cmd += ["--backends", backends]
     if tick:
         cmd += ["--tick", str(tick)]
+    if lateness:
+        cmd += ["--lateness", lateness]
+    if not sweep:
+        cmd += ["--no-sweep"]
+    if sweep_reps:
+        cmd += ["--sweep-reps", str(sweep_reps)]
     cmd += list(traces)
     t0 = time.monotonic()
     last = ""
@@ -190,6 +217,7 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
             st = p.wait()
     tmp = os.path.join(outdir, "replay.json.tmp")
     if st in (0, 1) and os.path.exists(tmp) and replay_errors(tmp) is not None:
+        add_verdicts(tmp)
         os.replace(tmp, os.path.join(outdir, "replay.json"))
     elif os.path.exists(tmp):
         os.unlink(tmp)
@@ -318,7 +346,8 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
                         else os.path.relpath(t, ROOT) for t, _ in traces],
              "skipped": [{"trace": w, "why": y} for w, y in skipped],
              "reps": conf["reps"], "events": conf["events"],
-             "seed": conf["seed"]}
+             "seed": conf["seed"], "sweep": conf.get("sweep", False),
+             "sweep_reps": conf.get("sweep_reps")}
     if not traces:
         facts.update(status="skipped", seconds=time.monotonic() - t0)
         return facts
@@ -327,7 +356,10 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
             os.path.join(build_dir, BINARY)
         parse_check(binary, [t for t, _ in traces], backends)
         st, secs, last = run_replay(binary, [t for t, _ in traces], outdir,
-                                    backends, conf["reps"])
+                                    backends, conf["reps"],
+                                    sweep=conf.get("sweep", False),
+                                    sweep_reps=conf.get("sweep_reps"))
+        facts["replay_seconds"] = secs
         which = {i for i, (_, what) in enumerate(traces)
                  if what in conf.get("counts", ())}
         if st == 0 and which:
@@ -367,6 +399,11 @@ def parse_args(argv):
                     help="repetitions of each replay (1..64, default 5)")
     ap.add_argument("--tick", type=int, help="the wheels' tick in ns "
                     "(default 1 ms, the head-to-head series')")
+    ap.add_argument("--lateness", metavar="SPEC",
+                    help="every timer's lateness budget, over the trace's "
+                    "own: " + P.ACCEPTED)
+    ap.add_argument("--no-sweep", action="store_true",
+                    help="leave out the tick sweep of the ticked backends")
     ap.add_argument("--build", "--build-dir", dest="build_dir",
                     default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--no-build", action="store_true")
@@ -383,6 +420,11 @@ def parse_args(argv):
         ap.error("--reps takes 1..64, got %d" % opts.reps)
     if opts.tick is not None and opts.tick < 1:
         ap.error("--tick takes a positive number of ns")
+    if opts.lateness is not None:
+        try:
+            P.parse_spec(opts.lateness)
+        except ValueError as e:
+            ap.error("--lateness: %s" % e)
     return opts
 
 
@@ -419,7 +461,8 @@ def main(argv=None):
             len(opts.traces), "s" if len(opts.traces) > 1 else "",
             opts.backends or "every backend", opts.reps, outdir))
         st, secs, last = run_replay(binary, opts.traces, outdir, opts.backends,
-                                    opts.reps, opts.tick)
+                                    opts.reps, opts.tick, lateness=opts.lateness,
+                                    sweep=not opts.no_sweep)
         if st == 0 and opts.counts:
             import run as RUN
             if not RUN.valgrind_version():
@@ -450,6 +493,8 @@ def main(argv=None):
                     "errors": errors,
                     "replay": {"traces": [os.path.abspath(t) for t in opts.traces],
                                "reps": opts.reps, "tick_ns": opts.tick,
+                               "lateness": opts.lateness,
+                               "sweep": not opts.no_sweep,
                                "status": "complete" if st == 0 else "failed",
                                "seconds": secs},
                     "sessions": []},
