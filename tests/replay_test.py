@@ -66,7 +66,8 @@ class BadTraces(unittest.TestCase):
         ("negative.trace", 3, "delay -5 is negative"),
         ("missing-delay.trace", 3, "schedule needs a delay"),
         ("zero-period.trace", 3, "period must be > 0"),
-        ("too-many-fields.trace", 4, "expected 5 fields (time,op,id,delay,period), got 6"),
+        ("too-many-fields.trace", 4, "a slack column needs format v2 (the first line says v1): "
+                                     "expected 5 fields (time,op,id,delay,period), got 6"),
         ("empty.trace", 1, "empty file"),
         # one grammar with tools/tb_trace.py (issue 31, 10): digits only, at
         # most 20 of them, no byte-order mark
@@ -1013,6 +1014,309 @@ class Report(unittest.TestCase):
                                capture_output=True, text=True, timeout=600)
             self.assertEqual(r.returncode, 2)
             self.assertIn("not in the expected form", r.stderr)
+
+
+# ---- Precision (issue 27): the slack column, budgets, the sweep, the verdict
+
+import tb_precision as P  # noqa: E402
+
+
+def write_v2(path, unit, lines):
+    """A format v2 trace (the slack column) of the given event lines."""
+    with open(path, "w") as f:
+        f.write("#timerbench-trace v2 unit=%s\ntime,op,id,delay,period,slack\n" % unit)
+        for line in lines:
+            f.write(line + "\n")
+    return path
+
+
+class SlackColumn(unittest.TestCase):
+    """Format v2: good lines are read with their budgets, bad ones refused
+    with FILE:LINE and the field named, exit 2."""
+
+    def test_bad_lines(self):
+        cases = (
+            ("us", ["0,schedule,1,5,,-3"], 3, "slack -3 is negative"),
+            ("ms", ["0,schedule,1,5,,4611686018428"], 3,
+             "slack 4611686018428 ms is too large (it must be below 2^62 ns)"),
+            ("ns", ["10,schedule,1,4611686018427387000,,900"], 3,
+             "deadline + slack 4611686018427387010 + 900 ns is too large"),
+            ("us", ["0,schedule,1,5,,", "1,cancel,1,,,7"], 4, "cancel takes no slack (got '7')"),
+            ("us", ["0,schedule,1,5,,000000000000000000050"], 3,
+             "slack 000000000000000000050 is out of range (21 digits, more than 20)"),
+            ("us", ["0,schedule,1,5,,5x"], 3, "slack '5x' is not an integer"),
+            ("us", ["0,schedule,1,5,"], 3, "expected 6 fields (time,op,id,delay,period,slack), got 5"),
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            for unit, lines, line, what in cases:
+                with self.subTest(lines=lines):
+                    path = write_v2(os.path.join(tmp, "bad.trace"), unit, lines)
+                    rc, out, err = replay("--parse-only", path)
+                    self.assertEqual(rc, 2, err)
+                    self.assertEqual(out, "")
+                    first = err.strip().splitlines()[0]
+                    self.assertTrue(first.startswith("%s:%d: " % (path, line)), first)
+                    self.assertIn(what, first)
+            # a slack column in a v1 file: the line, and why
+            path = write_trace(os.path.join(tmp, "v1.trace"), "us", ["0,schedule,1,5,,50"])
+            rc, _, err = replay("--parse-only", path)
+            self.assertEqual(rc, 2)
+            self.assertIn("%s:3: a slack column needs format v2" % path, err)
+            with open(path, "w") as f:
+                f.write("#timerbench-trace v1 unit=us\ntime,op,id,delay,period,slack\n0,schedule,1,5,,\n")
+            rc, _, err = replay("--parse-only", path)
+            self.assertEqual(rc, 2)
+            self.assertIn("%s:2: a slack column needs format v2" % path, err)
+
+    def test_good_lines_and_budgets(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_v2(os.path.join(tmp, "good.trace"), "us", [
+                "0,schedule,1,2500,,50", "0,schedule,2,900,,", "10,periodic,3,1000,1000,0",
+                "100,reschedule,1,3000,,200", "3500,cancel,3,,,"])
+            rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            doc = json.loads(out)
+            self.assertIsNone(doc["lateness_override"])
+            t = doc["traces"][0]
+            self.assertEqual(t["format_version"], 2)
+            self.assertEqual(t["sweep"], [])
+            # timers 1, 3 and the reschedule of 1 have a budget, 2 none
+            self.assertEqual(t["budget"], {"source": "trace", "timers_with_budget": 3, "timers": 4,
+                                           "slack_ns": {"min": 0, "p50": 50000, "p90": 200000,
+                                                        "p99": 200000, "max": 200000}})
+            for b in t["backends"]:
+                late = b["lateness"]
+                # fires: 2 (no budget), the rescheduled 1, 3 at 1010, 2010,
+                # 3010 (a wheel runs it late, so fewer times before the
+                # cancel at 3500)
+                self.assertEqual(late["no_budget_fires"], 1, b["name"])
+                self.assertEqual(late["budget_fires"] + 1, late["fires"], b["name"])
+                if b["name"] in EXACT:
+                    self.assertEqual(late["budget_fires"], 4, b["name"])
+            v1 = json.loads(replay("--reps", "1", "--no-sweep", "--quiet", fixture("hand.trace"))[1])
+            self.assertEqual(v1["traces"][0]["format_version"], 1)
+            self.assertEqual(v1["traces"][0]["budget"], {"source": "none", "timers_with_budget": 0,
+                                                         "timers": v1["traces"][0]["timers"]})
+
+
+class Lateness(unittest.TestCase):
+    GOOD = (("50us", "abs", 50000), ("1ms", "abs", 1000000), ("0ns", "abs", 0),
+            ("2s", "abs", 2000000000), ("1%", "pct", 1.0), ("12.5%", "pct", 12.5),
+            ("100%", "pct", 100.0), ("0.000001%", "pct", 0.000001))
+    BAD = ("5", "1.5ms", "-1ms", "+1ms", "0%", "101%", "1.2345678%", "50 us", "", "1e3ns",
+           "4611686018427387904ns", "4611686019s", "100.000001%", "ms", "5 %", "50µs")
+
+    def test_spec_grammar_python_and_c_agree(self):
+        for text, kind, value in self.GOOD:
+            with self.subTest(spec=text):
+                self.assertEqual(P.parse_spec(text), {"spec": text, "kind": kind, "value": value})
+                rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet",
+                                      "--lateness", text, fixture("hand.trace"))
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(json.loads(out)["lateness_override"],
+                                 {"spec": text, "kind": kind, "value": value})
+        for text in self.BAD:
+            with self.subTest(spec=text):
+                with self.assertRaises(ValueError) as cm:
+                    P.parse_spec(text)
+                self.assertIn(repr(text), str(cm.exception))
+                p = subprocess.run([BINARY, "--lateness", text, fixture("hand.trace")],
+                                   capture_output=True, timeout=60)
+                self.assertEqual(p.returncode, 2)
+                err = p.stderr.decode("ascii")
+                self.assertIn("--lateness", err)
+                self.assertIn("accepted: <int><ns|us|ms|s>", err)
+
+    def test_share_of_each_delay_floored_as_python_does(self):
+        delays = [2500, 333, 7, 1000001, 999]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_trace(os.path.join(tmp, "d.trace"), "ns",
+                               ["0,schedule,%d,%d," % (i, d) for i, d in enumerate(delays)])
+            for spec in ("12.5%", "33.333333%", "1%"):
+                rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", "--lateness", spec, path)
+                self.assertEqual(rc, 0, err)
+                t = json.loads(out)["traces"][0]
+                want = sorted(P.budget_ns(P.parse_spec(spec), d) for d in delays)
+                self.assertEqual(t["budget"]["source"], "override")
+                self.assertEqual(t["budget"]["slack_ns"]["min"], want[0], spec)
+                self.assertEqual(t["budget"]["slack_ns"]["max"], want[-1], spec)
+                self.assertEqual(t["budget"]["slack_ns"]["p50"], want[2], spec)
+
+    def test_driver_refuses_a_bad_spec(self):
+        build_dir = os.path.dirname(os.path.dirname(BINARY))
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, DRIVER, "--no-build", "--build-dir", build_dir,
+                                "--lateness", "5", "--out", os.path.join(tmp, "o"),
+                                fixture("hand.trace")], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--lateness: '5' is not a lateness budget; accepted: <int><ns|us|ms|s>",
+                          p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "o")))
+
+
+EXACT = {"heapqueue", "heapqueue+roc", "timerthread", "quadheap", "hrtree"}
+
+
+class Budgets(unittest.TestCase):
+    """beyond_budget counted by hand: wheels at a 1 ms tick round 2.5, 3.4
+    and 4.2 ms up to the next ms (500, 600, 800 us late, each past a 50 us
+    budget), a deadline on a tick (1 ms) is on time; the heaps and hrtree
+    run every timer at its deadline."""
+
+    LINES = ["0,schedule,1,2500,,50", "0,schedule,4,1000,,50", "100,schedule,2,3300,,50",
+             "200,schedule,3,4000,,50", "300,schedule,5,700,,"]
+
+    def test_beyond_budget_by_hand(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_v2(os.path.join(tmp, "b.trace"), "us", self.LINES)
+            rc, out, err = replay("--reps", "3", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            t = json.loads(out)["traces"][0]
+            by = {b["name"]: b for b in t["backends"]}
+            for name, b in by.items():
+                late = b["lateness"]
+                self.assertEqual((late["budget_fires"], late["no_budget_fires"]), (4, 1), name)
+                if name in EXACT:
+                    self.assertEqual(late["beyond_budget"], 0, name)
+                    self.assertNotIn("over_budget_ns", late)
+                    # hrtree may use the range (its interrupt comes at the
+                    # hard expiry); the heaps run at the deadline
+                    self.assertEqual(late["relative"]["max"], 1 if name == "hrtree" else 0, name)
+            for name in ("hierwheel", "kernelwheel"):
+                late = by[name]["lateness"]
+                self.assertEqual(late["beyond_budget"], 3, name)
+                self.assertEqual(late["over_budget_ns"],
+                                 {"p50": 550000, "p99": 750000, "max": 750000}, name)
+                self.assertEqual(late["relative"], {"p50": 10, "p99": 16, "max": 16}, name)
+            self.assertIn(by["timerwheel"]["lateness"]["beyond_budget"], (3, 4))
+            # the sweep: a 10 us hierwheel rounds nothing here (every
+            # deadline is a multiple of 100 us) and keeps every budget
+            sw = {p["name"]: p for p in t["sweep"]}
+            self.assertEqual(sw["hierwheel tick=10us"]["lateness"]["beyond_budget"], 0)
+            self.assertEqual(sw["hierwheel tick=1ms"]["lateness"]["beyond_budget"], 3)
+            self.assertEqual(sw["hierwheel tick=1ms"]["lateness"]["budget_fires"], 4)
+            for p in t["sweep"]:
+                self.assertEqual(p["backend"], p["name"].split(" ")[0])
+                if "skipped" not in p:
+                    self.assertEqual(len(p["cpu_ms_per_million_events"]["reps"]), 3)
+                    self.assertTrue(p["checks"]["passed"])
+
+    def test_budgets_that_rule_the_wheels_out_recommend_an_exact_structure(self):
+        # budgets of 0 on deadlines that are no multiple of 1 us: every
+        # wheel at every tick of the sweep runs them late
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_v2(os.path.join(tmp, "x.trace"), "ns",
+                            ["%d,schedule,%d,%d,,0" % (i * 1000, i, 1234567 + 7919 * i)
+                             for i in range(300)])
+            rc, out, err = replay("--reps", "5", "--sweep-reps", "5", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            t = json.loads(out)["traces"][0]
+            v = P.verdict(t)
+            names = {b["name"] for b in t["backends"]} | {p["name"] for p in t["sweep"]}
+            self.assertIn(v["kind"], ("best", "tied"))
+            self.assertTrue(v["recommended"])
+            self.assertTrue(set(v["recommended"]) <= EXACT, v)
+            self.assertTrue(set(v["recommended"]) <= names)
+            self.assertEqual(set(v["within_budget"]), EXACT & names)
+            for p in t["sweep"]:
+                if "skipped" not in p:
+                    self.assertGreater(v["missed"][p["name"]], 0, p["name"])
+
+    def test_replay_json_carries_the_verdict(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_v2(os.path.join(tmp, "b.trace"), "us", self.LINES)
+            build_dir = os.path.dirname(os.path.dirname(BINARY))
+            out = os.path.join(tmp, "results")
+            p = subprocess.run([sys.executable, DRIVER, "--no-build", "--build-dir", build_dir,
+                                "--reps", "3", "--out", out, path],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "replay.json")) as f:
+                t = json.load(f)["traces"][0]
+            v = t["verdict"]
+            self.assertEqual(v, P.verdict(t))
+            names = {b["name"] for b in t["backends"]} | {p["name"] for p in t["sweep"]}
+            self.assertTrue(v["recommended"])
+            self.assertTrue(set(v["recommended"]) <= set(v["within_budget"]) <= names)
+            for n in ("hierwheel", "kernelwheel", "hierwheel tick=1ms"):
+                self.assertNotIn(n, v["within_budget"])
+                self.assertEqual(v["missed"][n], 0.75)
+
+    def test_a_skipped_sweep_point_says_why(self):
+        # a timer of 1000 s: at 1 us the clock would cross 10^9 ticks;
+        # Netty's wheel makes any tick under 1 ms 1 ms
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_trace(os.path.join(tmp, "long.trace"), "ms", ["0,schedule,1,1000000,"])
+            rc, out, err = replay("--reps", "1", "--sweep-reps", "1", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            sw = {p["name"]: p for p in json.loads(out)["traces"][0]["sweep"]}
+            self.assertEqual(len(sw), 18)
+            for name in ("hierwheel tick=1us", "kernelwheel tick=1us"):
+                self.assertIn("1000000000 ticks from 0 to the trace's last deadline (1e+03 s), "
+                              "more than the 200000000 a sweep point may cross", sw[name]["skipped"])
+                self.assertNotIn("lateness", sw[name])
+            self.assertIn("timerwheel makes a 10us tick 1 ms", sw["timerwheel tick=10us"]["skipped"])
+            self.assertNotIn("skipped", sw["hierwheel tick=10us"])
+            rc, out, err = replay("--reps", "1", "--sweep-max-steps", "10", "--quiet", path)
+            sw = {p["name"]: p for p in json.loads(out)["traces"][0]["sweep"]}
+            self.assertIn("its check pass would take about", sw["kernelwheel tick=10us"]["skipped"])
+
+
+class Verdict(unittest.TestCase):
+    """report/tb_precision.py's rule on hand-made replay.json traces."""
+
+    @staticmethod
+    def cand(name, cpu, beyond, fires=10, sweep=False, reps=None):
+        reps = reps or [cpu * (1 + 0.01 * i) for i in range(9)]
+        c = {"name": name, "cpu_ms_per_million_events": {
+            "median": sorted(reps)[4], "min": min(reps), "max": max(reps), "reps": reps},
+            "ns_per_event": {"median": cpu, "min": cpu, "max": cpu, "reps": [cpu] * 9},
+            "checks": {"passed": True}}
+        late = {"beyond_budget": beyond, "budget_fires": fires}
+        if sweep:
+            c.update(backend=name.split()[0], lateness=dict(late, max_ns=0, p99_ns=0))
+        else:
+            c.update(lateness=dict(late, ns={"max": 0}))
+        return c
+
+    def test_rules(self):
+        budget = {"source": "trace", "timers_with_budget": 5, "timers": 5}
+        t = {"budget": budget, "backends": [self.cand("wheel", 10, 3), self.cand("heap", 50, 0),
+                                            self.cand("tree", 80, 0)],
+             "sweep": [self.cand("wheel tick=1us", 30, 0, sweep=True),
+                       {"name": "wheel tick=1ns", "backend": "wheel", "tick_ns": 1,
+                        "skipped": "too many ticks"}]}
+        v = P.verdict(t)
+        # far apart, but only the Mann-Whitney test (scipy) can say so:
+        # without it tb_replay.tied_with keeps them tied
+        if S.decide([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]).kind == "no scipy":
+            self.assertEqual((v["kind"], v["recommended"]),
+                             ("tied", ["wheel tick=1us", "heap", "tree"]))
+        else:
+            self.assertEqual((v["kind"], v["recommended"]), ("best", ["wheel tick=1us"]))
+        self.assertEqual(v["within_budget"], ["heap", "tree", "wheel tick=1us"])
+        self.assertEqual(v["missed"], {"wheel": 0.3, "heap": 0.0, "tree": 0.0, "wheel tick=1us": 0.0})
+        # none kept every budget: the smallest share missed
+        t2 = dict(t, backends=[self.cand("wheel", 10, 3), self.cand("heap", 50, 1)], sweep=[])
+        v = P.verdict(t2)
+        self.assertEqual((v["kind"], v["recommended"]), ("none_within_budget", ["heap"]))
+        # no budget: cost alone, over backends[] only
+        t3 = dict(t, budget={"source": "none", "timers_with_budget": 0, "timers": 5})
+        v = P.verdict(t3)
+        self.assertEqual(v["recommended"][0], "wheel")
+        self.assertEqual(v["within_budget"], [])
+        self.assertIn("no lateness budget", v["rule"])
+        # a tie within MIN_EFFECT keeps both
+        t4 = dict(t, backends=[self.cand("heap", 50, 0), self.cand("tree", 51, 0)], sweep=[])
+        v = P.verdict(t4)
+        self.assertEqual((v["kind"], sorted(v["recommended"])), ("tied", ["heap", "tree"]))
+
+    def test_precision_classes(self):
+        c = self.cand("x", 1, 0, sweep=True)
+        for mx, eighth, cls in ((0, 0, "exact"), (50000, 0, "<= 50 us"), (50001, 0, "<= 1 ms"),
+                                (2000000, 0, "<= 1/8 of the delay"), (2000000, 1, "any")):
+            c["lateness"].update(max_ns=mx, beyond_eighth_of_delay=eighth)
+            self.assertEqual(P.precision_class(c), cls)
 
 
 if __name__ == "__main__":
