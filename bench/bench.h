@@ -12,7 +12,8 @@
  * Result names have one grammar, parsed by the report generator:
  *     <op>/<backend>/<workload>/<config>/N:<n>
  * where <config> is a comma-separated list of key=value pairs that starts
- * with series=h2h|orig|cover (see bh_configs).  Google Benchmark appends
+ * with series=h2h|orig|cover (see bh_configs), or series=precision for the
+ * timeouts op's tick sweep (bench/micro.c).  Google Benchmark appends
  * its own segments (manual_time, real_time, process_time, iterations:K,
  * repeats:K) and aggregate suffixes (_mean, _median, _stddev, _cv, _BigO,
  * _RMS); bench/README.md lists them.
@@ -45,6 +46,8 @@ struct bh_profile {
     bool burst_micro;          /* burst workload in the micro ops */
     bool orig_micro;           /* wheels at the originals' defaults */
     bool cover;                /* wheels sized to cover the workload */
+    int64_t precision_n;       /* N of the timeouts precision sweep
+                                  (series=precision; 0 = none) */
     double batch_budget;       /* seconds a moving-clock batch may take
                                   before it is cut short (periodic; expire
                                   only as a safety net, at 5 times it) */

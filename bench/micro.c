@@ -15,6 +15,16 @@
  *             reported, with `completed` < 1 saying so);
  *   timeouts  one server operation: schedule a 30 s timeout, cancel the
  *             one it replaces with probability 0.95, move the clock on;
+ *             series=precision (issue 27, the cost-precision front): the
+ *             same at the profile's precision_n only, each ticked backend
+ *             at ticks 1us..100ms (decades), each exact one once, every
+ *             fire's lateness on the virtual clock (tb_now in the task's
+ *             callback minus its deadline) recorded by the callback:
+ *             counters lateness_max_ns, lateness_p99_ns,
+ *             lateness_max_share (the most a fire was late as a share of
+ *             its delay) and step_ns, the clock step between operations,
+ *             which is the resolution of what the callback can see (the
+ *             clock moves only at operations);
  *   periodic  one run of N fixed-rate tasks as the clock moves in 1 ms
  *             steps.
  *
@@ -73,6 +83,7 @@ struct micro_def {
     struct bh_config c;
     enum bh_inbox inbox;
     bool rounds;            /* bh_walks_rounds: pays for every tick */
+    bool precision;         /* timeouts, series=precision: lateness kept */
     char name[256];
 };
 
@@ -87,6 +98,19 @@ struct work {
 };
 
 struct micro;
+
+/* series=precision: the callback argument of timeout k, in a ring of
+ * 4 N records (a timeout lives 30 s, 2 N operations, plus its lateness,
+ * which a structure that runs a timer 30 s late would have to exceed). */
+struct due_rec {
+    struct micro *m;
+    int64_t due;
+    int64_t delay;
+};
+
+/* Lateness samples kept for the p99: the most recent LATE_KEEP fires (a
+ * ring, allocated at set-up, so nothing grows in the timed part). */
+#define LATE_KEEP 65536
 
 /* The callback argument of a base task: which slot to refill if it runs. */
 struct slot {
@@ -123,6 +147,13 @@ struct micro {
     uint64_t time_cuts;      /* expire: batches cut by the safety net */
     uint64_t redone;         /* batches run again: switched out while timed */
     uint64_t settle_ticks;   /* ticks taken to drain an inbox, timed */
+    /* series=precision (timeouts): deadlines and the fires' lateness */
+    struct due_rec *dues;
+    size_t ndues;
+    int64_t *late;           /* ring of LATE_KEEP samples */
+    uint64_t nlate;          /* fires recorded since the last report */
+    int64_t late_max;
+    double late_share_max;
     /* fill: memory of the last fill */
     double bytes_per_task, malloc_per_task;
     /* work inside the timed parts since the last report, and the
@@ -138,6 +169,22 @@ struct micro {
 static int count_run(void *arg)
 {
     (*(uint64_t *)arg)++;
+    return 0;
+}
+
+/* series=precision: a timeout ran; its lateness on the virtual clock. */
+static int late_run(void *arg)
+{
+    struct due_rec *r = arg;
+    struct micro *m = r->m;
+    int64_t late = tb_now(m->s) - r->due;
+    m->runs++;
+    m->late[m->nlate++ % LATE_KEEP] = late;
+    if (late > m->late_max)
+        m->late_max = late;
+    double share = (double)late / (double)r->delay;
+    if (share > m->late_share_max)
+        m->late_share_max = share;
     return 0;
 }
 
@@ -440,6 +487,8 @@ static void micro_teardown(void *inst)
     free(m->delays);
     free(m->tmp);
     free(m->coin);
+    free(m->dues);
+    free(m->late);
     free(m);
 }
 
@@ -450,7 +499,14 @@ static inline int timeout_op(struct micro *m, uint64_t k, uint8_t coin,
     uint32_t i = (uint32_t)(k % (uint64_t)m->n);
     if (coin)
         m->cancels += (uint64_t)tb_cancel(m->s, m->h[i]);
-    int rc = tb_schedule(m->s, 30 * TB_SEC, count_run, &m->runs, &m->h[i]);
+    int rc;
+    if (m->dues) {
+        struct due_rec *r = &m->dues[k % m->ndues];
+        r->due = m->clock + 30 * TB_SEC;
+        rc = tb_schedule(m->s, 30 * TB_SEC, late_run, r, &m->h[i]);
+    } else {
+        rc = tb_schedule(m->s, 30 * TB_SEC, count_run, &m->runs, &m->h[i]);
+    }
     m->clock += dt;
     long ran = tb_advance(m->s, m->clock);
     return rc ? rc : ran < 0 ? (int)ran : 0;
@@ -472,6 +528,7 @@ static void draw_coins(struct micro *m, int64_t n)
 
 static double insert_batch(void *inst, tbb_state *st, int64_t n);
 static double cancel_batch(void *inst, tbb_state *st, int64_t n);
+static uint64_t w_units(const struct micro *m);
 
 /* Runs the instance's batches, untimed, through one whole cycle of what
  * the timed batches will do: a lazy backend fills up with cancelled tasks
@@ -571,10 +628,32 @@ static void *micro_setup(void *ctx, tbb_state *st)
         if (!fill_base(m, st))
             goto fail;
     } else if (d->op == OP_TIMEOUTS) {
+        if (d->precision) {
+            m->ndues = 4 * n;
+            m->dues = xcalloc(m->ndues, sizeof *m->dues);
+            for (size_t i = 0; i < m->ndues; i++) {
+                m->dues[i].m = m;
+                m->dues[i].delay = 30 * TB_SEC;
+            }
+            m->late = xcalloc(LATE_KEEP, sizeof *m->late);
+        }
         /* warm up for 45 s of virtual time: past one timeout, so the
          * structure holds the steady mix of live and cancelled tasks */
         int64_t dt = timeout_dt(m);
+        /* A sweep point whose wheel pays for its fine tick beyond the
+         * profile's work budget (counted: visits + ticks, the same in
+         * every run) is skipped, as an expire batch is cut: a 1 us Netty
+         * wheel of 512 buckets would visit every far timer 30 000 times.
+         * Only ticked backends: a tree's visits are its own cost. */
+        const uint64_t units0 = w_units(m);
         while (m->ring < 3 * (uint64_t)m->n) {
+            if (d->precision && m->tick > 0 &&
+                w_units(m) - units0 > 20 * (uint64_t)bh.profile->work_budget) {
+                tbb_skip(st, "skipped: the warm-up (45 s of virtual time) "
+                             "took more wheel visits and ticks than 20 "
+                             "times the profile's work budget");
+                goto fail;
+            }
             draw_coins(m, m->batch);
             for (int64_t j = 0; j < m->batch; j++) {
                 /* a slot never scheduled has handle 0: cancel answers 0 */
@@ -587,6 +666,9 @@ static void *micro_setup(void *ctx, tbb_state *st)
         }
         m->cancels = 0;
         m->fired_ops = m->runs;
+        m->nlate = 0;
+        m->late_max = 0;
+        m->late_share_max = 0;
     } else if (d->op == OP_PERIODIC) {
         for (int64_t i = 0; i < m->n; i++) {
             int64_t period = bh_draw(BH_PERIODIC, &m->rng);
@@ -953,6 +1035,34 @@ static void work_report(struct micro *m, tbb_state *st)
     m->work_ops = 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* series=precision: the lateness of the fires since the last report (the
+ * p99 over the most recent LATE_KEEP of them), and the clock step. */
+static void precision_report(struct micro *m, tbb_state *st)
+{
+    size_t k = m->nlate < LATE_KEEP ? (size_t)m->nlate : LATE_KEEP;
+    double p99 = 0;
+    if (k) {
+        qsort(m->late, k, sizeof *m->late, cmp_i64);
+        size_t at = (size_t)(0.99 * (double)(k - 1) + 0.5);
+        p99 = (double)m->late[at];
+    }
+    tbb_counter(st, "lateness_max_ns", (double)m->late_max, TBB_C_PLAIN);
+    tbb_counter(st, "lateness_p99_ns", p99, TBB_C_PLAIN);
+    tbb_counter(st, "lateness_max_share", m->late_share_max, TBB_C_PLAIN);
+    tbb_counter(st, "lateness_fires", (double)m->nlate, TBB_C_PLAIN);
+    tbb_counter(st, "step_ns", (double)timeout_dt(m), TBB_C_PLAIN);
+    tbb_counter(st, "tick_ns", (double)m->tick, TBB_C_PLAIN);
+    m->nlate = 0;
+    m->late_max = 0;
+    m->late_share_max = 0;
+}
+
 static void micro_report(void *inst, tbb_state *st)
 {
     struct micro *m = inst;
@@ -984,6 +1094,8 @@ static void micro_report(void *inst, tbb_state *st)
             m->cancels = 0;
             m->fired_ops = m->runs;
         }
+        if (d->precision)
+            precision_report(m, st);
         if (d->op == OP_INSERT || d->op == OP_CANCEL)
             tbb_counter(st, "flushes_per_kop", 1000.0 * (double)m->flushes /
                         ops, TBB_C_PLAIN);
@@ -1028,6 +1140,8 @@ static void add_family(enum op op, const struct tb_backend *b,
                        enum bh_workload w, const struct bh_config *c)
 {
     struct micro_def *d = bh_keep(xcalloc(1, sizeof *d));
+    d->precision = op == OP_TIMEOUTS && strncmp(c->label, "series=precision",
+                                                16) == 0;
     d->op = op;
     d->b = b;
     d->w = w;
@@ -1055,7 +1169,9 @@ static void add_family(enum op op, const struct tb_backend *b,
      * fits the medians itself (tb_results.fit_complexity). */
     static const char *const arg_names[] = {"N"};
     for (size_t i = 0; i < bh.profile->nn; i++) {
-        int64_t n = bh.profile->n[i];
+        int64_t n = d->precision ? bh.profile->precision_n : bh.profile->n[i];
+        if (d->precision && i > 0)
+            break; /* one N: the sweep is over the tick */
         tbb_bench *f = tbb_register(d->name, &batch_ops[op], d,
                                     TBB_MANUAL_TIME | TBB_REUSE);
         tbb_arg_names(f, 1, arg_names);
@@ -1093,6 +1209,40 @@ static void add_op(enum op op, const struct tb_backend *b, enum bh_workload w)
     }
 }
 
+/* series=precision of the timeouts op (the file comment): each ticked
+ * backend at ticks 1us..100ms, each exact backend once. */
+static void add_precision(const struct tb_backend *b)
+{
+    struct bh_config c;
+    memset(&c, 0, sizeof c);
+    c.series = BH_H2H;
+    if (!(b->caps & TB_CAP_TICKED)) {
+        bh_label_add(&c, "series", "precision");
+        add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
+        return;
+    }
+    for (int64_t tick = TB_US; tick <= 100 * TB_MS; tick *= 10) {
+        char v[32];
+        c.label[0] = '\0';
+        c.cfg.tick_ns = tick;
+        c.cfg.wheel_size = 0;
+        bh_label_add(&c, "series", "precision");
+        bh_fmt_ns(v, sizeof v, tick);
+        bh_label_add(&c, "tick", v);
+        struct tb_sched *s;
+        struct tb_config probe = c.cfg;
+        probe.clock = TB_CLOCK_VIRTUAL;
+        if (tb_create(b, &probe, &s) != TB_OK)
+            continue; /* a tick the backend refuses */
+        struct tb_config r;
+        tb_sched_config(s, &r);
+        tb_destroy(s);
+        if (r.tick_ns != tick)
+            continue; /* a tick it rounds to another (Netty's 1 ms floor) */
+        add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
+    }
+}
+
 void bh_register_micro(void)
 {
     const struct bh_profile *p = bh.profile;
@@ -1110,6 +1260,8 @@ void bh_register_micro(void)
                 add_op(op, b, w);
             }
         add_op(OP_TIMEOUTS, b, BH_TIMEOUTS);
+        if (p->precision_n)
+            add_precision(b);
         add_op(OP_PERIODIC, b, BH_PERIODIC);
     }
 }

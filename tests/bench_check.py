@@ -180,9 +180,12 @@ def check_micro(doc, backends):
         fam, _, n = canonical(b["run_name"]).rpartition("/N:")
         ns.setdefault(fam, set()).add(n)
     for fam in families:
-        check(ns.get(fam) == {"100", "1000"},
-              "micro: %s measured at N %s, expected 100 and 1000" %
-              (fam, sorted(ns.get(fam, ()))))
+        # the timeouts precision sweep runs at the profile's precision_n
+        # only (1000 in smoke): one N, many ticks
+        want = {"1000"} if "series=precision" in fam else {"100", "1000"}
+        check(ns.get(fam) == want,
+              "micro: %s measured at N %s, expected %s" %
+              (fam, sorted(ns.get(fam, ())), " and ".join(sorted(want))))
     check(not any(b.get("aggregate_name") == "BigO" for b in doc["benchmarks"]
                   if b["name"].split("/")[0] in MICRO_OPS),
           "micro: a Google Benchmark fit over a one-N family")
@@ -234,6 +237,8 @@ def check_micro(doc, backends):
             check(abs(b["fired_per_op"] - 0.05) < 0.03,
                   "micro: %s fired %.3f per op" % (b["name"],
                                                    b["fired_per_op"]))
+        if p["cfg"].get("series") == "precision":
+            check_precision(b, p)
         if p["op"] in ("insert", "cancel"):
             # a lazy backend holds up to N/4 zombies more (bench/micro.c,
             # "Holding N"), N/3 when it cleans them itself (Go's heap)
@@ -242,6 +247,31 @@ def check_micro(doc, backends):
         if "transferred" in b and p["op"] == "insert":
             check(b["transferred"] > 0.99, "micro: %s left %.2f of its inserts"
                   " in the inbox" % (b["name"], 1 - b["transferred"]))
+
+
+def check_precision(b, p):
+    """One point of the timeouts precision sweep (bench/micro.c): its
+    lateness counters are there, never negative (never early), the p99 at
+    most the max; an exact backend (no tick) is never late, as the clock
+    only moves to operations and every deadline falls on one; a ticked one
+    is late by less than its delay."""
+    name = b["name"]
+    for c in ("lateness_max_ns", "lateness_p99_ns", "lateness_max_share",
+              "lateness_fires", "step_ns", "tick_ns"):
+        if not check(c in b and math.isfinite(b[c]) and b[c] >= 0,
+                     "micro: %s: %s = %r" % (name, c, b.get(c))):
+            return
+    check(b["lateness_fires"] > 0, "micro: %s saw no timeout fire" % name)
+    check(b["lateness_p99_ns"] <= b["lateness_max_ns"],
+          "micro: %s: p99 %g above max %g" % (name, b["lateness_p99_ns"],
+                                              b["lateness_max_ns"]))
+    if "tick" not in p["cfg"]:
+        check(b["lateness_max_ns"] == 0 and b["tick_ns"] == 0,
+              "micro: %s, an exact structure, ran a timeout %g ns late" %
+              (name, b["lateness_max_ns"]))
+    else:
+        check(b["lateness_max_share"] < 1,
+              "micro: %s ran a timeout later than its delay" % name)
 
 
 def check_runtime(doc, backends, samples_csv):
