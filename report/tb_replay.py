@@ -5,10 +5,16 @@ it, a figure of the cost per operation, and a verdict; one figure of every
 trace's delay distribution with its cancel ratio; rows for "Which one to
 use".
 
-The verdict for a trace is computed here from the numbers: the backend
-with the lowest median time per event wins, unless the spread of its
-repetitions (min..max) overlaps the runner-up's, in which case the trace
-does not decide between them ("undecided").  The time is the replay
+The verdict for a trace is tb_precision.verdict(trace) (issue 27), the
+rule bench/replay.py applied when it wrote replay.json: among the
+candidates (every backend, and every point of the ticked backends' tick
+sweep) that kept every timer within its lateness budget, the cheapest by
+CPU time per event, unless others are tied with it (tied_with below); the
+share each missed by where none did; today's rule on the backends alone
+when the trace gives no budget.  Per trace the section also shows the
+budget applied, each backend's fires beyond their budget, the
+cost-precision front (tb_front) and the cheapest structure in each
+precision class.  The time is the replay
 thread's CPU time per event: on these shared machines a repetition whose
 thread was descheduled for a while has a wall time several times the
 others' and would make every range overlap, while its CPU time does not
@@ -18,6 +24,7 @@ count the time it waited (the wall time is shown beside it).
 import os
 
 import tb_analysis as A
+import tb_front as F
 import tb_stats as S
 from tb_doc import Bold, Code
 from tb_experiments import _join, draw_bars
@@ -105,6 +112,88 @@ def verdict(trace):
     return ("best", "%s, %s of CPU per event against %s for %s (%s)" % (
         best["name"], A.fmt_ns(b1), A.fmt_ns(b2), second["name"],
         A.fmt_ratio(b2 / b1) if b1 > 0 else "n/a"), best["name"])
+
+
+def precision_verdict(t):
+    """The trace's verdict by tb_precision.verdict (the rule bench/replay.py
+    wrote into replay.json): {recommended, kind, rule, within_budget,
+    missed}."""
+    return F.P.verdict(t["raw"])
+
+
+def _budgeted(t):
+    """Whether the trace was replayed with budgets (some timer had one)."""
+    b = t.get("budget")
+    return bool(b and b["source"] != "none" and b.get("timers_with_budget"))
+
+
+def verdict_names(t):
+    """The recommended names: the budget-respecting verdict where the run
+    has it, else the fastest (and those tied with it) by the old rule."""
+    v = precision_verdict(t)
+    if v is not None and v.get("recommended"):
+        return list(v["recommended"])
+    return tied_names(t)
+
+
+def verdict_text(t):
+    """(names, text) for the trace: what was recommended and why."""
+    v = precision_verdict(t)
+    if not _budgeted(t) or v is None or not v.get("recommended"):
+        # no budget: tb_precision applies this module's cost rule, whose
+        # own sentence gives the ratio to the runner-up
+        kind, text, best = verdict(t)
+        return ([best] if best else tied_names(t)), text
+    names = list(v["recommended"])
+    text = "%s (%s): %s" % (", ".join(names), v.get("kind") or "?", v.get("rule") or "")
+    if v.get("kind") == "none_within_budget" and v.get("missed"):
+        text += "; share of budgeted fires beyond budget: " + ", ".join(
+            "%s %s" % (n, A.fmt_pct(x)) for n, x in sorted(v["missed"].items(),
+                                                           key=lambda kv: kv[1]))
+    written = t.get("verdict")
+    if written and sorted(written["recommended"]) != sorted(names):
+        text += (" (replay.json recorded %s: the rule changed since the replay)"
+                 % ", ".join(written["recommended"]))
+    return names, text
+
+
+def _beyond_text(bud):
+    """A backend's or sweep point's fires beyond their budget."""
+    if bud is None:
+        return "n/a (no budget counts)"
+    if not bud["budget_fires"]:
+        return "no budgeted fire"
+    text = "%s of %s (%s)" % (A.fmt_n(bud["beyond_budget"]), A.fmt_n(bud["budget_fires"]),
+                              A.fmt_pct(bud["beyond_budget"] / float(bud["budget_fires"])))
+    if bud.get("over_budget_ns") and bud["beyond_budget"]:
+        text += ", over by up to %s" % A.fmt_ns(bud["over_budget_ns"].get("max"))
+    return text
+
+
+def _budget_sentence(t, meta):
+    """What budget the trace was replayed with."""
+    b = t.get("budget")
+    if b is None:
+        return ("No lateness budget: this replay.json is from before budgets "
+                "(format version and budgets absent).")
+    ov = (meta or {}).get("lateness_override")
+    if b["source"] == "none" or not b.get("timers_with_budget"):
+        return "No lateness budget: the trace gives none and no --lateness was asked for."
+    sl = b.get("slack_ns") or {}
+    src = ("the trace's own slack column (format v%s)" % (t.get("format_version") or "?")
+           if b["source"] == "trace" else
+           "--lateness %s, overriding the trace's budgets" % (ov or {}).get("spec", "?"))
+    return ("Budget applied: %s; %s of %s timers have one (slack min %s, p50 %s, p99 %s, "
+            "max %s)." % (src, A.fmt_n(b["timers_with_budget"]), A.fmt_n(b.get("timers")),
+                          A.fmt_ns(sl.get("min")), A.fmt_ns(sl.get("p50")),
+                          A.fmt_ns(sl.get("p99")), A.fmt_ns(sl.get("max"))))
+
+
+def draw_front(ctx, t):
+    """The trace's cost-precision front (tb_front.draw_front)."""
+    return F.draw_front(ctx, "replay-front-" + _trace_label(t),
+                        "Replay of %s: CPU per event against lateness" % _trace_label(t),
+                        F.replay_candidates(t, per_event), "CPU time per event (ns)")
 
 
 def tied_names(trace):
@@ -250,10 +339,12 @@ def replay_section(ctx, doc):
             row.append("%s, %s" % (A.fmt_ns(per_event(b)["median"]),
                                    _fmt_bytes(b["bytes_at_peak"])) if b else
                        "failed its check" if n in dict(t.get("failed", [])) else "not replayed")
-        row.append((Bold(verdict(t)[2] or "tied: " + ", ".join(tied_names(t))),))
+        row.append((Bold(", ".join(verdict_names(t)) if _budgeted(t) else
+                         verdict(t)[2] or "tied: " + ", ".join(tied_names(t))),))
         rows.append(row)
     doc.table(["trace", "events", "cancel ratio", "delays"] +
-              ["%s: CPU per event, peak bytes" % n for n in names] + ["fastest"], rows,
+              ["%s: CPU per event, peak bytes" % n for n in names] +
+              ["recommended (within budget where the trace has one)"], rows,
               numeric={1, 2})
     add_figure(ctx, doc, draw_delays(ctx, res.replay),
             ("Delay distribution of every replayed trace (cumulative, log scale), "
@@ -273,6 +364,7 @@ def replay_section(ctx, doc):
               if t["cancel_unknown"] or t["reschedule_unknown"] else "",
               (" The trace says: " + "; ".join(src) + ".") if src else "",
               _resched_text(t))
+        doc.p(_budget_sentence(t, meta))
         add_figure(ctx, doc, draw_costs(ctx, t),
                 ("Replay of ", Code(label), ": time per event and per operation kind, "
                  "median of the repetitions, the line from the fastest to the slowest."),
@@ -289,10 +381,11 @@ def replay_section(ctx, doc):
             table.append([Code(b["name"]), _spread_text(per_event(b)),
                           _spread_text(b["ns_per_event"]),
                           kinds or "n/a", A.fmt_n(b["peak_pending"]),
-                          _fmt_bytes(b["bytes_at_peak"]), late])
+                          _fmt_bytes(b["bytes_at_peak"]), late,
+                          _beyond_text(b.get("budget"))])
         counted = [b for b in t["backends"] if b["counts"]]
         head = ["backend", "CPU per event", "wall per event", "per operation (median)",
-                "peak pending", "bytes at peak", "lateness"]
+                "peak pending", "bytes at peak", "lateness", "fires beyond their budget"]
         if counted:
             head.append("instructions / event (D1, LL misses)")
             for row, b in zip(table, _ordered(ctx, t["backends"])):
@@ -306,30 +399,94 @@ def replay_section(ctx, doc):
             doc.p("By instructions per event under Valgrind (deterministic, the same on "
                   "every run): ", *_join([(Code(b["name"]), " %.0f" % b["counts"][
                       "instructions_per_event"]) for b in order]), ".")
-        kind, text, _ = verdict(t)
+        if t["sweep"]:
+            srows = []
+            for p in t["sweep"]:
+                if p.get("skipped") or p.get("failed"):
+                    srows.append([Code(p["name"]), "skipped: " + p["skipped"] if p.get("skipped")
+                                  else "failed its check: " + p["failed"], "", "", ""])
+                    continue
+                srows.append([Code(p["name"]), _spread_text(per_event(p)),
+                              A.fmt_ns(p["lateness"]["max_ns"]), A.fmt_ns(p["lateness"]["p99_ns"]),
+                              _beyond_text(p.get("budget"))])
+            doc.p("The ticked backends swept over their tick (the cost-precision front):")
+            doc.table(["backend and tick", "CPU per event", "max lateness", "p99 lateness",
+                       "fires beyond their budget"], srows)
+        cands = F.replay_candidates(t, per_event)
+        if any(c["sweep"] for c in cands):
+            add_figure(ctx, doc, draw_front(ctx, t),
+                       ("Replay of ", Code(label), ": CPU time per event against the lateness "
+                        "it gave (left: max, right: p99), one line per ticked backend through "
+                        "its ticks, the exact structures at \"exact\"."),
+                       "cost-precision front, trace %s" % label)
+        if cands:
+            doc.p(Bold("Cheapest at each precision:"), " ", F.class_sentence(cands),
+                  " (a class holds a candidate whose lateness fits it, by the rule of "
+                  "report/tb_precision.py).")
+        _, text = verdict_text(t)
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
-    ctx.finding(15, "Replayed traces, lowest CPU time per event: ", *_join(
-        [(Code(_trace_label(t)), " → ", Bold(verdict(t)[2] or "tied: " + ", ".join(tied_names(t))))
-         for t in res.replay], "; "), ".")
-    doc.p("Rule: the backend with the lowest median CPU time per event wins; when the "
-          "range (fastest..slowest repetition) of the winner overlaps another's, "
-          "the trace does not separate them and the verdict is \"undecided\". CPU "
-          "time, not wall time, because a repetition whose thread the machine's "
-          "other load descheduled has a wall time several times the others'.")
+    ctx.finding(15, "Replayed traces, lowest CPU time per event within the timers' "
+                "budgets: ", *_join(
+                    [(Code(_trace_label(t)), " → ", Bold(", ".join(verdict_names(t))))
+                     for t in res.replay], "; "), ".")
+    doc.p("Rule: among the backends, and the ticked backends at each tick of their "
+          "sweep, that ran no timer later than its budget, the one with the lowest "
+          "median CPU time per event wins, unless others are within %s of it or not "
+          "significantly different (Mann-Whitney over the repetitions): then they are "
+          "named together as tied. Where none kept every budget, those that missed the "
+          "smallest share are named, with every candidate's share. A trace without "
+          "budgets is decided on cost alone, among the backends. CPU time, not wall "
+          "time, because a repetition whose thread the machine's other load "
+          "descheduled has a wall time several times the others'." % A.fmt_pct(S.MIN_EFFECT))
+
+
+def _precision_of_names(t, names):
+    """The precision the recommended candidates held on the trace: the
+    strictest class all of them are in, with their max lateness."""
+    by = {c["name"]: c for c in F.replay_candidates(t, per_event)}
+    got = [by[n] for n in names if n in by]
+    if not got:
+        return "n/a"
+    worst = max(got, key=lambda c: c["max_ns"])
+    held = ("every timer within its budget" if _budgeted(t) and all(
+        c.get("budget") and not c["budget"]["beyond_budget"] for c in got) else "")
+    return "%s (max lateness %s)%s" % (F.class_of(worst), A.fmt_ns(worst["max_ns"]),
+                                       "; " + held if held else "")
 
 
 def recommend_rows(ctx):
-    """Rows of "Which one to use", one per replayed trace."""
+    """Rows of "Which one to use" ([workload, recommended, precision,
+    compared, measured]): per replayed trace its verdict (budgets kept),
+    then the cheapest candidate in each precision class."""
     rows = []
     for t in ctx.res.replay:
-        kind, text, best = verdict(t)
+        names, _ = verdict_text(t)
+        v = precision_verdict(t)
         cands = sorted(t["backends"], key=lambda b: per_event(b)["median"])
         ev = [(Code(b["name"]), " " + A.fmt_ns(per_event(b)["median"])) for b in cands]
+        tied = len(names) > 1
         rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
             _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
-            ((Code(best),) if best else tuple(_join([Code(n) for n in tied_names(t)], ", ")) + (
-                " (tied: within %s or not significantly different)" % A.fmt_pct(S.MIN_EFFECT),))
-            + (A.granular_caveat(ctx, [best] if best else tied_names(t)),),
-            "median CPU time per event over the replays (section Replayed traces)",
+            tuple(_join([Code(n) for n in names], ", ")) + (
+                (" (%s)" % (v.get("kind") if v else TIED),) if tied or (
+                    v and v.get("kind") == "none_within_budget") else ())
+            + (A.granular_caveat(ctx, names),),
+            _precision_of_names(t, names),
+            ("median CPU time per event over the replays, among those within every "
+             "timer's budget (section Replayed traces)") if _budgeted(t) else
+            "median CPU time per event over the replays (section Replayed traces; the "
+            "trace gives no budget)",
             tuple(_join(ev, ", "))])
+        pcands = F.replay_candidates(t, per_event)
+        if not any(c["sweep"] for c in pcands):
+            continue
+        for label, cnames, best in F.cheapest_by_class(pcands):
+            if best is None or label == "any":
+                continue
+            rows.append(["Replay of trace %s, precision %s" % (_trace_label(t), label),
+                         tuple(_join([Code(n) for n in cnames], ", ")),
+                         "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
+                         "cheapest median CPU time per event among the backends and tick "
+                         "sweep points whose lateness fits the class",
+                         "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
     return rows

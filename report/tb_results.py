@@ -718,17 +718,102 @@ def _read_replay_backend(b):
                 lateness_ns={k: _number(v) for k, v in late_ns.items()},
                 lateness_ticks={k: _number(v) for k, v in late_t.items()},
                 beyond_tick_frac=_number(late.get("beyond_tick_of_delay_max")),
+                budget=_budget_counts(late),
                 pending=[(p[0], p[1]) for p in b.get("pending_samples", [])
                          if isinstance(p, list) and len(p) == 2
                          and _number(p[0]) is not None and _number(p[1]) is not None]
                 if isinstance(b.get("pending_samples"), list) else [])
 
 
+def _quantiles(v, keys):
+    """{key: number} of the keys present as numbers >= 0, or None when v is
+    not a dict or holds none of them."""
+    if not isinstance(v, dict):
+        return None
+    out = {k: _number(v.get(k)) for k in keys}
+    out = {k: x for k, x in out.items() if x is not None and x >= 0}
+    return out or None
+
+
+def _count(v):
+    """A count >= 0 as an int, else None."""
+    x = _number(v)
+    return int(x) if x is not None and x >= 0 else None
+
+
+def _budget_counts(late):
+    """What a backend's lateness says against the timers' budgets (issue 27:
+    beyond_budget, budget_fires, no_budget_fires, over_budget_ns, relative),
+    or None for a replay.json from before budgets."""
+    if "beyond_budget" not in late and "budget_fires" not in late:
+        return None
+    out = {k: _count(late.get(k)) for k in ("beyond_budget", "budget_fires",
+                                            "no_budget_fires")}
+    if out["beyond_budget"] is None or out["budget_fires"] is None:
+        return None
+    out["over_budget_ns"] = _quantiles(late.get("over_budget_ns"), ("p50", "p99", "max"))
+    out["relative"] = _quantiles(late.get("relative"), ("p50", "p99", "max"))
+    return out
+
+
+def _read_sweep_point(p):
+    """One (ticked backend, tick) point of a trace's sweep, or None when it is
+    not in the contract's form.  A skipped point keeps its reason."""
+    if not isinstance(p, dict) or not isinstance(p.get("name"), str) \
+            or not isinstance(p.get("backend"), str) or _count(p.get("tick_ns")) is None:
+        return None
+    out = {"name": p["name"], "backend": p["backend"], "tick_ns": _count(p["tick_ns"])}
+    if p.get("skipped"):
+        out["skipped"] = str(p["skipped"])[:300]
+        return out
+    checks = p.get("checks") if isinstance(p.get("checks"), dict) else {}
+    if checks.get("error") or checks.get("passed") is False:
+        out["failed"] = str(checks.get("error") or "its check failed")[:300]
+        return out
+    late = p.get("lateness") if isinstance(p.get("lateness"), dict) else {}
+    out["cpu_ms_per_million_events"] = _spread(p.get("cpu_ms_per_million_events"))
+    out["ns_per_event"] = _spread(p.get("ns_per_event"))
+    out["lateness"] = {k: _number(late.get(k)) for k in ("max_ns", "p99_ns")}
+    out["budget"] = _budget_counts(late)
+    if out["ns_per_event"] is None or any(v is None or v < 0
+                                          for v in out["lateness"].values()):
+        return None
+    return out
+
+
+def _read_budget(b):
+    """A trace's budget entry: {source, timers_with_budget, timers, slack_ns}
+    (slack_ns None when no timer had one), or None for a trace replayed
+    before budgets existed."""
+    if not isinstance(b, dict) or b.get("source") not in ("trace", "override", "none"):
+        return None
+    return {"source": b["source"], "timers_with_budget": _count(b.get("timers_with_budget")),
+            "timers": _count(b.get("timers")),
+            "slack_ns": _quantiles(b.get("slack_ns"), ("min", "p50", "p90", "p99", "max"))}
+
+
+def _read_verdict(v):
+    """replay.json's verdict as bench/replay.py wrote it (the report
+    recomputes it with tb_precision.verdict and says so if they differ)."""
+    if not isinstance(v, dict) or not isinstance(v.get("recommended"), list):
+        return None
+    missed = v.get("missed") if isinstance(v.get("missed"), dict) else {}
+    return {"recommended": [n for n in v["recommended"] if isinstance(n, str)],
+            "kind": v.get("kind") if isinstance(v.get("kind"), str) else None,
+            "rule": v.get("rule") if isinstance(v.get("rule"), str) else "",
+            "within_budget": [n for n in v.get("within_budget", []) if isinstance(n, str)]
+            if isinstance(v.get("within_budget"), list) else [],
+            "missed": {k: _number(x) for k, x in missed.items() if _number(x) is not None}}
+
+
 def _read_replay(res, path):
     """replay.json: {"traces": [{name, events, ops, cancel_ratio, delay_ns,
     delay_cdf, backends: [{name, ns_per_event: {median, min, max, reps},
     ns_per_op: {kind: {count, ns}}, peak_pending, bytes_at_peak, fires,
-    lateness, pending_samples, ...}]}], reps, tick_ns, method}."""
+    lateness, pending_samples, ...}]}], reps, tick_ns, method}; since
+    issue 27 also, per trace, format_version, budget, sweep[] and verdict,
+    per backend the budget counts inside lateness, and at the top
+    lateness_override.  Each of these may be absent (an older run)."""
     data = _load_json(path, res.problems)
     if data is None:
         return
@@ -772,11 +857,23 @@ def _read_replay(res, path):
             "comments": [c for c in t.get("comments", []) if isinstance(c, str)]
             if isinstance(t.get("comments"), list) else [],
             "duration_ns": (_number(t.get("end_ns")) or 0) - (_number(t.get("start_ns")) or 0),
-            "backends": backends, "failed": failed})
+            "backends": backends, "failed": failed,
+            # issue 27: absent (None, []) in a replay.json from before budgets
+            "format_version": _count(t.get("format_version")),
+            "budget": _read_budget(t.get("budget")),
+            "sweep": [p for p in (_read_sweep_point(p) for p in t.get("sweep", []))
+                      if p is not None] if isinstance(t.get("sweep"), list) else [],
+            "verdict": _read_verdict(t.get("verdict")),
+            # the trace as written, for tb_precision.verdict (the rule
+            # bench/replay.py applied, so both read the same fields)
+            "raw": t})
     if bad:
         res.problems.append(Problem(path, "%d traces or backends were not in the expected "
                                           "form and were skipped" % bad))
     res.replay_meta = {k: v for k, v in data.items() if k != "traces"}
+    ov = data.get("lateness_override")
+    res.replay_meta["lateness_override"] = ov if isinstance(ov, dict) and \
+        isinstance(ov.get("spec"), str) and ov.get("kind") in ("abs", "pct") else None
     if res.replay:
         res.files.append(path)
 

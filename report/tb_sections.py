@@ -17,6 +17,7 @@ import tb_results
 import tb_claims
 import tb_counts
 import tb_experiments
+import tb_front
 import tb_replay
 import tb_stats as S
 from tb_doc import Bold, Code, Doc
@@ -618,7 +619,9 @@ def micro_section(ctx, doc):
           "the number of tasks N it holds; log-log axes, one line per backend "
           "(dashed: a policy variant of the same backend).")
     all_ms = [m for op in ops for m in res.select(op=op) if m.n is not None]
-    for series in _config_sort({m.series for m in all_ms}):
+    # series=precision is one N swept over the tick: its figure is the
+    # cost-precision front ("Which one to use"), not a line against N
+    for series in _config_sort({m.series for m in all_ms} - {"precision"}):
         main, more = [], []
         for op in ops:
             ms = [m for m in res.select(op=op) if m.series == series]
@@ -692,7 +695,7 @@ def micro_op_section(ctx, doc, op):
     if errors:
         doc.p("Benchmarks that reported an error: ",
               *_join([(Code("%s N=%s" % (m.backend, m.n)), ": " + m.error[:120]) for m in errors]), ".")
-    for series in _config_sort({m.series for m in ms}):
+    for series in _config_sort({m.series for m in ms} - {"precision"}):
         sms = [m for m in ms if m.series == series]
         for wl in workloads_of(sms):
             lines = legend_groups([m for m in sms if m.workload == wl])
@@ -837,8 +840,9 @@ def bytes_per_task(m):
 def memory_section(ctx, doc):
     res = ctx.res
     doc.h(2, "Memory per pending task", "memory")
+    # series=precision (one N, swept over the tick) is the front's, not N's
     have = [m for m in res.select() if not m.error and m.n is not None
-            and bytes_per_task(m) is not None]
+            and bytes_per_task(m) is not None and m.series != "precision"]
     if not have:
         doc.p("No memory results (a benchmark with a ", Code("bytes_per_task"),
               " counter) in this results directory: this section has no data.")
@@ -933,9 +937,83 @@ def claims_section(ctx, doc, claims):
     doc.ul([(Bold(c["claim"]), ": ", c["rule"]) for c in claims])
 
 
+def _row_precision(ctx, rec):
+    """The precision a recommendation of tb_claims.recommend holds at, from
+    the recommended backends' capabilities and the tick they were measured
+    at (a label's tick=, else the head-to-head series' tick of that backend
+    in this run): exact for a structure without ticks, one tick for a
+    wheel, 1/8 of the delay for a wheel with levels (TB_CAP_GRANULAR)."""
+    names = [x for x in rec if isinstance(x, Code)]
+    out = []
+    for label in names:
+        b = label.split(" ")[0]
+        caps = ctx.caps.get(b)
+        if caps is None:  # a run from before the capabilities were recorded
+            caps = {"ticked"} if ctx.is_wheel(b) else set() if ctx.is_heap(b) else None
+        if caps is None:
+            out.append("%s: unknown (the run did not record its capabilities)" % b)
+            continue
+        if "ticked" not in caps:
+            out.append("exact (%s)" % b if len(names) > 1 else "exact")
+            continue
+        m = re.search(r"tick=([0-9]+[a-z]+)", label)
+        tick = m.group(1) if m else next(
+            (x.cfg.get("tick") for x in ctx.res.select(backend=b)
+             if x.cfg.get("series") == "h2h" and x.cfg.get("tick")), None)
+        what = ("<= 1/8 of the delay (its levels), tick %s" if "granular" in caps
+                else "<= one tick (%s)") % (tick or "?")
+        out.append("%s (%s)" % (what, b) if len(names) > 1 else what)
+    return "; ".join(out) if out else "n/a"
+
+
+def _micro_front(ctx, doc):
+    """The timeouts workload's cost-precision front (bench/micro.c,
+    series=precision): the figure and its rows for the table, or [] when
+    the run has no sweep (then the report says which profile has it)."""
+    got = tb_front.micro_candidates(ctx.res)
+    if got is None:
+        if ctx.res.select(op="timeouts"):
+            doc.p("The cost-precision front of the ", Code("timeouts"), " workload "
+                  "(series=precision) was not measured in this run: the standard, full "
+                  "and smoke profiles sweep it, the quick profile does not.")
+        return []
+    n, step, cands = got
+    doc.p(Bold("Cost against precision, server timeouts."), " The ", Code("timeouts"),
+          " workload at N = %s with each ticked backend at each tick it accepts and each "
+          "exact structure once; lateness is each fire's time on the virtual clock minus "
+          "its deadline, seen by the task's callback; the clock moves in steps of %s "
+          "(one per operation), so lateness below that step cannot show. "
+          % (A.fmt_n(n), A.fmt_ns(step)),
+          "Cheapest at each precision: ", tb_front.class_sentence(cands), ".")
+    add_figure(ctx, doc, tb_front.draw_front(
+        ctx, ctx.fig_name("timeouts-front"),
+        "Server timeouts (N = %d): time per operation against lateness" % n,
+        cands, "time per operation (ns)"),
+        ("The ", Code("timeouts"), " workload: time per operation against the lateness "
+         "it gave (left: max, right: p99), one line per ticked backend through its ticks, "
+         "the exact structures at \"exact\"."), "cost-precision front, timeouts")
+    rows = []
+    for label, names, best in tb_front.cheapest_by_class(cands):
+        if best is None or label == "any":
+            continue
+        rows.append(["Server timeouts (N = %s), precision %s" % (A.fmt_n(n), label),
+                     tuple(_join([Code(x) for x in names], ", ")),
+                     "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
+                     "cheapest median time per operation of timeouts (series precision) "
+                     "whose lateness fits the class",
+                     "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
+    if rows:
+        ctx.finding(16, "Server timeouts by precision: ", *_join(
+            [(r[0].split("precision ", 1)[1], " → ", Bold(", ".join(
+                x for x in r[1] if isinstance(x, Code)))) for r in rows], "; "), ".")
+    return rows
+
+
 def choose_section(ctx, doc):
     doc.h(2, "Which one to use", "choose")
-    rows = tb_claims.recommend(ctx) + tb_replay.recommend_rows(ctx)
+    rows = [r[:2] + [_row_precision(ctx, r[1])] + r[2:] for r in tb_claims.recommend(ctx)]
+    front = _micro_front(ctx, doc)
+    rows += front + tb_replay.recommend_rows(ctx)
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
         return
@@ -943,8 +1021,15 @@ def choose_section(ctx, doc):
           "measured number in the experiment named as evidence. Backends within "
           "%s of the best are named together as tied: two runs of one commit "
           "differ by that much (Method), so an order among them would not come "
-          "back when the run is repeated." % A.fmt_pct(S.MIN_EFFECT))
-    doc.table(["workload", "recommended", "compared", "measured (best first)"], rows)
+          "back when the run is repeated. Every row says the precision its "
+          "recommendation holds at: exact (never late), within one tick of a wheel, "
+          "or within 1/8 of the delay for a wheel with levels; the rows per precision "
+          "class (exact, <= 50 us, <= 1 ms, <= 1/8 of the delay) name the cheapest "
+          "structure, at any tick, whose measured lateness fits the class, and a "
+          "replayed trace with budgets recommends only what kept every timer within "
+          "its budget." % A.fmt_pct(S.MIN_EFFECT))
+    doc.table(["workload", "recommended", "precision", "compared", "measured (best first)"],
+              rows)
 
 
 def limitations_section(ctx, doc):

@@ -270,9 +270,13 @@ class FixtureReport(unittest.TestCase):
         s = md_section(self.md, "Which one to use")
         rows = md_table_rows(s)
         self.assertGreaterEqual(len(rows) - 1, 4)
+        self.assertEqual(rows[0][2], "precision")
         for r in rows[1:]:
-            self.assertEqual(len(r), 4, r)
-            self.assertRegex(r[3], r"\d")
+            self.assertEqual(len(r), 5, r)
+            self.assertRegex(r[4], r"\d")
+            # the precision every row holds at: from the backend's kind and tick
+            self.assertRegex(unmd(r[2]), r"^(exact|<= one tick \(\d+[mun]?s\)|"
+                                   r"<= 1/8 of the delay \(its levels\), tick \d+[mun]?s)")
 
     def test_limitations_say_something_measured(self):
         s = md_section(self.md, "Limitations and noise")
@@ -1362,6 +1366,196 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         lines = err.splitlines()
         self.assertLessEqual(len(lines), 12, err[:2000])
         self.assertIn("... and 1991 more", err)
+
+
+def _spread(median, lo, hi):
+    return {"median": median, "min": lo, "max": hi, "reps": [lo, median, hi]}
+
+
+def precision_replay_json():
+    """A replay.json with the fields of issue 27 (budgets, the tick sweep,
+    the verdict): a hand-made trace where the budgets rule the wheels out.
+    The numbers are this test's input; the report must print them."""
+    def backend(name, ticked, tick, cpu, late_max, late_p99, beyond, fires):
+        return {"name": name, "backend": name.split("+")[0], "ticked": ticked, "tick_ns": tick,
+                "ns_per_event": _spread(cpu * 1.3, cpu * 1.2, cpu * 1.4),
+                "cpu_ms_per_million_events": _spread(cpu, cpu * 0.95, cpu * 1.05),
+                "ns_per_op": {}, "peak_pending": 28, "bytes_at_peak": 4096, "fires": fires,
+                "lateness": {"fires": fires, "ns": {"p50": late_p99 // 2, "p90": late_p99,
+                                                    "p99": late_p99, "p999": late_max,
+                                                    "max": late_max},
+                             "ticks": {}, "beyond_budget": beyond, "budget_fires": fires,
+                             "no_budget_fires": 0,
+                             "over_budget_ns": {"p50": 7000, "p99": 9000, "max": 11000}
+                             if beyond else None,
+                             "relative": {"p50": 0.1, "p99": 0.9, "max": 1.5}},
+                "checks": {"passed": True}}
+    def point(b, tick, cpu, late_max, late_p99, beyond):
+        return {"name": "%s tick=%s" % (b, tick[0]), "backend": b, "tick_ns": tick[1],
+                "cpu_ms_per_million_events": _spread(cpu, cpu * 0.95, cpu * 1.05),
+                "ns_per_event": _spread(cpu * 1.3, cpu * 1.2, cpu * 1.4),
+                "lateness": {"max_ns": late_max, "p99_ns": late_p99, "beyond_budget": beyond,
+                             "budget_fires": 400}, "checks": {"passed": True}}
+    backends = [backend("heapqueue", False, 0, 120.0, 0, 0, 0, 400),
+                backend("hierwheel", True, 1000000, 61.0, 1000000, 990000, 317, 400),
+                backend("kernelwheel", True, 1000000, 55.0, 62600000, 40000000, 390, 400)]
+    sweep = [point("hierwheel", t, cpu, late, late, beyond) for t, cpu, late, beyond in (
+        (("1us", 1000), 97.0, 1000, 0), (("10us", 10000), 83.0, 10000, 0),
+        (("100us", 100000), 70.0, 100000, 133), (("1ms", 1000000), 61.0, 1000000, 317))]
+    sweep.append({"name": "hierwheel tick=100ms", "backend": "hierwheel",
+                  "tick_ns": 100000000, "skipped": "more than 10^8 ticks (test)"})
+    trace = {"name": "budgeted.trace", "file": "traces/budgeted.trace", "events": 1000,
+             "cancel_ratio": 0.25, "timers": 500,
+             "ops": {"schedule": 800, "cancel": 200}, "cancel_unknown": 0,
+             "reschedule_unknown": 0, "delay_ns": {"min": 400000, "p50": 5000000,
+                                                   "max": 90000000},
+             "delay_cdf": [[400000, 0.1], [5000000, 0.5], [90000000, 1.0]],
+             "comments": [], "start_ns": 0, "end_ns": 2000000000,
+             "format_version": 2,
+             "budget": {"source": "trace", "timers_with_budget": 480, "timers": 500,
+                        "slack_ns": {"min": 0, "p50": 50000, "p90": 50000, "p99": 500000,
+                                     "max": 1000000}},
+             "backends": backends, "sweep": sweep,
+             "verdict": {"recommended": ["hierwheel tick=10us"], "kind": "best",
+                         "rule": "written by the test", "within_budget": [], "missed": {}}}
+    return {"traces": [trace], "reps": 3, "tick_ns": 1000000, "lateness_override": None}
+
+
+def precision_micro_json():
+    """The fixture's timeouts h2h results at their largest N, renamed as the
+    series=precision sweep of bench/micro.c with its lateness counters."""
+    with open(os.path.join(FIXTURE, "micro.json"), encoding="utf-8") as f:
+        src = json.load(f)
+    base = [b for b in src["benchmarks"] if b["name"].startswith("timeouts/")
+            and "/series=h2h" in b["name"] and re.search(r"/N:\d+/", b["name"])]
+    top = max(int(re.search(r"/N:(\d+)", b["name"]).group(1)) for b in base)
+    out = []
+    lat = {"1us": 0, "10us": 15000, "100us": 150000, "1ms": 1050000}
+    for b in base:
+        if "/N:%d/" % top not in b["name"]:
+            continue
+        backend = b["name"].split("/")[1]
+        ticks = [None] if "tick=" not in b["name"] else list(lat)
+        for t in ticks:
+            e = copy.deepcopy(b)
+            cfg = "series=precision" + (",tick=%s" % t if t else "")
+            e["name"] = re.sub(r"/series=[^/]*/", "/%s/" % cfg, e["name"])
+            e["run_name"] = re.sub(r"/series=[^/]*/", "/%s/" % cfg, e.get("run_name", e["name"]))
+            e["lateness_max_ns"] = float(lat[t] if t else 0)
+            e["lateness_p99_ns"] = float(lat[t] if t else 0)
+            e["lateness_max_share"] = (lat[t] if t else 0) / 30e9
+            e["step_ns"] = 15e9 / top
+            e["tick_ns"] = float({"1us": 1e3, "10us": 1e4, "100us": 1e5, "1ms": 1e6}[t]) if t else 0.0
+            out.append(e)
+    return {"context": src["context"], "benchmarks": out}
+
+
+class Precision(unittest.TestCase):
+    """Issue 27 on the report's side: budgets, fires beyond them, the
+    verdict of tb_precision, the cost-precision front and the precision
+    rows of "Which one to use"; an older results directory still renders."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.dir = copy_fixture(cls.tmp)
+        cls.replay = precision_replay_json()
+        cls.micro = precision_micro_json()
+        with open(os.path.join(cls.dir, "replay.json"), "w") as f:
+            json.dump(cls.replay, f)
+        with open(os.path.join(cls.dir, "micro-precision.json"), "w") as f:
+            json.dump(cls.micro, f)
+        cls.rc, cls.out, cls.err = run(cls.dir)
+        with open(os.path.join(cls.dir, "report.md"), encoding="utf-8") as f:
+            cls.md = html.unescape(f.read())
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_renders(self):
+        self.assertEqual(self.rc, 0, self.err)
+
+    def test_budget_and_beyond_counts_come_from_the_json(self):
+        sys.path.insert(0, os.path.join(ROOT, "report"))
+        import tb_analysis as A
+        t = self.replay["traces"][0]
+        b = t["budget"]
+        self.assertIn("%s of %s timers have one" % (A.fmt_n(b["timers_with_budget"]),
+                                                     A.fmt_n(b["timers"])), self.md)
+        self.assertIn("slack min %s, p50 %s" % (A.fmt_ns(b["slack_ns"]["min"]),
+                                                A.fmt_ns(b["slack_ns"]["p50"])), self.md)
+        for e in t["backends"] + [p for p in t["sweep"] if "lateness" in p]:
+            late = e["lateness"]
+            cell = "%s of %s (%s)" % (A.fmt_n(late["beyond_budget"]), A.fmt_n(late["budget_fires"]),
+                                      A.fmt_pct(late["beyond_budget"] / late["budget_fires"]))
+            self.assertIn(cell, self.md, e["name"])
+        self.assertIn("skipped: " + t["sweep"][-1]["skipped"], self.md)
+
+    def test_verdict_text_is_tb_precisions(self):
+        import tb_precision
+        v = tb_precision.verdict(copy.deepcopy(self.replay["traces"][0]))
+        line = next(l for l in self.md.splitlines() if "Which one for this trace:" in l)
+        self.assertIn(", ".join(v["recommended"]), line)
+        self.assertIn(v["rule"], line)
+
+    def test_front_data_holds_the_sweep_points(self):
+        figs = os.path.join(self.dir, "figures")
+        name = next(f for f in os.listdir(figs) if "replay-front-budgeted" in f
+                    and f.endswith("_1.tsv"))
+        with open(os.path.join(figs, name), encoding="utf-8") as f:
+            text = f.read()
+        for p in self.replay["traces"][0]["sweep"]:
+            if "lateness" in p:
+                row = "%g\t%g" % (p["cpu_ms_per_million_events"]["median"],
+                                   p["lateness"]["max_ns"])
+                self.assertIn(row, text.replace(".0\t", "\t"), p["name"])
+        self.assertNotIn("tick=100 ms", text)  # the skipped point is not drawn
+        name = next(f for f in os.listdir(figs) if "timeouts-front" in f and f.endswith("_1.tsv"))
+        with open(os.path.join(figs, name), encoding="utf-8") as f:
+            text = f.read()
+        for e in self.micro["benchmarks"]:
+            if e.get("run_type") != "aggregate" and e.get("lateness_max_ns"):
+                self.assertIn("\t%g\t" % e["lateness_max_ns"], text, e["name"])
+
+    def test_which_one_to_use_has_precision_rows(self):
+        sec = self.md.split("## Which one to use", 1)[1].split("\n## ", 1)[0]
+        head = next(l for l in sec.splitlines() if l.startswith("| workload"))
+        self.assertIn("| precision |", head)
+        for cls in ("exact", "<= 50 us", "<= 1 ms", "<= 1/8 of the delay"):
+            self.assertIn("Replay of trace budgeted, precision %s" % cls, sec)
+            self.assertRegex(sec, r"Server timeouts \(N = [^)]*\), precision %s" % re.escape(cls))
+        # the replay's exact class: heapqueue (never late), the only exact candidate
+        row = next(l for l in sec.splitlines() if "budgeted, precision exact" in l)
+        self.assertIn("`heapqueue`", row)
+        # <= 50 us: the cheapest sweep point whose max lateness fits (10 us tick)
+        row = next(l for l in sec.splitlines() if "budgeted, precision <= 50 us" in l)
+        self.assertIn("`hierwheel tick=10us`", row)
+        for r in md_table_rows(sec)[1:]:
+            self.assertTrue(r[2] and r[2] != "n/a", r)
+
+    def test_an_old_results_directory_still_renders(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            old = precision_replay_json()
+            t = old["traces"][0]
+            for k in ("format_version", "budget", "sweep", "verdict"):
+                del t[k]
+            for b in t["backends"]:
+                for k in ("beyond_budget", "budget_fires", "no_budget_fires",
+                          "over_budget_ns", "relative"):
+                    del b["lateness"][k]
+            del old["lateness_override"]
+            with open(os.path.join(d, "replay.json"), "w") as f:
+                json.dump(old, f)
+            rc, out, err = run(d)
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = html.unescape(f.read())
+            self.assertIn("this replay.json is from before budgets", md)
+            self.assertIn("n/a (no budget counts)", md)
+            self.assertNotIn("precision exact", md)
+            self.assertIn("was not measured in this run", md)
 
 
 if __name__ == "__main__":
