@@ -5,6 +5,7 @@ directory (Python standard library only).
     bench/run.py [--profile quick|standard|full] [--backends a,b]
                  [--filter REGEX] [--harness shim,micro,runtime]
                  [--out DIR] [--seed N] [--build DIR] [--no-build]
+                 [--lateness SPEC]
     bench/run.py --resume DIR [--force] [--build DIR] [--no-build]
     bench/run.py --recover DIR
 
@@ -589,7 +590,15 @@ def parse_args(argv=None):
     ap.add_argument("--no-replay", action="store_true",
                     help="standard and full profiles: do not replay the "
                     "kernel trace and the generators' traces")
+    ap.add_argument("--lateness", metavar="SPEC",
+                    help="the replay step's lateness budget for every timer, "
+                    "over the traces' own (issue 27): %s" % REPLAY.P.ACCEPTED)
     opts = ap.parse_args(argv)
+    if opts.lateness is not None:
+        try:
+            REPLAY.P.parse_spec(opts.lateness)
+        except ValueError as e:
+            ap.error("--lateness: %s" % e)
     if isinstance(opts.seed, str):
         opts.seed = int(opts.seed, 0)
     opts.harnesses = [h for h in opts.harness.split(",") if h]
@@ -601,7 +610,8 @@ def parse_args(argv=None):
     if opts.resume or opts.recover:
         given = [a.split("=")[0] for a in (sys.argv[1:] if argv is None else argv)
                  if a.split("=")[0] in ("--profile", "--backends", "--filter",
-                                        "--harness", "--out", "--seed")]
+                                        "--harness", "--out", "--seed",
+                                        "--lateness")]
         if given:
             ap.error("%s: a resumed run keeps its own profile, seed, backends, "
                      "filter, harnesses and directory" % ", ".join(given))
@@ -691,6 +701,7 @@ def start_fresh(opts, stop):
             else info["backends"],
             "backends_arg": opts.backends,
             "filter": opts.filter,
+            "lateness": opts.lateness,
             "harnesses": opts.harnesses,
             "timer_slack_ns": info.get("timer_slack_ns"),
             "pinned_cpu": {h: (opts.cpu if h in PINNED else None)
@@ -743,6 +754,7 @@ def start_resume(opts, stop):
     opts.seed = run.get("seed")
     opts.backends = run.get("backends_arg")
     opts.filter = run.get("filter")
+    opts.lateness = run.get("lateness")
     opts.harnesses = run.get("harnesses") or list(HARNESSES)
     diffs = identity_differences(outdir, facts, opts.force)
     lock = RS.acquire_lock(outdir)
@@ -908,9 +920,12 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
     if not stop.signum and not opts.filter and not opts.no_replay \
             and (run.get("replay") or {}).get("status") != "complete" \
             and REPLAY.PROFILE_REPLAY.get(opts.profile):
+        # --lateness goes on to the replay (the contract's keyword); left
+        # out when not given, so the replay keeps the traces' own budgets
+        extra = {"lateness": opts.lateness} if opts.lateness else {}
         run["replay"] = REPLAY.replay_into(opts.profile, opts.build_dir, outdir,
                                            opts.backends, opts.jobs,
-                                           build=not opts.no_build)
+                                           build=not opts.no_build, **extra)
         seconds["replay"] = run["replay"]["seconds"]
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
     RS.commit(outdir, facts)
