@@ -592,7 +592,7 @@ def parse_args(argv=None):
                     "kernel trace and the generators' traces")
     ap.add_argument("--lateness", metavar="SPEC",
                     help="the replay step's lateness budget for every timer, "
-                    "over the traces' own (issue 27): %s" % REPLAY.P.ACCEPTED)
+                    "over the traces' own (issue 27): %s" % REPLAY.P.ACCEPTED.replace("%", "%%"))
     opts = ap.parse_args(argv)
     if opts.lateness is not None:
         try:
