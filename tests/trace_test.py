@@ -621,6 +621,215 @@ class ImporterCases(unittest.TestCase):
                       % (rt - 1007), com)
 
 
+class ImporterHostile(unittest.TestCase):
+    """Issue 31 items 8, 9 and 10 for the importer: -o is replaced only by
+    a whole trace, input lines and numbers are bounded, only a regular
+    file or stdin is read, and what the format cannot hold is dropped and
+    said, or refused."""
+
+    def imp_err(self, lines, stream="timer", hz=None):
+        """Import lines; (trace, comments, stderr)."""
+        buf, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            perf2trace.run(lines, "in.txt", stream, hz, buf)
+        tr = tb_trace.parse(buf.getvalue())
+        return tr, "\n".join(tr.comments), err.getvalue()
+
+    def bad(self, lines, line, words):
+        with self.assertRaises(perf2trace.InputError) as cm:
+            perf2trace.run(lines, "in.txt", "timer", None, io.StringIO())
+        self.assertIn("in.txt:%d: %s" % (line, words), str(cm.exception))
+
+    def test_out_is_left_as_it_was_on_any_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "my.trace")
+            old = b"an earlier trace\n" * 70000           # 1.2 MB
+            with open(out, "wb") as f:
+                f.write(old)
+            os.chmod(out, 0o640)
+            bad_line = os.path.join(tmp, "bad.txt")
+            with open(bad_line, "w") as f:
+                f.write(TS(0, "1.0", "0xa") + "\n" + L(0, "1.1",
+                        "timer:timer_cancel", "timer=zz") + "\n")
+            before = os.path.join(tmp, "before.txt")   # nothing to replay
+            with open(before, "w") as f:
+                f.write(TC(0, "1.0", "0xa") + "\n" + TE(0, "1.1", "0xb") + "\n")
+            for args, rc, words in (
+                    ([SAMPLE, b"--comment", b"caf\xe9"], 2,
+                     b"perf2trace: --comment: a comment is not UTF-8 text"),
+                    ([SAMPLE, "--comment", "x" * 5000], 2,
+                     b"perf2trace: --comment: a comment line of 5002 bytes"),
+                    ([bad_line], 1, b"bad.txt:2: timer:timer_cancel: "
+                     b"timer='zz' is not an address"),
+                    ([before], 1, b"before.txt:2: no timer armed in the "
+                     b"trace: of 2 selected events, 2 are cancels and "
+                     b"expiries of timers armed before recording began")):
+                with self.subTest(words=words[:40]):
+                    r = tool("perf2trace.py", *args, "-o", out)
+                    self.assertEqual(r.returncode, rc, r.stderr)
+                    self.assertIn(words, r.stderr)
+                    self.assertNotIn(b"Traceback", r.stderr)
+                    with open(out, "rb") as f:
+                        self.assertEqual(f.read(), old)
+            r = tool("perf2trace.py", SAMPLE, "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(tb_trace.read(out).events), 21)
+            self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o640)
+            # replaced by a rename: no temporary file left beside it
+            self.assertEqual(sorted(os.listdir(tmp)),
+                             ["bad.txt", "before.txt", "my.trace"])
+            # through a symlink: its target is replaced, the link kept
+            link = os.path.join(tmp, "link.trace")
+            os.symlink("my.trace", link)
+            os.unlink(out)
+            r = tool("perf2trace.py", SAMPLE, "-o", link)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(os.path.islink(link))
+            self.assertEqual(len(tb_trace.read(out).events), 21)
+
+    def test_out_into_a_missing_directory_or_onto_a_directory(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for out, words in (
+                    (os.path.join(tmp, "no", "my.trace"),
+                     "cannot write %s: no directory %s"
+                     % (os.path.join(tmp, "no", "my.trace"),
+                        os.path.join(os.path.realpath(tmp), "no"))),
+                    (tmp, "%s is a directory" % tmp)):
+                with self.subTest(out=out):
+                    r = tool("perf2trace.py", SAMPLE, "-o", out)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertEqual(r.stderr.decode(),
+                                     "perf2trace: %s\n" % words)
+            self.assertEqual(os.listdir(tmp), [])
+
+    def test_a_named_input_must_be_a_regular_file_stdin_may_be_a_pipe(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = os.path.join(tmp, "fifo")
+            os.mkfifo(fifo)
+            for path, words in (
+                    (fifo, "a FIFO, not a regular file"),
+                    (tmp, "a directory, not a regular file"),
+                    (os.path.join(tmp, "none"), "cannot open: No such file")):
+                with self.subTest(path=path):
+                    r = tool("perf2trace.py", path, timeout=60)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertTrue(r.stderr.decode().startswith(
+                        "perf2trace: %s: %s" % (path, words)), r.stderr)
+                    if "FIFO" in words:
+                        self.assertIn(b"pipe it into stdin instead", r.stderr)
+        with open(SAMPLE, "rb") as f:
+            data = f.read()
+        r = tool("perf2trace.py", input=data)          # a pipe
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"perf script of <stdin>", r.stdout)
+        self.assertEqual(len(tb_trace.parse(r.stdout.decode()).events), 21)
+
+    def test_a_line_longer_than_64_kib_is_refused(self):
+        r = tool("perf2trace.py", input=(TS(0, "1.0", "0xa") + "\n" +
+                                         "x" * 65537 + "\n").encode())
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr.decode(), "perf2trace: <stdin>:2: line "
+                         "longer than 65536 bytes (perf script's lines are "
+                         "a few hundred: is this perf script output?)\n")
+        # one line of memory, not the file: 64 MiB of NUL bytes, sparse
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "zeros.txt")
+            sparse(p, (TS(0, "1.0", "0xa") + "\n").encode(), 64 * MIB)
+            tracemalloc.start()
+            try:
+                with open(p, "rb") as f:
+                    with self.assertRaises(perf2trace.InputError) as cm:
+                        perf2trace.read_events(perf2trace.input_lines(f, p),
+                                               "timer", p)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            self.assertIn("%s:2: line longer than 65536 bytes" % p,
+                          str(cm.exception))
+            self.assertLess(peak, MIB)
+
+    def test_a_line_of_spaces_is_read_in_linear_time(self):
+        # the sample pattern once began with \s*(.*?)\s+: cubic in a run
+        # of spaces (500 took 2 s); 64 KiB of them now take milliseconds
+        r = tool("perf2trace.py", input=(" " * 65536 + "\n" + " 1 " * 20000
+                                         + "\n" + TS(0, "1.0", "0xa")
+                                         + "\n").encode(), timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"lines that are not perf samples 2", r.stdout)
+
+    def test_numbers_are_bounded_and_ascii(self):
+        ok = TS(0, "1.000001", "0xa")
+        self.bad([ok, L(0, "1.000002", "timer:timer_start", "timer=0xb "
+                        "function=f expires=%s [timeout=3]" % ("9" * 5000))],
+                 2, "timer:timer_start: expires= of 5000 digits is out of "
+                 "range")
+        self.bad([ok, TE(0, "1.000002", "0xa", now=10 ** 20)], 2,
+                 "timer:timer_expire_entry: now= of 21 digits is out of "
+                 "range")
+        self.bad([ok, TC(0, "9" * 5000 + ".000002", "0xa")], 2,
+                 "a timestamp of 5000 digits is out of range")
+        self.bad([ok, TC(0, "%d.0" % (2 ** 62 // 10 ** 9 + 2), "0xa")], 2,
+                 "timestamp 4611686020.0 is 2^62 ns or more after the first "
+                 "event's: out of the format's range")
+        # int() takes Arabic-Indic digits; the importer does not
+        self.bad([ok, L(0, "1.000002", "timer:timer_start", "timer=0xb "
+                        "function=f expires=9 [timeout=\u0663]")], 2,
+                 "timer:timer_start: timeout='\u0663' is not an integer")
+        self.bad([ok, TC(0, "\u0661.000002", "0xa")], 2,
+                 "cannot read this timer:timer_cancel line")
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "big.txt")
+            with open(p, "w") as f:
+                f.write(ok + "\n" + TE(0, "1.1", "0xa", now=int("7" * 4000))
+                        + "\n")
+            r = tool("perf2trace.py", p)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(b"big.txt:2: timer:timer_expire_entry: now= of "
+                          b"4000 digits is out of range", r.stderr)
+
+    def test_a_delay_out_of_range_is_dropped_counted_and_warned(self):
+        # HZ 1000: timeout jiffies = delay in ms; 2^62 ns is
+        # 4611686018427.39 ms, so 4611686018427 jiffies fit and one more not
+        lines = [TS(0, "1.000000", "0xa", 4611686018427),
+                 TS(0, "1.000010", "0xb", 4611686018428),
+                 TC(0, "1.000020", "0xb"),               # skipped with it
+                 TS(0, "1.000030", "0xc", 5),
+                 TS(1, "1.000040", "0xc", 4 * 10 ** 18),  # 4e21 us: its
+                 TS(0, "1.000050", "0xb", 7)]             # re-arm ends it
+        tr, com, err = self.imp_err(lines, hz=1000)
+        self.assertEqual([e.tuple()[:4] for e in tr.events], [
+            (0, S, 0, 4611686018427000), (30, S, 1, 5000), (40, C, 1, None),
+            (50, S, 2, 7000)])
+        why = ("starts whose delay or deadline is 2^62 ns or more (out of "
+               "the format's range) dropped 2, the first on line 2 (delay "
+               "4611686018428000 us); their timers' later cancels and "
+               "expiries skipped 1")
+        self.assertIn(why, com)
+        self.assertEqual(err, "perf2trace: warning: in.txt: %s\n" % why)
+        # the deadline counts too: 1 s + 4611686017.428 s is past 2^62 ns
+        tr, com, _ = self.imp_err([TS(0, "1.0", "0xa", 1),
+                                   TS(0, "2.0", "0xb", 4611686017428)],
+                                  hz=1000)
+        self.assertEqual(len(tr.events), 1)
+        self.assertIn("dropped 1", com)
+
+    def test_no_timer_left_is_refused(self):
+        self.bad([TS(0, "1.0", "0xa", 10 ** 19), TC(0, "1.1", "0xa")], 2,
+                 "no timer armed in the trace: of 2 selected events, 0 are "
+                 "cancels and expiries of timers armed before recording "
+                 "began, 1 starts dropped (out of range 1, unmeasured clock "
+                 "0)")
+        self.bad([TC(0, "1.0", "0xa")], 1, "no timer armed in the trace")
+
+    def test_argument_errors_exit_2_without_traceback(self):
+        for args in (("--hz", "0"), ("--hz", "x"), ("--hz", "9" * 5000),
+                     ("--stream", "nope"), ("--bogus",), ("a", "b")):
+            with self.subTest(args=args):
+                r = tool("perf2trace.py", *args, input=b"")
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertNotIn(b"Traceback", r.stderr)
+
+
 def gen(*argv):
     _, comments, events = tracegen.generate(list(argv))
     buf = io.StringIO()

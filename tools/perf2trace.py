@@ -52,11 +52,32 @@ Kernel details the importer undoes, so the trace says what the callers did:
 Comment lines in the output record the source, stream, HZ or clock offsets
 and the count of every line skipped or event folded, dropped or clamped.
 
+Out of range: the trace format holds times, delays and deadlines below
+2^62 ns (tb_trace.py).  A start whose delay or deadline is past that (a
+bogus expires=, 4e33 us was seen) is dropped, as a start on an unmeasured
+clock is: a live timer it would re-arm is cancelled there, and that
+timer's later cancels and expiries are skipped.  The drops are counted in
+a comment line and in a warning on stderr.
+
 Bad input: a line naming one of the selected stream's events that cannot
-be read (no timestamp, a missing or non-numeric field), or a timestamp
-going backwards, or input without a single event of the stream, stops
-the import with `perf2trace: FILE:LINE: why` and exit status 1.  Any other line (other events, headers, blank lines) is
-skipped and counted.
+be read (no timestamp, a missing or non-numeric field, a number of more
+than 20 digits, digits other than ASCII), a timestamp going backwards or
+2^62 ns or more after the first, input without a single event of the
+stream, or with no timer left to replay once the above are dropped (the
+replay refuses a trace without events), stops the import with
+`perf2trace: FILE:LINE: why` and exit status 1.  So does a line longer
+than 64 KiB (perf script's lines are a few hundred bytes): the input is
+read one bounded line at a time, from stdin (a pipe, as usual) or from a
+named regular file.  Any other line (other events, headers, blank lines)
+is skipped and counted.
+
+Exit status 2, before anything is read or written: a bad argument, a
+--comment that is not UTF-8 or longer than a trace line, a named input
+that is not a regular file (a FIFO or a device: pipe it into stdin), -o
+onto a directory or into a missing one, or the output failing to be
+written.  -o FILE is written whole or not at all: the trace is built and
+encoded first, written to a temporary file beside FILE and renamed onto
+it, so an existing FILE is left as it was on any error.
 """
 import argparse
 import io
@@ -91,15 +112,24 @@ KNOWN_HZ = (100, 250, 300, 1000)
 FOLD_NS = 100_000
 DEFAULT_HZ = 250
 
+# perf script's lines are a few hundred bytes; a longer one is not perf
+# script output, and is refused before it costs memory
+PERF_LINE_MAX = 65536
+DIGITS_MAX = tb_trace.DIGITS_MAX
+
 # comm (may hold spaces and colons)  pid[/tid]  [cpu]  sec.frac:  [period]
-# event:  fields
+# event:  fields.  Searched for, not matched from the start: the comm is
+# what comes before, and no pattern of the comm's own (with \s* and \s+
+# around it, a line of spaces took cubic time) has to be tried.  ASCII
+# digits only (\d would take other scripts' digits, and int() with it).
 _LINE = re.compile(
-    r"^\s*(?P<comm>.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+"
+    r"\s(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+"
     r"(?:\[(?P<cpu>\d+)\]\s+)?(?P<sec>\d+)\.(?P<frac>\d{1,9}):\s+"
-    r"(?:\d+\s+)?(?P<event>[A-Za-z_]\w*:[A-Za-z_]\w*):(?:\s+(?P<fields>.*))?$")
-_FIELD = re.compile(r"\[?([A-Za-z_]\w*)=([^\s\]]*)\]?")
+    r"(?:\d+\s+)?(?P<event>[A-Za-z_]\w*:[A-Za-z_]\w*):(?:\s+(?P<fields>.*))?$",
+    re.ASCII)
+_FIELD = re.compile(r"\[?([A-Za-z_]\w*)=([^\s\]]*)\]?", re.ASCII)
 _ADDR = re.compile(r"(?:0x)?[0-9a-fA-F]+\Z")
-_INT = re.compile(r"-?\d+\Z")
+_INT = re.compile(r"-?[0-9]+\Z")
 
 
 class InputError(Exception):
@@ -123,9 +153,35 @@ def _need(f, key, path, lineno, event, kind="int"):
                                % (event, key, v))
         return v.lower().removeprefix("0x").lstrip("0") or "0"
     if not _INT.match(v):
-        raise InputError(path, lineno, "%s: %s=%r is not an integer"
-                           % (event, key, v))
+        raise InputError(path, lineno, "%s: %s=%s is not an integer"
+                         % (event, key, tb_trace._show(v)))
+    if len(v.lstrip("-")) > DIGITS_MAX:
+        raise InputError(path, lineno, "%s: %s= of %d digits is out of "
+                         "range (at most %d)" % (event, key,
+                                                 len(v.lstrip("-")),
+                                                 DIGITS_MAX))
     return int(v)
+
+
+def input_lines(f, path):
+    """Each line of the binary stream f (a pipe works) as text without its
+    newline, bytes that are not UTF-8 as U+FFFD, read one line at a time
+    with a bounded readline: InputError at a line longer than
+    PERF_LINE_MAX bytes."""
+    n = 0
+    while True:
+        raw = f.readline(PERF_LINE_MAX + 2)
+        if not raw:
+            return
+        n += 1
+        body = raw[:-1] if raw.endswith(b"\n") else raw
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        if len(body) > PERF_LINE_MAX:
+            raise InputError(path, n, "line longer than %d bytes (perf "
+                             "script's lines are a few hundred: is this "
+                             "perf script output?)" % PERF_LINE_MAX)
+        yield body.decode("utf-8", "replace")
 
 
 def read_events(lines, stream, path):
@@ -138,11 +194,11 @@ def read_events(lines, stream, path):
     evs = []
     cnt = {"lines": 0, "other_events": 0, "not_samples": 0}
     cpu_seq = {}
-    last_ts = None
+    last_ts = first_ts = None
     for lineno, raw in enumerate(lines, 1):
         cnt["lines"] += 1
         line = raw.rstrip("\n")
-        m = _LINE.match(line)
+        m = _LINE.search(line)
         if not m:
             if any(t in line for t in tokens):
                 raise InputError(path, lineno, "cannot read this %s line "
@@ -161,10 +217,20 @@ def read_events(lines, stream, path):
         if kind is None:
             cnt["other_events"] += 1
             continue
+        if len(m.group("sec")) > DIGITS_MAX:
+            raise InputError(path, lineno, "a timestamp of %d digits is out "
+                             "of range" % len(m.group("sec")))
         ts = int(m.group("sec")) * 10 ** 9 + int(m.group("frac").ljust(9, "0"))
         if last_ts is not None and ts < last_ts:
             raise InputError(path, lineno, "timestamp %s.%s goes backwards"
                                % (m.group("sec"), m.group("frac")))
+        if first_ts is None:
+            first_ts = ts
+        elif ts - first_ts >= tb_trace.LIMIT_NS:
+            raise InputError(path, lineno, "timestamp %s.%s is 2^62 ns or "
+                             "more after the first event's: out of the "
+                             "format's range" % (m.group("sec"),
+                                                 m.group("frac")))
         last_ts = ts
         f = dict(_FIELD.findall(m.group("fields") or ""))
         ev = _Ev()
@@ -246,10 +312,14 @@ def convert(evs, stream, hz=None, offsets=None):
     """Turn selected events into D4 tuples (time, op, id, delay, period)
     in the stream's unit; return (events, counters)."""
     unit_ns = 1000 if stream == "timer" else 1
+    # a time, delay or deadline is below 2^62 ns (tb_trace.LIMIT_NS)
+    limit = -(-tb_trace.LIMIT_NS // unit_ns)
     c = dict(folded=0, expiry_detach=0, cancel_before=0, expire_before=0,
-             start_live=0, clamped=0, other_clock=0, live_end=0)
+             start_live=0, clamped=0, other_clock=0, live_end=0,
+             out_of_range=0, after_dropped=0, first_out_of_range=None)
     out = []               # (seq, time, op, id, delay)
     live = {}              # addr -> id
+    dropped = set()        # addrs whose last start was skipped
     pending = {}           # addr -> cancel _Ev not yet resolved
     next_id = [0]
     t0 = evs[0].ts if evs else 0
@@ -271,7 +341,7 @@ def convert(evs, stream, hz=None, offsets=None):
                     (d < 0 and best < 0 and d > best):
                 best = d
         if best > 10 ** 15:
-            return None      # a clock base no expiry in the trace showed
+            return "clock"   # a clock base no expiry in the trace showed
         if best < 0:
             c["clamped"] += 1
             best = 0
@@ -289,6 +359,8 @@ def convert(evs, stream, hz=None, offsets=None):
                 flush_cancel(a)
             if a in live:
                 pending[a] = e
+            elif a in dropped:
+                c["after_dropped"] += 1
             else:
                 c["cancel_before"] += 1
         elif e.kind == "expire":
@@ -298,18 +370,31 @@ def convert(evs, stream, hz=None, offsets=None):
                 live.pop(a)
             elif a in live:
                 live.pop(a)
+            elif a in dropped:
+                dropped.discard(a)
+                c["after_dropped"] += 1
             else:
                 c["expire_before"] += 1
         else:
             d = delay_of(e)
-            if d is None:
-                c["other_clock"] += 1
+            if d != "clock" and (d >= limit or tm(e) + d >= limit):
+                # a bogus expires= (4e33 us seen): past what the format
+                # and the replay's clock hold
+                c["out_of_range"] += 1
+                if c["first_out_of_range"] is None:
+                    c["first_out_of_range"] = (e.line, d)
+                d = "range"
+            if d in ("clock", "range"):
+                if d == "clock":
+                    c["other_clock"] += 1
+                dropped.add(a)
                 if p is not None:
                     flush_cancel(a)
                 elif a in live:
                     # its re-arm is on a clock we cannot place: end it here
                     out.append((e.line, tm(e), "cancel", live.pop(a), None))
                 continue
+            dropped.discard(a)
             if p is not None and p.cpu == e.cpu and \
                     p.cpu_seq + 1 == e.cpu_seq and e.ts - p.ts <= FOLD_NS:
                 pending.pop(a)
@@ -378,8 +463,32 @@ def run(lines, path, stream, hz_opt, out, extra=()):
         % (c["folded"], c["start_live"], c["expiry_detach"],
            c["cancel_before"], c["expire_before"], c["clamped"],
            c["other_clock"], c["live_end"]))
+    if c["out_of_range"]:
+        line, d = c["first_out_of_range"]
+        why = ("starts whose delay or deadline is 2^62 ns or more (out of "
+               "the format's range) dropped %d, the first on line %d (delay "
+               "%d %s); their timers' later cancels and expiries skipped %d"
+               % (c["out_of_range"], line, d, unit, c["after_dropped"]))
+        comments.append(why)
+        sys.stderr.write("perf2trace: warning: %s: %s\n" % (path, why))
+    if not events:
+        # nothing to replay: the replay refuses such a trace, so it is not
+        # written at all
+        raise InputError(path, max(1, cnt["lines"]), "no timer armed in the "
+                         "trace: of %d selected events, %d are cancels and "
+                         "expiries of timers armed before recording began, "
+                         "%d starts dropped (out of range %d, unmeasured "
+                         "clock %d)"
+                         % (len(evs), c["cancel_before"] + c["expire_before"],
+                            c["out_of_range"] + c["other_clock"],
+                            c["out_of_range"], c["other_clock"]))
     tb_trace.write(out, unit, comments, events)
     return events
+
+
+def _fail(message):
+    sys.stderr.write("perf2trace: %s\n" % message)
+    return 2
 
 
 def main(argv=None):
@@ -387,42 +496,69 @@ def main(argv=None):
         description="perf script output of the kernel's timer tracepoints "
         "-> timerbench trace (D4)")
     ap.add_argument("input", nargs="?", default="-",
-                    help="perf script text (default: stdin)")
+                    help="perf script text, a regular file (default, or -: "
+                    "stdin, a pipe works)")
     ap.add_argument("--stream", choices=sorted(STREAMS), default="timer")
     ap.add_argument("--hz", type=int, default=None,
                     help="kernel HZ (default: measured, else %d)" % DEFAULT_HZ)
     ap.add_argument("--comment", action="append", default=[],
                     help="a comment line to put first (how the trace was "
                     "recorded); repeatable")
-    ap.add_argument("-o", "--out", default="-", help="trace file "
-                    "(default: stdout)")
+    ap.add_argument("-o", "--out", default="-", help="trace file, replaced "
+                    "only once the import succeeded (default: stdout)")
     a = ap.parse_args(argv)
     if a.hz is not None and a.hz <= 0:
         ap.error("--hz must be > 0")
-    path = "<stdin>" if a.input == "-" else a.input
+    # everything that can be checked before reading is, and nothing is
+    # written before the whole trace is built and encoded
+    for c in a.comment:
+        try:
+            tb_trace.check_comment(c)
+        except ValueError as e:
+            return _fail("--comment: %s" % e)
+    if a.out != "-":
+        why = tb_trace.check_output(a.out)
+        if why:
+            return _fail(why)
+    if a.input == "-":
+        path, f = "<stdin>", sys.stdin.buffer
+    else:
+        path = os.fsencode(a.input).decode("utf-8", "backslashreplace")
+        try:
+            f = tb_trace.open_regular(a.input)
+        except tb_trace.TraceError as e:
+            return _fail("%s%s" % (e, "" if e.message.startswith("cannot")
+                                   else "; pipe it into stdin instead"))
+    buf = io.StringIO()
     try:
-        if a.input == "-":
-            lines = sys.stdin.read().split("\n")
-        else:
-            with open(a.input, encoding="utf-8", errors="replace") as f:
-                lines = f.read().split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        buf = io.StringIO()
-        run(lines, path, a.stream, a.hz, buf, a.comment)
+        run(input_lines(f, path), path, a.stream, a.hz, buf, a.comment)
+        data = buf.getvalue().encode("utf-8")
     except InputError as e:
         sys.stderr.write("perf2trace: %s\n" % e)
         return 1
     except OSError as e:
-        sys.stderr.write("perf2trace: %s\n" % e)
-        return 1
+        return _fail("%s: cannot read: %s" % (path, e.strerror or e))
+    except ValueError as e:
+        # tb_trace.write refused a line outside the format (a comment made
+        # of a path longer than a line may be)
+        return _fail("cannot write a valid trace: %s" % e)
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
     if a.out == "-":
-        sys.stdout.write(buf.getvalue())
-    else:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(buf.getvalue())
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            # the reader went away (| head): not an error of ours
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    try:
+        tb_trace.save(a.out, data)
+    except OSError as e:
+        return _fail("cannot write %s: %s" % (a.out, e.strerror) if e.strerror
+                     else str(e))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
