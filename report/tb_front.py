@@ -168,7 +168,8 @@ def draw_front(ctx, name, title, cands, ylabel):
                 if x is None:
                     continue
                 rows.append([exact_x if x <= 0 else x / 1e3, c["cost"], x,
-                             "tick=%s" % A.fmt_ns(c["tick_ns"]) if c["ticked"] else "exact"])
+                             "tick=%s" % A.fmt_ns(c["tick_ns"]) if c["ticked"] else
+                             "exact" if x <= 0 else "no tick"])
             if not rows:
                 continue
             blocks.append((title_s, rows))

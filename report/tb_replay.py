@@ -191,7 +191,7 @@ def _budget_sentence(t, meta):
 
 def draw_front(ctx, t):
     """The trace's cost-precision front (tb_front.draw_front)."""
-    return F.draw_front(ctx, "replay-front-" + _trace_label(t),
+    return F.draw_front(ctx, ctx.fig_name("replay-front-" + _trace_label(t)),
                         "Replay of %s: CPU per event against lateness" % _trace_label(t),
                         F.replay_candidates(t, per_event), "CPU time per event (ns)")
 
