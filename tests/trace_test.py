@@ -979,6 +979,66 @@ class Generators(unittest.TestCase):
                     self.assertFalse(any(2000 <= x < 82000 for x in d))
 
 
+class GeneratorBounds(unittest.TestCase):
+    """Issue 31 item 10 for the generators: no option value gives a
+    traceback or a trace outside the format; --out is written whole."""
+
+    def test_bad_option_values_exit_2_with_a_message(self):
+        for argv, words in (
+                (["purgatory", "--timeout-ms", "inf"], "--timeout-ms must be"),
+                (["purgatory", "--timeout-ms", "1e300"], "--timeout-ms must"),
+                (["purgatory", "--rate", "nan"], "--rate must be"),
+                (["purgatory", "--rate", "1e-300"], "--rate must be"),
+                (["clientserver", "--think-ms", "inf"], "--think-ms must"),
+                (["clientserver", "--idle-ms", "nan"], "--idle-ms must"),
+                (["clientserver", "--requests-per-conn", "1e308"],
+                 "--requests-per-conn must be in 1..1e9"),
+                (["clientserver", "--silent", "nan"], "--silent"),
+                (["clientserver", "--connections", "100000000"],
+                 "--connections must be in 1..10000000"),
+                (["hold", "--mean-ms", "inf"], "--mean-ms must be"),
+                (["hold", "--pending", "0"], "--pending must be"),
+                (["hold", "--events", "0"], "--events must be in"),
+                (["hold", "--events", "1000000000"], "--events must be in"),
+                (["hold", "--seed", "-1"], "--seed must be in 0..2^63-1"),
+                (["hold", "--seed", "9" * 4000], "--seed must be in"),
+                (["hold", "--seed", "9" * 5000], "invalid int value")):
+            with self.subTest(argv=argv[:2] + [argv[2][:12]]):
+                r = tool("tracegen.py", *argv, "--events"
+                         if argv[1] != "--events" else "--pending", "100",
+                         timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr[-300:])
+                self.assertIn(words.encode(), r.stderr)
+                self.assertNotIn(b"Traceback", r.stderr)
+
+    def test_options_past_the_format_are_refused_out_untouched(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "hold.trace")
+            with open(out, "w") as f:
+                f.write("kept\n")
+            # delays of about 10^15 us: deadlines pass 2^62 ns soon
+            r = tool("tracegen.py", "hold", "--mean-ms", "1e12", "--events",
+                     "3000", "--out", out)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(b"tracegen: hold: these options make a trace "
+                          b"outside the format", r.stderr)
+            self.assertIn(b"is out of range (2^62 ns or more)", r.stderr)
+            with open(out) as f:
+                self.assertEqual(f.read(), "kept\n")
+            self.assertEqual(os.listdir(tmp), ["hold.trace"])
+            # inside the range, a valid trace replaces it
+            r = tool("tracegen.py", "hold", "--mean-ms", "1e3", "--events",
+                     "300", "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(tb_trace.read(out).events), 300)
+            for o, words in ((os.path.join(tmp, "no", "x.trace"),
+                              b"no directory"), (tmp, b"is a directory")):
+                r = tool("tracegen.py", "hold", "--out", o)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertTrue(r.stderr.startswith(b"tracegen: "), r.stderr)
+                self.assertIn(words, r.stderr)
+
+
 class ShippedTrace(unittest.TestCase):
     def test_kernel_trace_is_valid_and_as_documented(self):
         path = os.path.join(TOP, "traces", "kernel-tcp-loopback.trace")

@@ -14,6 +14,14 @@ clientserver: at most three more per open connection, each finishing its
 request and closing).
 Ids are never reused.
 
+Every trace written is inside the format's rules and limits (tb_trace.py):
+bad option values (not finite, out of their range) and options whose trace
+would reach 2^62 ns stop it with a message and exit status 2, and --out is
+replaced only once the whole trace is built (an existing file is left as
+it was on any error).  Ranges: --events 1..10^8 (the trace is built in
+memory), --seed 0..2^63-1, --connections and --pending 1..10^7, each time
+in ms below 2^62 ns, --rate from 10^-6/s, --requests-per-conn 1..10^9.
+
 Models
 ------
 purgatory — Kafka's request purgatory, as its redesign proposal and
@@ -63,6 +71,7 @@ hold — the classic hold model of event-set benchmarks (J. H. Vaucher and
 """
 import argparse
 import heapq
+import io
 import math
 import os
 import random
@@ -281,28 +290,45 @@ def parser():
     return ap
 
 
+EVENTS_MAX = 10 ** 8
+COUNT_MAX = 10 ** 7
+MS_MAX = tb_trace.LIMIT_NS / 10 ** 6      # 2^62 ns in ms
+
+
+def _ms_ok(v):
+    return math.isfinite(v) and 0 < v < MS_MAX
+
+
 def generate(argv):
-    """Parse argv (without the program name); return (comments, events)."""
+    """Parse argv (without the program name); return (comments, events).
+    Bad options: SystemExit(2) with the message on stderr."""
     ap = parser()
     a = ap.parse_args(argv)
-    checks = [(a.events > 0, "--events must be > 0")]
+    ms = "must be > 0 and below 2^62 ns (%.0f ms)" % MS_MAX
+    checks = [(0 < a.events <= EVENTS_MAX,
+               "--events must be in 1..%d" % EVENTS_MAX),
+              (0 <= a.seed <= tb_trace.ID_MAX, "--seed must be in 0..2^63-1")]
     if a.model == "purgatory":
-        checks += [(a.rate > 0, "--rate must be > 0"),
-                   (a.timeout_ms > 0, "--timeout-ms must be > 0")]
+        checks += [(math.isfinite(a.rate) and a.rate >= 1e-6,
+                    "--rate must be a finite number >= 1e-6 (per second)"),
+                   (_ms_ok(a.timeout_ms), "--timeout-ms " + ms)]
     elif a.model == "clientserver":
-        checks += [(a.connections > 0, "--connections must be > 0"),
-                   (a.requests_per_conn >= 1, "--requests-per-conn must be "
-                    ">= 1"),
-                   (a.think_ms > 0 and a.idle_ms > 0 and a.deadline_ms > 0,
-                    "times must be > 0"),
+        checks += [(0 < a.connections <= COUNT_MAX,
+                    "--connections must be in 1..%d" % COUNT_MAX),
+                   (1 <= a.requests_per_conn <= 1e9,
+                    "--requests-per-conn must be in 1..1e9"),
+                   (_ms_ok(a.think_ms), "--think-ms " + ms),
+                   (_ms_ok(a.idle_ms), "--idle-ms " + ms),
+                   (_ms_ok(a.deadline_ms), "--deadline-ms " + ms),
                    # a response or failure then always comes before the
                    # idle deadline the request pushed forward
                    (a.idle_ms > a.deadline_ms,
                     "--idle-ms must be longer than --deadline-ms"),
                    (0 <= a.silent <= 1, "--silent is a share in [0, 1]")]
     else:
-        checks += [(a.pending > 0, "--pending must be > 0"),
-                   (a.mean_ms > 0, "--mean-ms must be > 0")]
+        checks += [(0 < a.pending <= COUNT_MAX,
+                    "--pending must be in 1..%d" % COUNT_MAX),
+                   (_ms_ok(a.mean_ms), "--mean-ms " + ms)]
     for ok, msg in checks:
         if not ok:
             ap.error(msg)
@@ -315,13 +341,37 @@ def generate(argv):
     return a, comments, events
 
 
+def _fail(message):
+    sys.stderr.write("tracegen: %s\n" % message)
+    return 2
+
+
 def main(argv=None):
-    a, comments, events = generate(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)
+    if a.out != "-":
+        why = tb_trace.check_output(a.out)
+        if why:
+            return _fail(why)
+    a, comments, events = generate(argv)
+    buf = io.StringIO()
+    try:
+        # checks every event against the format's limits before writing
+        tb_trace.write(buf, "us", comments, events)
+    except ValueError as e:
+        return _fail("%s: these options make a trace outside the format, "
+                     "whose times stay below 2^62 ns (fewer --events or "
+                     "shorter times): %s" % (a.model, e))
+    data = buf.getvalue().encode("utf-8")
     if a.out == "-":
-        tb_trace.write(sys.stdout, "us", comments, events)
-    else:
-        with open(a.out, "w", encoding="utf-8") as f:
-            tb_trace.write(f, "us", comments, events)
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        tb_trace.save(a.out, data)
+    except OSError as e:
+        return _fail("cannot write %s: %s" % (a.out, e.strerror) if e.strerror
+                     else str(e))
     return 0
 
 
