@@ -332,9 +332,11 @@ def profile_traces(profile, workdir):
 
 
 def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
-                build=True):
+                build=True, lateness=None):
     """bench/run.py's replay step: replays the profile's traces into outdir
-    (replay.json); returns the facts for machine.json's run.replay."""
+    (replay.json), with every timer's budget `lateness` (a SPEC of
+    tb_precision.parse_spec) over the traces' own when given; returns the
+    facts for machine.json's run.replay."""
     conf = PROFILE_REPLAY.get(profile)
     if not conf:
         return None
@@ -347,7 +349,7 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
              "skipped": [{"trace": w, "why": y} for w, y in skipped],
              "reps": conf["reps"], "events": conf["events"],
              "seed": conf["seed"], "sweep": conf.get("sweep", False),
-             "sweep_reps": conf.get("sweep_reps")}
+             "sweep_reps": conf.get("sweep_reps"), "lateness": lateness}
     if not traces:
         facts.update(status="skipped", seconds=time.monotonic() - t0)
         return facts
@@ -356,7 +358,7 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
             os.path.join(build_dir, BINARY)
         parse_check(binary, [t for t, _ in traces], backends)
         st, secs, last = run_replay(binary, [t for t, _ in traces], outdir,
-                                    backends, conf["reps"],
+                                    backends, conf["reps"], lateness=lateness,
                                     sweep=conf.get("sweep", False),
                                     sweep_reps=conf.get("sweep_reps"))
         facts["replay_seconds"] = secs

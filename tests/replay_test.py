@@ -842,6 +842,21 @@ class ProfileStep(unittest.TestCase):
         self.assertEqual(doc["traces"][1]["events"], 300)
         self.assertEqual(doc["reps"], 1)
         self.assertTrue(os.path.exists(os.path.join(out, "traces", "purgatory.trace")))
+        for t in doc["traces"]:
+            self.assertEqual(t["verdict"], P.verdict(t))
+        self.assertIsNone(doc["lateness_override"])
+        # run.py's --lateness reaches the replay: every timer gets it
+        out = self.out("c")
+        facts = self.R.replay_into("standard", self.build_dir, out, build=False,
+                                   lateness="12.5%")
+        self.assertEqual((facts["status"], facts["lateness"]), ("complete", "12.5%"))
+        with open(os.path.join(out, "replay.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["lateness_override"], {"spec": "12.5%", "kind": "pct", "value": 12.5})
+        for t in doc["traces"]:
+            self.assertEqual(t["budget"]["source"], "override")
+            self.assertEqual(t["budget"]["timers_with_budget"], t["timers"])
+            self.assertTrue(t["verdict"]["within_budget"])
 
 
 class Report(unittest.TestCase):
