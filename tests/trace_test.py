@@ -114,11 +114,16 @@ class Format(unittest.TestCase):
             ("0,reschedule,1,,\n", "reschedule needs a delay"),
             ("0,periodic,1,5,\n", "periodic needs a period"),
             ("0,periodic,1,5,0\n", "period must be > 0"),
-            ("0,schedule,1,5,7\n", "schedule takes no period"),
-            ("0,cancel,1,,7\n", "cancel takes no delay or period"),
-            ("0,cancel,1,5,\n", "cancel takes no delay"),
-            ("0,schedule,1,5\n", "expected 5 fields, got 4"),
-            ("0,schedule,1,5,,\n", "expected 5 fields, got 6"),
+            ("0,schedule,1,5,x\n", "period 'x' is not an integer"),
+            ("0,cancel,1,,-7\n", "period -7 is negative"),
+            ("0,cancel,1,9223372036854775808,\n", "delay "
+             "9223372036854775808 is out of range (at most 2^63-1)"),
+            (",schedule,1,5,\n", "time is empty"),
+            ("0,schedule,1,5\n", "expected 5 fields (time,op,id,delay,period), "
+             "got 4"),
+            ("0,schedule,1,5,,\n", "a slack column needs format v2 (the first "
+             "line says v1): expected 5 fields (time,op,id,delay,period), "
+             "got 6"),
             ("0,schedule,9223372036854775808,5,\n", "above 2^63-1"),
         ]
         for ev, words in cases:
@@ -150,7 +155,8 @@ class Format(unittest.TestCase):
     def test_cli_exit_status(self):
         p = subprocess.run([sys.executable, os.path.join(TOOLS, "tb_trace.py"),
                             SAMPLE], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 1)
+        # as the replay refuses a trace (DECISIONS.md D5)
+        self.assertEqual(p.returncode, 2)
         self.assertIn(SAMPLE + ":1: first line", p.stderr)
 
 
@@ -171,7 +177,7 @@ class Grammar(unittest.TestCase):
         self.assertEqual(len(tb_trace.parse(crlf[:-1]).events), 3)  # CR at EOF
         # a CR anywhere else is not a line end
         self.bad(HEAD + "0,sched\rule,1,5,\n", 4, "unknown op")
-        self.bad(HEAD + "0,schedule,1,5\r,\n", 4, "delay '5\\r' is not an "
+        self.bad(HEAD + "0,schedule,1,5\r,\n", 4, "delay '5\\x0d' is not an "
                  "integer")
 
     def test_a_field_is_ascii_digits_only(self):
@@ -181,8 +187,9 @@ class Grammar(unittest.TestCase):
         cases = [("+5", "'+5' has a sign"), ("-0", "'-0' has a sign"),
                  ("-5", "-5 is negative"), (" 1", "' 1' is not an integer"),
                  ("1 ", "'1 ' is not an integer"),
-                 ("\u0661", "'\u0661' is not an integer"),     # Arabic-Indic 1
-                 ("\uff11", "'\uff11' is not an integer"),     # fullwidth 1
+                 # Arabic-Indic 1 and fullwidth 1, quoted byte by byte
+                 ("\u0661", "'\\xd9\\xa1' is not an integer"),
+                 ("\uff11", "'\\xef\\xbc\\x91' is not an integer"),
                  ("1_000", "'1_000' is not an integer"),
                  ("0x10", "'0x10' is not an integer")]
         lines = {"time": "%s,schedule,1,5,\n", "id": "0,schedule,%s,5,\n",
@@ -232,7 +239,7 @@ class Grammar(unittest.TestCase):
             with open(p, "w") as f:
                 f.write(HEAD + "0,periodic,1,5,%s\n" % ("1" * 4080))
             r = tool("tb_trace.py", p)
-            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.returncode, 2, r.stderr)
             self.assertEqual(r.stderr.decode(), "tb_trace: %s:4: period of "
                              "4080 digits is out of range (at most 20 "
                              "digits)\n" % p)
@@ -280,7 +287,7 @@ class Grammar(unittest.TestCase):
             with open(p, "wb") as f:
                 f.write(b"\xef\xbb\xbf" + HEAD.encode() + b"0,schedule,1,5,\n")
             r = tool("tb_trace.py", p)
-            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.returncode, 2)
             self.assertIn(b":1: starts with a UTF-8 byte-order mark", r.stderr)
 
     def test_a_nul_byte_is_refused_on_any_line(self):
@@ -302,7 +309,6 @@ class Grammar(unittest.TestCase):
                     # in a child first: a reader that opens a FIFO blocks
                     # (the test then fails by its timeout, not hangs)
                     r = tool("tb_trace.py", path, timeout=60)
-                    # nothing checked: exit 2, not 1 (an invalid trace)
                     self.assertEqual(r.returncode, 2, r.stderr)
                     self.assertEqual(r.stderr.decode(), "tb_trace: %s: %s%s\n"
                                      % (path, words, "" if "open" in words
@@ -356,6 +362,90 @@ class Grammar(unittest.TestCase):
                     tb_trace.write(buf, "us", comments, events)
                 self.assertIn(words, str(cm.exception))
                 self.assertEqual(buf.getvalue(), "")    # nothing written
+
+
+class SameAsTheReplay(unittest.TestCase):
+    """What the replay's reader accepts, tb_trace.py accepts, and what it
+    refuses, tb_trace.py refuses on the same line for the same reason
+    (DECISIONS.md D5; tests/replay_test.py holds the C side to the same
+    fixtures): its quoting of bad bytes, what it ignores, format v2."""
+
+    def bad(self, data, line, words):
+        with self.assertRaises(tb_trace.TraceError) as cm:
+            tb_trace.parse_stream(io.BytesIO(data), "t.trace")
+        self.assertEqual(cm.exception.line, line, str(cm.exception))
+        self.assertIn(words, cm.exception.message)
+
+    def test_a_bad_field_is_quoted_as_short_ascii(self):
+        head = HEAD.encode()
+        self.bad(head + b"0,sch\xe9dule\x01\x1b[31m,1,5,\n", 4,
+                 "unknown op 'sch\\xe9dule\\x01\\x1b[31m'")
+        self.bad(head + b"0," + "\u00e9".encode() * 30 + b",1,5,\n", 4,
+                 "unknown op '%s...'" % ("\\xc3\\xa9" * 20))
+        self.bad(head + b"0,schedule,1,\xff,\n", 4,
+                 "delay '\\xff' is not an integer")
+
+    def test_a_comment_not_in_utf8_is_kept_readable(self):
+        tr = tb_trace.parse_stream(io.BytesIO(
+            b"#timerbench-trace v1 unit=us\n# caf\xe9 \xe2\x89\xa4 1 ms\n"
+            b"time,op,id,delay,period\n0,schedule,1,5,\n"))
+        self.assertEqual(tr.comments, ["caf\ufffd \u2264 1 ms"])
+
+    def test_what_the_replay_ignores_is_ignored(self):
+        tr = tb_trace.parse(HEAD + "0,schedule,1,5,7\n# among the events\n"
+                            "1,cancel,1,3,4\n2,reschedule,2,6,0\n")
+        self.assertEqual([e.tuple() for e in tr.events], [
+            (0, S, 1, 5, None), (1, C, 1, None, None), (2, R, 2, 6, None)])
+        self.assertEqual(tr.comments, ["c"])
+
+    def test_format_v2_the_slack_column(self):
+        v2 = "#timerbench-trace v2 unit=%s\ntime,op,id,delay,period,slack\n"
+        tr = tb_trace.parse(v2 % "us" + "0,schedule,1,2500,,50\n"
+                            "0,schedule,2,900,,\n10,periodic,3,1000,1000,0\n"
+                            "100,reschedule,1,3000,,200\n3500,cancel,3,,,\n")
+        self.assertEqual(tr.version, 2)
+        self.assertEqual([e.slack for e in tr.events], [50, None, 0, 200, None])
+        for unit, ev, line, words in (
+                ("us", "0,schedule,1,5,,-3\n", 3, "slack -3 is negative"),
+                ("ms", "0,schedule,1,5,,4611686018428\n", 3,
+                 "slack 4611686018428 ms is out of range (2^62 ns or more)"),
+                ("ns", "10,schedule,1,4611686018427387000,,900\n", 3,
+                 "deadline + slack 4611686018427387010 + 900 ns is out of "
+                 "range"),
+                ("us", "0,schedule,1,5,,\n1,cancel,1,,,7\n", 4,
+                 "cancel takes no slack (got '7')"),
+                ("us", "0,schedule,1,5,,000000000000000000050\n", 3,
+                 "slack of 21 digits is out of range"),
+                ("us", "0,schedule,1,5,,5x\n", 3,
+                 "slack '5x' is not an integer"),
+                ("us", "0,schedule,1,5,\n", 3, "expected 6 fields (time,op,"
+                 "id,delay,period,slack), got 5")):
+            with self.subTest(ev=ev):
+                self.bad((v2 % unit + ev).encode(), line, words)
+        self.bad(b"#timerbench-trace v1 unit=us\ntime,op,id,delay,period\n"
+                 b"0,schedule,1,5,,50\n", 3, "a slack column needs format v2 "
+                 "(the first line says v1)")
+        self.bad(b"#timerbench-trace v1 unit=us\ntime,op,id,delay,period,"
+                 b"slack\n0,schedule,1,5,,\n", 2, "a slack column needs "
+                 "format v2 (the first line says v1)")
+
+    def test_write_takes_v2_only_for_a_slack(self):
+        ev = [(0, S, 1, 5, None, 2), (1, C, 1, None, None, None),
+              (2, S, 2, 5, None)]
+        buf = io.StringIO()
+        tb_trace.write(buf, "ns", [], ev)
+        tr = tb_trace.parse(buf.getvalue())
+        self.assertEqual((tr.version, [e.slack for e in tr.events]),
+                         (2, [2, None, None]))
+        buf = io.StringIO()
+        tb_trace.write(buf, "ns", [], [e[:5] for e in ev])
+        self.assertTrue(buf.getvalue().startswith(
+            "#timerbench-trace v1 unit=ns\n"))
+        with self.assertRaises(ValueError) as cm:
+            tb_trace.write(io.StringIO(), "ns", [],
+                           [(0, S, 1, 2 ** 62 - 2, None, 2)])
+        self.assertIn("deadline + slack 4611686018427387904 ns is out of "
+                      "range", str(cm.exception))
 
 
 def imp(lines, stream="timer", hz=None):
@@ -774,7 +864,8 @@ class ImporterHostile(unittest.TestCase):
         # int() takes Arabic-Indic digits; the importer does not
         self.bad([ok, L(0, "1.000002", "timer:timer_start", "timer=0xb "
                         "function=f expires=9 [timeout=\u0663]")], 2,
-                 "timer:timer_start: timeout='\u0663' is not an integer")
+                 "timer:timer_start: timeout='\\xd9\\xa3' is not an "
+                 "integer")
         self.bad([ok, TC(0, "\u0661.000002", "0xa")], 2,
                  "cannot read this timer:timer_cancel line")
         with tempfile.TemporaryDirectory() as tmp:

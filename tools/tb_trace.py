@@ -7,9 +7,10 @@ by the same rules.
 
     python3 tools/tb_trace.py FILE        check FILE, print its statistics
 
-Exit status: 0 a valid trace, 1 an invalid one (`tb_trace: FILE:LINE:
-why` on stderr), 2 nothing was checked (a bad argument, a file that
-cannot be opened or is not a regular file).
+Exit status: 0 a valid trace; 2 an invalid one (`tb_trace: FILE:LINE:
+why` on stderr, as the replay refuses it: DECISIONS.md D5), a bad
+argument, or a file that cannot be opened or is not a regular file
+(`tb_trace: FILE: why`).
 
 The format, in short (D4 is the reference):
 
@@ -37,12 +38,16 @@ T < deadline.  A periodic timer stays live until cancelled or rescheduled.
 The tools in this directory never reuse an id, so that boundary never
 decides anything in what they write.
 
-This reader is stricter than D4 requires in three places, on purpose, so
-that a trace the tools write is accepted by any reader of D4: a cancel
-must leave delay and period empty, a schedule or reschedule must leave
-period empty, and no comment may follow the header.  It also wants the
-whole file in UTF-8, where the replay only shows a comment's bad bytes as
-U+FFFD.  A trace without events is an error, as in the replay.
+This reader accepts and refuses exactly what the replay does (D5), for
+the same reason on the same line: `#` lines among the events are ignored;
+a delay on a cancel, or a period on an op other than periodic, is checked
+as an integer and ignored; bytes that are not UTF-8 in a comment are kept
+as U+FFFD, and in a field they are quoted as \\xNN in its error.  Format
+v2 adds the slack column (bench/README.md, "The format"): empty, or a
+lateness budget that deadline + slack keeps below 2^62 ns; a cancel takes
+none.  A trace without events is an error, as in the replay.  The writer
+writes the strict subset: only the fields an op uses, comments before the
+header only, v1 unless some event has a slack.
 """
 import io
 import os
@@ -52,9 +57,11 @@ import sys
 import tempfile
 
 MAGIC = "#timerbench-trace v1 unit="
+MAGIC_V2 = "#timerbench-trace v2 unit="      # v2: the slack column
 UNITS = ("ns", "us", "ms")
 UNIT_NS = {"ns": 1, "us": 1000, "ms": 1000000}
 HEADER = "time,op,id,delay,period"
+HEADER_V2 = HEADER + ",slack"
 OPS = ("schedule", "cancel", "reschedule", "periodic")
 ID_MAX = 2 ** 63 - 1
 # every time, delay, period and deadline, in ns, is below this: the
@@ -62,6 +69,7 @@ ID_MAX = 2 ** 63 - 1
 LIMIT_NS = 2 ** 62
 LINE_MAX = 4096          # a line's bytes, not counting its \n or \r\n
 DIGITS_MAX = 20          # 2^63 has 19 digits: more is out of range anyway
+SHOWN_BYTES = 40         # of a bad field, quoted in its error
 BOM = b"\xef\xbb\xbf"
 # ASCII digits only: int() would also take a sign, spaces, underscores and
 # other scripts' digits ('١')
@@ -83,15 +91,17 @@ class TraceError(Exception):
 class Event:
     """One event line: time, op, id, delay (None for cancel), period
     (None unless periodic), and the line it came from."""
-    __slots__ = ("time", "op", "id", "delay", "period", "line")
+    __slots__ = ("time", "op", "id", "delay", "period", "line", "slack")
 
-    def __init__(self, time, op, tid, delay=None, period=None, line=0):
+    def __init__(self, time, op, tid, delay=None, period=None, line=0,
+                 slack=None):
         self.time = time
         self.op = op
         self.id = tid
         self.delay = delay
         self.period = period
         self.line = line
+        self.slack = slack      # v2: the timer's lateness budget, or None
 
     def tuple(self):
         return (self.time, self.op, self.id, self.delay, self.period)
@@ -101,10 +111,12 @@ class Event:
 
 
 class Trace:
-    """A parsed trace: unit, comment lines (without '#'), events and the
-    counted (non-fatal) cases."""
+    """A parsed trace: format version (1, or 2 with the slack column),
+    unit, comment lines (without '#'), events and the counted (non-fatal)
+    cases."""
 
-    def __init__(self, unit):
+    def __init__(self, unit, version=1):
+        self.version = version
         self.unit = unit
         self.comments = []
         self.events = []
@@ -113,20 +125,24 @@ class Trace:
 
 
 def _show(text):
-    """text quoted for a message, cut to 40 characters: a bad field can be
-    as long as its line."""
-    if len(text) <= 40:
-        return repr(text)
-    return "%r... (%d characters)" % (text[:40], len(text))
+    """text quoted for a message as the replay's reader quotes it: at most
+    SHOWN_BYTES of its bytes, each that is not printable ASCII as \\xNN,
+    '...' after a cut; an error is short ASCII whatever the file holds."""
+    raw = text.encode("utf-8", "surrogateescape")
+    out = "".join(chr(b) if 0x20 <= b < 0x7f else "\\x%02x" % b
+                  for b in raw[:SHOWN_BYTES])
+    return "'%s%s'" % (out, "..." if len(raw) > SHOWN_BYTES else "")
 
 
 def _field_int(path, lineno, name, text):
     """The value of a field of ASCII digits; no more than DIGITS_MAX of
     them, so that int() never meets a huge one."""
+    if text == "":
+        raise TraceError(path, lineno, "%s is empty" % name)
     if not _DIGITS.match(text):
         if text[:1] == "-" and _DIGITS.match(text[1:]) and text.strip("-0"):
-            raise TraceError(path, lineno, "%s %s is negative" % (
-                name, text if len(text) <= 40 else _show(text)))
+            raise TraceError(path, lineno, "%s %s is negative"
+                             % (name, _show(text)[1:-1]))
         if text[:1] in ("-", "+") and _DIGITS.match(text[1:]):
             raise TraceError(path, lineno, "%s %s has a sign (a field is "
                              "ASCII digits only)" % (name, _show(text)))
@@ -137,6 +153,14 @@ def _field_int(path, lineno, name, text):
                          "(at most %d digits)"
                          % (name, len(text), DIGITS_MAX))
     return int(text)
+
+
+def _unused(path, lineno, name, text):
+    """A field the op does not use: empty, or an integer that is ignored
+    (checked as any field is, as the replay checks it)."""
+    if text and _field_int(path, lineno, name, text) > ID_MAX:
+        raise TraceError(path, lineno, "%s %s is out of range (at most "
+                         "2^63-1)" % (name, text))
 
 
 def _below_limit(path, lineno, name, v, unit):
@@ -169,12 +193,18 @@ def lines(f, path, limit=LINE_MAX):
 
 
 def _text(path, n, body):
+    """The line's text; bytes that are not UTF-8 kept as surrogates, so
+    that an error quotes them as \\xNN (the replay reads bytes)."""
     if b"\0" in body:
         raise TraceError(path, n, "line holds a NUL byte")
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TraceError(path, n, "not UTF-8") from None
+    return body.decode("utf-8", "surrogateescape")
+
+
+def _comment(line):
+    """A comment's text without its '#'; bytes that are not UTF-8 as
+    U+FFFD, as the replay shows them."""
+    return line[1:].encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace").strip()
 
 
 def parse_stream(f, path="<trace>"):
@@ -190,13 +220,17 @@ def parse_stream(f, path="<trace>"):
         raise TraceError(path, 1, "starts with a UTF-8 byte-order mark; "
                          "save the file without it")
     head = _text(path, 1, first[1])
-    if not head.startswith(MAGIC):
-        raise TraceError(path, 1, "first line must be '%s<ns|us|ms>'" % MAGIC)
+    version = 2 if head.startswith(MAGIC_V2) else 1
+    if version == 1 and not head.startswith(MAGIC):
+        raise TraceError(path, 1, "first line must be '%s<ns|us|ms>' (or "
+                         "v2, with the slack column)" % MAGIC)
     unit = head[len(MAGIC):]
     if unit not in UNITS:
         raise TraceError(path, 1, "unknown unit %s (ns, us or ms)"
                          % _show(unit))
-    tr = Trace(unit)
+    tr = Trace(unit, version)
+    header = HEADER_V2 if version == 2 else HEADER
+    nfields = header.count(",") + 1
     last = 1
     for n, body, _ in it:
         last = n
@@ -204,30 +238,39 @@ def parse_stream(f, path="<trace>"):
         if line == "":
             continue
         if line.startswith("#"):
-            tr.comments.append(line[1:].strip())
+            tr.comments.append(_comment(line))
             continue
-        if line != HEADER:
+        if line == HEADER_V2 and version == 1:
+            raise TraceError(path, n, "a slack column needs format v2 (the "
+                             "first line says v1): expected the header "
+                             "line '%s'" % HEADER)
+        if line != header:
             raise TraceError(path, n, "expected the header line '%s'"
-                             % HEADER)
+                             % header)
         break
     else:
         raise TraceError(path, last + 1, "expected the header line '%s'"
-                         % HEADER)
+                         % header)
     live = {}          # id -> deadline (None: periodic)
     last_time = 0
     for n, body, ended in it:
         last = n
         line = _text(path, n, body)
-        if line == "":
-            continue
+        if line == "" or line.startswith("#"):
+            continue        # a comment among the events says nothing
         fields = line.split(",")
-        if len(fields) != 5:
-            if not ended and len(fields) < 5:
+        if len(fields) != nfields:
+            if not ended and len(fields) < nfields:
                 raise TraceError(path, n, "truncated last line (no newline, "
-                                 "%d of 5 fields)" % len(fields))
-            raise TraceError(path, n, "expected 5 fields, got %d"
-                             % len(fields))
-        t_s, op, id_s, d_s, p_s = fields
+                                 "%d of %d fields)" % (len(fields), nfields))
+            if version == 1 and len(fields) == 6:
+                raise TraceError(path, n, "a slack column needs format v2 "
+                                 "(the first line says v1): expected 5 "
+                                 "fields (%s), got 6" % HEADER)
+            raise TraceError(path, n, "expected %d fields (%s), got %d"
+                             % (nfields, header, len(fields)))
+        t_s, op, id_s, d_s, p_s = fields[:5]
+        sl_s = fields[5] if version == 2 else ""
         t = _below_limit(path, n, "time", _field_int(path, n, "time", t_s),
                          unit)
         if op not in OPS:
@@ -235,14 +278,10 @@ def parse_stream(f, path="<trace>"):
         tid = _field_int(path, n, "id", id_s)
         if tid > ID_MAX:
             raise TraceError(path, n, "id %d above 2^63-1" % tid)
-        if t < last_time:
-            raise TraceError(path, n, "time goes backwards (%d after %d)"
-                             % (t, last_time))
-        last_time = t
         delay = period = None
         if op == "cancel":
-            if d_s or p_s:
-                raise TraceError(path, n, "cancel takes no delay or period")
+            _unused(path, n, "delay", d_s)
+            _unused(path, n, "period", p_s)
         else:
             if d_s == "":
                 raise TraceError(path, n, "%s needs a delay" % op)
@@ -256,9 +295,25 @@ def parse_stream(f, path="<trace>"):
                                       unit)
                 if period == 0:
                     raise TraceError(path, n, "period must be > 0")
-            elif p_s:
-                raise TraceError(path, n, "%s takes no period" % op)
+            else:
+                _unused(path, n, "period", p_s)
             _below_limit(path, n, "deadline (time + delay)", t + delay, unit)
+        slack = None
+        if sl_s:
+            if op == "cancel":
+                raise TraceError(path, n, "cancel takes no slack (got %s): a "
+                                 "slack belongs to a schedule, reschedule "
+                                 "or periodic" % _show(sl_s))
+            slack = _below_limit(path, n, "slack",
+                                 _field_int(path, n, "slack", sl_s), unit)
+            if (t + delay + slack) * UNIT_NS[unit] >= LIMIT_NS:
+                raise TraceError(path, n, "deadline + slack %d + %d %s is "
+                                 "out of range (2^62 ns or more)"
+                                 % (t + delay, slack, unit))
+        if t < last_time:
+            raise TraceError(path, n, "time goes backwards (%d after %d)"
+                             % (t, last_time))
+        last_time = t
         dl = live.get(tid, False)
         is_live = dl is not False and (dl is None or t < dl)
         if op in ("schedule", "periodic"):
@@ -274,7 +329,7 @@ def parse_stream(f, path="<trace>"):
             if not is_live:
                 tr.cancel_unknown += 1
             live.pop(tid, None)
-        tr.events.append(Event(t, op, tid, delay, period, n))
+        tr.events.append(Event(t, op, tid, delay, period, n, slack))
     if not tr.events:
         # as the replay: a trace that replays nothing is a mistake
         raise TraceError(path, last + 1, "no events after the header")
@@ -354,13 +409,16 @@ def check_comment(text):
 
 def _check_event(unit, prev, ev):
     """Why the event tuple breaks the format's fields and limits, or None."""
-    t, op, tid, delay, period = ev
+    if len(ev) not in (5, 6):
+        return "not a (time, op, id, delay, period[, slack]) tuple"
+    t, op, tid, delay, period = ev[:5]
+    slack = ev[5] if len(ev) == 6 else None
     u = UNIT_NS[unit]
     if op not in OPS:
         return "unknown op %r" % (op,)
     for name, v in (("time", t), ("id", tid), ("delay", delay),
-                    ("period", period)):
-        if v is not None and (not isinstance(v, int) or v < 0):
+                    ("period", period), ("slack", slack)):
+        if v is not None and (type(v) is not int or v < 0):
             return "%s %r is not an integer >= 0" % (name, v)
     if tid > ID_MAX:
         return "id %d above 2^63-1" % tid
@@ -371,9 +429,14 @@ def _check_event(unit, prev, ev):
         return "%s with delay %r and period %r" % (op, delay, period)
     if period == 0:
         return "period must be > 0"
+    if op == "cancel" and slack is not None:
+        return "cancel takes no slack"
     for name, v in (("time", t), ("delay", delay), ("period", period),
+                    ("slack", slack),
                     ("deadline (time + delay)",
-                     None if delay is None else t + delay)):
+                     None if delay is None else t + delay),
+                    ("deadline + slack",
+                     None if slack is None else t + delay + slack)):
         if v is not None and v * u >= LIMIT_NS:
             return "%s %d %s is out of range (2^62 ns or more)" % (name, v,
                                                                   unit)
@@ -384,28 +447,37 @@ def write(out, unit, comments, events):
     """Write a trace to the text stream out: unit, comment lines (each
     without its '#'; a comment holding newlines becomes several lines) and
     events as (time, op, id, delay, period) tuples in time order (None for
-    an empty field).  ValueError for a comment or an event outside the
-    format's rules and limits, found before anything is written."""
+    an empty field), or (time, op, id, delay, period, slack): format v2,
+    with the slack column, when some event has a slack.  ValueError for a
+    comment or an event outside the format's rules and limits, found before
+    anything is written."""
     if unit not in UNITS:
         raise ValueError("unit must be one of %s" % (UNITS,))
     heads = []
     for c in comments:
         heads += check_comment(c)
     prev = 0
+    v2 = False
     for i, ev in enumerate(events):
         why = _check_event(unit, prev, ev)
         if why:
             raise ValueError("event %d of %d %r: %s" % (i + 1, len(events),
                                                          tuple(ev), why))
         prev = ev[0]
-    out.write("%s%s\n" % (MAGIC, unit))
+        v2 = v2 or (len(ev) == 6 and ev[5] is not None)
+    out.write("%s%s\n" % (MAGIC_V2 if v2 else MAGIC, unit))
     for h in heads:
         out.write(h + "\n")
-    out.write(HEADER + "\n")
-    for t, op, tid, delay, period in events:
-        out.write("%d,%s,%d,%s,%s\n" % (
+    out.write((HEADER_V2 if v2 else HEADER) + "\n")
+    for ev in events:
+        t, op, tid, delay, period = ev[:5]
+        line = "%d,%s,%d,%s,%s" % (
             t, op, tid, "" if delay is None else "%d" % delay,
-            "" if period is None else "%d" % period))
+            "" if period is None else "%d" % period)
+        if v2:
+            slack = ev[5] if len(ev) == 6 else None
+            line += "," if slack is None else ",%d" % slack
+        out.write(line + "\n")
 
 
 def check_output(path):
@@ -533,10 +605,11 @@ def main(argv):
         tr = read(argv[1])
     except TraceError as e:
         sys.stderr.write("tb_trace: %s\n" % e)
-        return 2 if e.line is None else 1
+        return 2
     s = stats(tr)
     u = s["unit"]
-    print("%s: valid timerbench trace v1, unit=%s" % (_shown(argv[1]), u))
+    print("%s: valid timerbench trace v%d, unit=%s"
+          % (_shown(argv[1]), tr.version, u))
     print("events %d: %s" % (s["events"], ", ".join(
         "%s %d" % (k, v) for k, v in s["ops"].items())))
     print("duration %d %s, peak live %d" % (s["duration"], u, s["peak_live"]))
