@@ -771,6 +771,91 @@ class DriverHostile(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(out, "replay.json.tmp")))
             self.assertFalse(os.path.exists(os.path.join(out, ".lock")))
 
+class TreeAndWheelClaim(unittest.TestCase):
+    """The claim of Linux's hrtimers.rst (issue 28), judged on synthetic
+    replay.json data of the kernel's two streams: its verdict follows its
+    rule, and it is "not tested" without both streams or their budgets."""
+
+    @staticmethod
+    def spread(median, spread=0.01, n=7):
+        reps = [median * (1 + spread * (i - n // 2) / n) for i in range(n)]
+        return {"median": median, "min": min(reps), "max": max(reps), "reps": reps}
+
+    def entry(self, name, backend, cpu, beyond, ticked, fires=100, tick=None):
+        e = {"name": name, "backend": backend, "ticked": ticked,
+             "tick_ns": tick or (1000000 if ticked else 0), "variant": "",
+             "ns_per_event": self.spread(cpu), "cpu_ms_per_million_events": self.spread(cpu),
+             "peak_pending": 10, "bytes_at_peak": 1000, "fires": fires,
+             "checks": {"passed": True},
+             "lateness": {"beyond_budget": beyond, "budget_fires": fires,
+                          "no_budget_fires": 0, "max_ns": 1000 if ticked else 0}}
+        return e
+
+    def trace(self, stream, cancel_ratio, backends, sweep=()):
+        return {"name": "kernel-%s.trace" % stream, "file": "kernel-%s.trace" % stream,
+                "events": 1000, "cancel_ratio": cancel_ratio, "timers": 500,
+                "comments": ["source: perf script of x.txt, stream %s (timer:...)" % stream],
+                "format_version": 2,
+                "budget": {"source": "trace", "timers_with_budget": 500, "timers": 500},
+                "backends": list(backends), "sweep": list(sweep)}
+
+    def judge(self, traces):
+        sys.path.insert(0, os.path.join(ROOT, "report"))
+        import types
+        import tb_claims
+        import tb_results
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "replay.json"), "w") as f:
+                json.dump({"reps": 7, "tick_ns": 1000000, "traces": traces}, f)
+            res = tb_results.load(d)
+        return tb_claims.tree_and_wheel(types.SimpleNamespace(res=res))
+
+    def streams(self, tree_cpu=50.0, fine_wheel_cpu=None, timer_best="hierwheel"):
+        tl = self.trace("timer", 0.8, [
+            self.entry("hierwheel", "hierwheel", 20.0 if timer_best == "hierwheel" else 60.0, 0, True),
+            self.entry("kernelwheel", "kernelwheel", 30.0, 0, True),
+            self.entry("hrtree", "hrtree", 45.0 if timer_best == "hierwheel" else 10.0, 0, False),
+            self.entry("quadheap", "quadheap", 40.0, 0, False)])
+        sweep = []
+        if fine_wheel_cpu is not None:
+            sweep.append(self.entry("hierwheel tick=10us", "hierwheel", fine_wheel_cpu, 0, True,
+                                    tick=10000))
+        hr = self.trace("hrtimer", 0.1, [
+            self.entry("hierwheel", "hierwheel", 20.0, 60, True),
+            self.entry("kernelwheel", "kernelwheel", 25.0, 80, True),
+            self.entry("hrtree", "hrtree", tree_cpu, 0, False),
+            self.entry("quadheap", "quadheap", 55.0, 0, False)], sweep)
+        return [tl, hr]
+
+    def test_holds_when_wheels_win_timeouts_and_only_the_tree_keeps_budgets(self):
+        c = self.judge(self.streams())
+        self.assertEqual(c["verdict_kind"], "holds", c)
+
+    def test_a_cheaper_wheel_within_budget_makes_it_partial(self):
+        c = self.judge(self.streams(fine_wheel_cpu=30.0))
+        self.assertEqual(c["verdict_kind"], "holds only in part", c)
+        self.assertIn("hierwheel tick=10us", c["verdict"])
+
+    def test_a_dearer_wheel_within_budget_does_not_matter(self):
+        c = self.judge(self.streams(fine_wheel_cpu=90.0))
+        self.assertEqual(c["verdict_kind"], "holds", c)
+
+    def test_timeouts_not_won_by_a_wheel(self):
+        c = self.judge(self.streams(timer_best="hrtree"))
+        self.assertEqual(c["verdict_kind"], "holds only in part", c)
+        self.assertIn("precise timers", c["verdict"])
+
+    def test_not_tested_without_both_streams_or_budgets(self):
+        tl, hr = self.streams()
+        c = self.judge([tl])
+        self.assertEqual(c["verdict_kind"], "not tested")
+        self.assertIn("hrtimer stream", c["verdict"])
+        hr["budget"] = {"source": "none", "timers_with_budget": 0, "timers": 500}
+        c = self.judge([tl, hr])
+        self.assertEqual(c["verdict_kind"], "not tested")
+        self.assertIn("no lateness", c["verdict"])
+
+
 FAKE_TRACEGEN = """#!/usr/bin/env python3
 # a stand-in for tools/tracegen.py MODEL --seed S --events N --out FILE
 import sys
