@@ -93,14 +93,22 @@ class Format(unittest.TestCase):
         self.assertEqual(tr.cancel_unknown, 1)
 
     def test_bad_first_line_and_header(self):
-        self.bad("time,op,id,delay,period\n", 1, "first line")
-        self.bad("", 1, "first line")
+        # the replay's words, and the line it names (bench/replay.c)
+        self.bad("time,op,id,delay,period\n", 1, "not a timerbench trace: "
+                 "the first line must be '#timerbench-trace v1 unit=<ns|us|"
+                 "ms>' (or v2, with the slack column), got 'time,op,id,"
+                 "delay,period'")
+        self.bad("", 1, "empty file: not a timerbench trace")
         self.bad("#timerbench-trace v1 unit=s\ntime,op,id,delay,period\n", 1,
-                 "unknown unit")
+                 "got '#timerbench-trace v1 unit=s'")
         self.bad("#timerbench-trace v1 unit=us\n# c\n0,schedule,1,5,\n", 3,
-                 "header")
-        self.bad("#timerbench-trace v1 unit=us\n", 2, "header")
-        self.bad(HEAD + "\n", 5, "no events after the header")
+                 "expected the header line 'time,op,id,delay,period' (after "
+                 "the first line and '#' comments), got '0,schedule,1,5,'")
+        # at the end of the file: the last line read is named
+        self.bad("#timerbench-trace v1 unit=us\n", 1, "no header line "
+                 "'time,op,id,delay,period' before the end of the file")
+        self.bad("#timerbench-trace v1 unit=us\n# c\n", 2, "no header line")
+        self.bad(HEAD + "\n", 4, "no events after the header")
 
     def test_bad_events(self):
         cases = [
@@ -117,14 +125,18 @@ class Format(unittest.TestCase):
             ("0,schedule,1,5,x\n", "period 'x' is not an integer"),
             ("0,cancel,1,,-7\n", "period -7 is negative"),
             ("0,cancel,1,9223372036854775808,\n", "delay "
-             "9223372036854775808 is out of range (at most 2^63-1)"),
+             "9223372036854775808 is out of range (at most "
+             "9223372036854775807)"),
             (",schedule,1,5,\n", "time is empty"),
             ("0,schedule,1,5\n", "expected 5 fields (time,op,id,delay,period), "
              "got 4"),
             ("0,schedule,1,5,,\n", "a slack column needs format v2 (the first "
              "line says v1): expected 5 fields (time,op,id,delay,period), "
              "got 6"),
-            ("0,schedule,9223372036854775808,5,\n", "above 2^63-1"),
+            ("0,schedule,9223372036854775808,5,\n", "id 9223372036854775808 "
+             "is out of range (at most 9223372036854775807)"),
+            # the replay reads the id before it looks at the op
+            ("0,cancel 1,,,\n", "id is empty"),
         ]
         for ev, words in cases:
             with self.subTest(ev=ev):
@@ -132,12 +144,14 @@ class Format(unittest.TestCase):
 
     def test_time_backwards_and_live_reuse(self):
         self.bad(HEAD + "5,schedule,1,5,\n4,schedule,2,5,\n", 5,
-                 "time goes backwards (4 after 5)")
+                 "time 4 goes backwards (line 4 was at 5 us)")
         self.bad(HEAD + "0,periodic,1,5,5\n1000,schedule,1,5,\n", 5,
-                 "schedule of id 1, which is still live")
+                 "schedule of id 1, which is still live (scheduled on line "
+                 "4, periodic); a re-arm is a reschedule")
 
     def test_truncated_last_line(self):
-        self.bad(HEAD + "0,schedule,1,5,\n7,sched", 5, "truncated last line")
+        self.bad(HEAD + "0,schedule,1,5,\n7,sched", 5, "truncated last line: "
+                 "no newline and 2 of 5 fields (the file was cut short?)")
         # a whole last line without its newline is fine
         tr = tb_trace.parse(HEAD + "0,schedule,1,5,\n7,schedule,2,5,")
         self.assertEqual(len(tr.events), 2)
@@ -157,7 +171,7 @@ class Format(unittest.TestCase):
                             SAMPLE], capture_output=True, text=True)
         # as the replay refuses a trace (DECISIONS.md D5)
         self.assertEqual(p.returncode, 2)
-        self.assertIn(SAMPLE + ":1: first line", p.stderr)
+        self.assertIn(SAMPLE + ":1: not a timerbench trace", p.stderr)
 
 
 class Grammar(unittest.TestCase):
@@ -184,7 +198,8 @@ class Grammar(unittest.TestCase):
         # int() takes every one of these; the replay's reader none
         self.assertEqual(int("\u0661") + int(" 1") + int("+1") + int("1_0"),
                          13)
-        cases = [("+5", "'+5' has a sign"), ("-0", "'-0' has a sign"),
+        nint = "is not an integer (digits only: no sign, space or point)"
+        cases = [("+5", "'+5' " + nint), ("-0", "'-0' " + nint),
                  ("-5", "-5 is negative"), (" 1", "' 1' is not an integer"),
                  ("1 ", "'1 ' is not an integer"),
                  # Arabic-Indic 1 and fullwidth 1, quoted byte by byte
@@ -213,23 +228,29 @@ class Grammar(unittest.TestCase):
                                  ("%d,schedule,1,0,", "time"),
                                  ("0,periodic,1,5,%d", "period"),
                                  ("0,reschedule,1,%d,", "delay")):
-                    self.bad(head + ev % lim + "\n", 3, "%s %d %s is out of "
-                             "range (2^62 ns or more)" % (name, lim, unit))
+                    self.bad(head + ev % lim + "\n", 3, "%s %d %s is too "
+                             "large (it must be below 2^62 ns)"
+                             % (name, lim, unit))
                 self.bad(head + "%d,schedule,1,1,\n" % (lim - 1), 3,
-                         "deadline (time + delay) %d %s is out of range"
-                         % (lim, unit))
+                         "deadline (time + delay) %d ns is too large (it must "
+                         "be below 2^62 ns)"
+                         % (lim * tb_trace.UNIT_NS[unit]))
         # a bogus kernel expiry (4e33 us in a perf import): 20 digits, so
-        # read, and refused by its value
+        # read, and refused by its value, as the replay reads any field
         self.bad(HEAD + "0,schedule,1,99999999999999999999,\n", 4,
-                 "delay 99999999999999999999 us is out of range")
+                 "delay 99999999999999999999 is out of range (at most "
+                 "9223372036854775807)")
 
     def test_more_than_20_digits_is_out_of_range_without_reading_it(self):
+        # the replay's words: the field's first 40 bytes, then '...'
         self.bad(HEAD + "000000000000000000001,schedule,1,5,\n", 4,
-                 "time of 21 digits is out of range")
+                 "time 000000000000000000001 is out of range (21 digits, "
+                 "more than 20)")
         self.bad(HEAD + "0,schedule,%s,5,\n" % ("7" * 4080), 4,
-                 "id of 4080 digits is out of range")
+                 "id %s... is out of range (4080 digits, more than 20)"
+                 % ("7" * 40))
         self.bad(HEAD + "0,schedule,1,%s,\n" % ("9" * 4000), 4,
-                 "delay of 4000 digits is out of range")
+                 "delay %s... is out of range (4000 digits" % ("9" * 40))
         # past int()'s 4300 digits (a ValueError traceback in issue 31):
         # the line's length refuses it first
         self.bad(HEAD + "0,schedule,1,%s,\n" % ("9" * 5000), 4,
@@ -240,9 +261,9 @@ class Grammar(unittest.TestCase):
                 f.write(HEAD + "0,periodic,1,5,%s\n" % ("1" * 4080))
             r = tool("tb_trace.py", p)
             self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertEqual(r.stderr.decode(), "tb_trace: %s:4: period of "
-                             "4080 digits is out of range (at most 20 "
-                             "digits)\n" % p)
+            self.assertEqual(r.stderr.decode(), "tb_trace: %s:4: period %s... "
+                             "is out of range (4080 digits, more than 20)\n"
+                             % (p, "1" * 40))
 
     def test_a_line_is_at_most_4096_bytes(self):
         top = "#timerbench-trace v1 unit=us\n"
@@ -376,6 +397,176 @@ class SameAsTheReplay(unittest.TestCase):
         self.assertEqual(cm.exception.line, line, str(cm.exception))
         self.assertIn(words, cm.exception.message)
 
+    # What `timerbench-replay --parse-only` says of each fixture (run on
+    # tests/fixtures/traces/ and tests/fuzz/trace-corpus/, 2026-11-27):
+    # tb_trace.py must say the same, line and words (None: valid).
+    REPLAY_SAYS = {'bad-first-line': (1,
+                            'not a timerbench trace: the first line must '
+                            "be '#timerbench-trace v1 unit=<ns|us|ms>' "
+                            '(or v2, with the slack column), got '
+                            "'#timerbench-trace v9 unit=us'"),
+         'bad-header': (3,
+                        'expected the header line '
+                        "'time,op,id,delay,period' (after the first line "
+                        "and '#' comments), got 'time,op,id,delay'"),
+         'bom': (1,
+                 'starts with a UTF-8 byte-order mark; save the file '
+                 'without it'),
+         'cancels-only': None,
+         'counted': None,
+         'crlf': None,
+         'empty': (1, 'empty file: not a timerbench trace'),
+         'hand': None,
+         'keepalive': None,
+         'kernel-levels': None,
+         'leading-space': (3,
+                           "delay ' 5' is not an integer (digits only: "
+                           'no sign, space or point)'),
+         'line-too-long': (2, 'line longer than 4096 bytes'),
+         'missing-delay': (3, 'schedule needs a delay'),
+         'negative': (3, 'delay -5 is negative'),
+         'non-integer': (4,
+                         "delay '1.5' is not an integer (digits only: no "
+                         'sign, space or point)'),
+         'nul-byte': (3, 'line holds a NUL byte'),
+         'periodic-end-of-clock': None,
+         'periodic-tiny-periods': None,
+         'periodic-too-many-runs': (5,
+                                    'periodic timer id 2 (every 1 ns, '
+                                    'until the trace ends it) makes '
+                                    '1000000000001 runs, 1000000000001 '
+                                    'with the periodic timers before it: '
+                                    'more than the 10000000 runs a trace '
+                                    'may make'),
+         'plus-sign': (3,
+                       "delay '+5' is not an integer (digits only: no "
+                       'sign, space or point)'),
+         'raw-bytes': (3,
+                       "unknown op 'sch\\xe9dule\\x01\\x1b[31m' "
+                       '(schedule, cancel, reschedule, periodic)'),
+         'schedule-live-id': (4,
+                              'schedule of id 7, which is still live '
+                              '(scheduled on line 3); a re-arm is a '
+                              'reschedule'),
+         'time-backwards': (6,
+                            'time 9 goes backwards (line 4 was at 10 '
+                            'us)'),
+         'too-many-digits': (3,
+                             'delay 000000000000000000005 is out of '
+                             'range (21 digits, more than 20)'),
+         'too-many-fields': (4,
+                             'a slack column needs format v2 (the first '
+                             'line says v1): expected 5 fields '
+                             '(time,op,id,delay,period), got 6'),
+         'truncated': (5,
+                       'truncated last line: no newline and 2 of 5 '
+                       'fields (the file was cut short?)'),
+         'unknown-op': (4,
+                        "unknown op 'expire' (schedule, cancel, "
+                        'reschedule, periodic)'),
+         'utf8-cut': (3,
+                      'unknown op '
+                      "'\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9...' "
+                      '(schedule, cancel, reschedule, periodic)'),
+         'v1-slack-column': (3,
+                             'a slack column needs format v2 (the first '
+                             'line says v1): expected 5 fields '
+                             '(time,op,id,delay,period), got 6'),
+         'v2-budgets': None,
+         'v2-deadline-plus-slack': (3,
+                                    'deadline + slack '
+                                    '4611686018427387010 + 900 ns is too '
+                                    'large (it must be below 2^62 ns)'),
+         'v2-five-fields': (3,
+                            'expected 6 fields '
+                            '(time,op,id,delay,period,slack), got 5'),
+         'v2-negative-slack': (3, 'slack -3 is negative'),
+         'v2-slack-21-digits': (3,
+                                'slack 000000000000000000050 is out of '
+                                'range (21 digits, more than 20)'),
+         'v2-slack-on-cancel': (4,
+                                "cancel takes no slack (got '7'): a "
+                                'slack belongs to a schedule, reschedule '
+                                'or periodic'),
+         'v2-slack-too-large': (3,
+                                'slack 4611686018428 ms is too large (it '
+                                'must be below 2^62 ns)'),
+         'zero-period': (3, 'period must be > 0')}
+
+    def test_every_fixture_in_the_replays_words(self):
+        dirs = (os.path.join(HERE, "fixtures", "traces"),
+                os.path.join(HERE, "fuzz", "trace-corpus"))
+        seen = set()
+        for d in dirs:
+            for name in sorted(os.listdir(d)):
+                key = name[:-6] if name.endswith(".trace") else name
+                seen.add(key)
+                with self.subTest(file=os.path.join(os.path.basename(d),
+                                                    name)):
+                    self.assertIn(key, self.REPLAY_SAYS, "a new fixture: "
+                                  "add what the replay says of it")
+                    want = self.REPLAY_SAYS[key]
+                    path = os.path.join(d, name)
+                    if want is None:
+                        tb_trace.read(path)
+                        continue
+                    with self.assertRaises(tb_trace.TraceError) as cm:
+                        tb_trace.read(path)
+                    self.assertEqual(str(cm.exception), "%s:%d: %s"
+                                     % (path, want[0], want[1]))
+        self.assertEqual(seen, set(self.REPLAY_SAYS))
+
+    def bad_text(self, text, line, words):
+        self.bad(text.encode(), line, words)
+
+    def test_periodic_runs_are_bounded_as_in_the_replay(self):
+        # D6: at most 10^7 runs between a trace's periodic timers, counted
+        # as bench/replay.c counts them: one at each multiple of the period
+        # from the first deadline to the end included (the cancel, or one
+        # period past the last event line)
+        v1 = "#timerbench-trace v1 unit=ns\ntime,op,id,delay,period\n"
+        # left running: 0..10^7-1 ns every 1 ns, last event at 10^7-2, so
+        # the end is 10^7-1: runs at 0..10^7-1 = 10^7 runs, accepted
+        tr = tb_trace.parse(v1 + "0,periodic,1,0,1\n9999998,schedule,2,5,\n")
+        self.assertEqual(tr.periodic_runs, 10 ** 7)
+        self.bad_text(v1 + "0,periodic,1,0,1\n9999999,schedule,2,5,\n", 3,
+                 "periodic timer id 1 (every 1 ns, left running: stopped "
+                 "one period past the trace's end) makes 10000001 runs, "
+                 "10000001 with the periodic timers before it: more than "
+                 "the 10000000 runs a trace may make")
+        # cancelled: the cancel's instant counts; two timers share the sum,
+        # and the one that passes it is named, at its own line
+        ok = v1 + ("0,periodic,1,10,10\n0,periodic,2,0,1\n"
+                   "5000000,cancel,2,,\n49999999,cancel,1,,\n")
+        # id 1: runs at 10, 20, .., 49999990; id 2: at 0, 1, .., 5000000
+        self.assertEqual(tb_trace.parse(ok).periodic_runs,
+                         4999999 + 5000001)
+        self.bad_text(ok.replace("49999999,cancel,1", "50000000,cancel,1"),
+                      4, "periodic timer id 2 (every 1 ns, until the trace "
+                      "ends it) makes 5000001 runs, 10000001 with the "
+                      "periodic timers before it")
+        # a reschedule ends it too; a cancel before its first deadline: 0
+        self.assertEqual(tb_trace.parse(
+            v1 + "0,periodic,1,0,1\n5,reschedule,1,9,\n"
+            "6,periodic,2,100,1\n7,cancel,2,,\n").periodic_runs, 6)
+        # the unit: a period of 1 us is named in ns
+        self.bad_text("#timerbench-trace v1 unit=us\ntime,op,id,delay,period\n"
+                 "0,periodic,1,0,1\n20000000,cancel,1,,\n", 3,
+                 "periodic timer id 1 (every 1000 ns, until the trace ends "
+                 "it) makes 20000001 runs")
+        # counted once the file is read, as the replay does: a bad line
+        # after the timer is named first
+        self.bad_text(v1 + "0,periodic,1,0,1\n99999999,cancel,1,,\n"
+                 "99999999,cancel,1,,x\n", 5, "period 'x' is not an integer")
+        # the writer refuses what the reader would
+        with self.assertRaises(ValueError) as cm:
+            tb_trace.write(io.StringIO(), "ns", [],
+                           [(0, "periodic", 1, 0, 1),
+                            (10 ** 7, "cancel", 1, None, None)])
+        self.assertIn("event 1 of 2: periodic timer id 1 (every 1 ns, until "
+                      "the trace ends it) makes 10000001 runs",
+                      str(cm.exception))
+
     def test_a_bad_field_is_quoted_as_short_ascii(self):
         head = HEAD.encode()
         self.bad(head + b"0,sch\xe9dule\x01\x1b[31m,1,5,\n", 4,
@@ -408,14 +599,19 @@ class SameAsTheReplay(unittest.TestCase):
         for unit, ev, line, words in (
                 ("us", "0,schedule,1,5,,-3\n", 3, "slack -3 is negative"),
                 ("ms", "0,schedule,1,5,,4611686018428\n", 3,
-                 "slack 4611686018428 ms is out of range (2^62 ns or more)"),
+                 "slack 4611686018428 ms is too large (it must be below "
+                 "2^62 ns)"),
                 ("ns", "10,schedule,1,4611686018427387000,,900\n", 3,
-                 "deadline + slack 4611686018427387010 + 900 ns is out of "
-                 "range"),
+                 "deadline + slack 4611686018427387010 + 900 ns is too "
+                 "large (it must be below 2^62 ns)"),
+                ("us", "10,schedule,1,4611686018427377,,900\n", 3,
+                 "deadline + slack 4611686018427387000 + 900000 ns is too "
+                 "large"),
                 ("us", "0,schedule,1,5,,\n1,cancel,1,,,7\n", 4,
                  "cancel takes no slack (got '7')"),
                 ("us", "0,schedule,1,5,,000000000000000000050\n", 3,
-                 "slack of 21 digits is out of range"),
+                 "slack 000000000000000000050 is out of range (21 digits, "
+                 "more than 20)"),
                 ("us", "0,schedule,1,5,,5x\n", 3,
                  "slack '5x' is not an integer"),
                 ("us", "0,schedule,1,5,\n", 3, "expected 6 fields (time,op,"

@@ -7,6 +7,10 @@ by the same rules.
 
     python3 tools/tb_trace.py FILE        check FILE, print its statistics
 
+The statistics include the budgets of a v2 trace: how many armings carry
+a slack, the slack's min/p50/p90/p99/max (as the replay's
+`budget.slack_ns`, in the trace's unit) and slack / delay (p50, p99, max).
+
 Exit status: 0 a valid trace; 2 an invalid one (`tb_trace: FILE:LINE:
 why` on stderr, as the replay refuses it: DECISIONS.md D5), a bad
 argument, or a file that cannot be opened or is not a regular file
@@ -38,8 +42,17 @@ T < deadline.  A periodic timer stays live until cancelled or rescheduled.
 The tools in this directory never reuse an id, so that boundary never
 decides anything in what they write.
 
+The periodic timers of one trace may make at most 10^7 runs between
+them (DECISIONS.md D6, MAX_PERIODIC_RUNS in bench/replay.c), counted once
+the file is read as the replay counts them: one at each multiple of the
+period from the first deadline up to the timer's end included (the cancel
+or reschedule that ends it, or one period past the last event line); the
+trace is refused at the line of the timer that takes the sum past the
+limit.  The writer refuses such a trace too.
+
 This reader accepts and refuses exactly what the replay does (D5), for
-the same reason on the same line: `#` lines among the events are ignored;
+the same reason on the same line and in the same words (checked on every
+fixture, tests/trace_test.py): `#` lines among the events are ignored;
 a delay on a cancel, or a period on an op other than periodic, is checked
 as an integer and ignored; bytes that are not UTF-8 in a comment are kept
 as U+FFFD, and in a field they are quoted as \\xNN in its error.  Format
@@ -69,6 +82,9 @@ ID_MAX = 2 ** 63 - 1
 LIMIT_NS = 2 ** 62
 LINE_MAX = 4096          # a line's bytes, not counting its \n or \r\n
 DIGITS_MAX = 20          # 2^63 has 19 digits: more is out of range anyway
+# the runs the periodic timers of one trace may make between them, counted
+# as the replay counts them (MAX_PERIODIC_RUNS, bench/replay.c; D6)
+PERIODIC_RUNS_MAX = 10 ** 7
 SHOWN_BYTES = 40         # of a bad field, quoted in its error
 BOM = b"\xef\xbb\xbf"
 # ASCII digits only: int() would also take a sign, spaces, underscores and
@@ -143,32 +159,46 @@ def _field_int(path, lineno, name, text):
         if text[:1] == "-" and _DIGITS.match(text[1:]) and text.strip("-0"):
             raise TraceError(path, lineno, "%s %s is negative"
                              % (name, _show(text)[1:-1]))
-        if text[:1] in ("-", "+") and _DIGITS.match(text[1:]):
-            raise TraceError(path, lineno, "%s %s has a sign (a field is "
-                             "ASCII digits only)" % (name, _show(text)))
-        raise TraceError(path, lineno, "%s %s is not an integer (ASCII "
-                         "digits only)" % (name, _show(text)))
+        raise TraceError(path, lineno, "%s %s is not an integer (digits "
+                         "only: no sign, space or point)"
+                         % (name, _show(text)))
     if len(text) > DIGITS_MAX:
-        raise TraceError(path, lineno, "%s of %d digits is out of range "
-                         "(at most %d digits)"
-                         % (name, len(text), DIGITS_MAX))
+        raise TraceError(path, lineno, "%s %s is out of range (%d digits, "
+                         "more than %d)" % (name, _show(text)[1:-1],
+                                            len(text), DIGITS_MAX))
     return int(text)
+
+
+def _at_most_id(path, lineno, name, text):
+    """The value of a field that must be at most 2^63-1 (an id, or a field
+    the op does not use), as the replay's parse_int bounds it."""
+    v = _field_int(path, lineno, name, text)
+    if v > ID_MAX:
+        raise TraceError(path, lineno, "%s %s is out of range (at most %d)"
+                         % (name, _show(text)[1:-1], ID_MAX))
+    return v
 
 
 def _unused(path, lineno, name, text):
     """A field the op does not use: empty, or an integer that is ignored
     (checked as any field is, as the replay checks it)."""
-    if text and _field_int(path, lineno, name, text) > ID_MAX:
-        raise TraceError(path, lineno, "%s %s is out of range (at most "
-                         "2^63-1)" % (name, text))
+    if text:
+        _at_most_id(path, lineno, name, text)
 
 
 def _below_limit(path, lineno, name, v, unit):
     """v (in unit) if v ns is below 2^62, else TraceError."""
     if v * UNIT_NS[unit] >= LIMIT_NS:
-        raise TraceError(path, lineno, "%s %d %s is out of range (2^62 ns "
-                         "or more)" % (name, v, unit))
+        raise TraceError(path, lineno, "%s %d %s is too large (it must be "
+                         "below 2^62 ns)" % (name, v, unit))
     return v
+
+
+def _value(path, lineno, name, text, unit):
+    """A time, delay, period or slack: an integer field at most 2^63-1
+    (as the replay reads every field), then below 2^62 ns."""
+    return _below_limit(path, lineno, name,
+                        _at_most_id(path, lineno, name, text), unit)
 
 
 def lines(f, path, limit=LINE_MAX):
@@ -207,27 +237,64 @@ def _comment(line):
         "utf-8", "replace").strip()
 
 
+class _Periodic:
+    """A periodic arming, for the run count: its line, id, first deadline
+    and period (in the unit) and the time a cancel or reschedule ended it
+    (None: left running)."""
+    __slots__ = ("line", "id", "deadline", "period", "ended")
+
+    def __init__(self, line, tid, deadline, period):
+        self.line, self.id = line, tid
+        self.deadline, self.period, self.ended = deadline, period, None
+
+
+def periodic_runs(timers, t_last, unit):
+    """(runs in all, None) for the periodic armings `timers` (in the order
+    the trace creates them) of a trace whose last event line is at t_last,
+    or (None, (line, why)) for the first one that takes the sum past
+    PERIODIC_RUNS_MAX.  Each makes one run at each multiple of its period
+    from its first deadline up to its end included, the end being the
+    cancel or reschedule that ends it, or one period after t_last for one
+    left running: as bench/replay.c's periodic_runs counts them, its
+    message word for word (the sum saturates at 2^64-1 as the C one)."""
+    total = 0
+    for p in timers:
+        end = p.ended if p.ended is not None else t_last + p.period
+        runs = 0 if end < p.deadline else (end - p.deadline) // p.period + 1
+        total = min(total + runs, 2 ** 64 - 1)
+        if total > PERIODIC_RUNS_MAX:
+            return None, (p.line, (
+                "periodic timer id %d (every %d ns, %s) makes %d runs, %d "
+                "with the periodic timers before it: more than the %d runs "
+                "a trace may make"
+                % (p.id, p.period * UNIT_NS[unit],
+                   "until the trace ends it" if p.ended is not None else
+                   "left running: stopped one period past the trace's end",
+                   runs, total, PERIODIC_RUNS_MAX)))
+    return total, None
+
+
 def parse_stream(f, path="<trace>"):
     """Parse and check a trace read line by line from the binary stream f;
     return a Trace or raise TraceError naming the first broken rule and
-    its line."""
+    its line, in the replay's words and in its order (bench/replay.c
+    parse_stream: a line's fields, then its slack, the time order, the
+    id's liveness, the deadline and deadline + slack; the periodic runs
+    once the whole file is read)."""
     it = lines(f, path)
     first = next(it, None)
     if first is None:
-        raise TraceError(path, 1, "empty file (the first line must be "
-                         "'%s<ns|us|ms>')" % MAGIC)
+        raise TraceError(path, 1, "empty file: not a timerbench trace")
+    head = _text(path, 1, first[1])
     if first[1].startswith(BOM):
         raise TraceError(path, 1, "starts with a UTF-8 byte-order mark; "
                          "save the file without it")
-    head = _text(path, 1, first[1])
     version = 2 if head.startswith(MAGIC_V2) else 1
-    if version == 1 and not head.startswith(MAGIC):
-        raise TraceError(path, 1, "first line must be '%s<ns|us|ms>' (or "
-                         "v2, with the slack column)" % MAGIC)
     unit = head[len(MAGIC):]
-    if unit not in UNITS:
-        raise TraceError(path, 1, "unknown unit %s (ns, us or ms)"
-                         % _show(unit))
+    if (version == 1 and not head.startswith(MAGIC)) or unit not in UNITS:
+        raise TraceError(path, 1, "not a timerbench trace: the first line "
+                         "must be '%s<ns|us|ms>' (or v2, with the slack "
+                         "column), got %s" % (MAGIC, _show(head)))
     tr = Trace(unit, version)
     header = HEADER_V2 if version == 2 else HEADER
     nfields = header.count(",") + 1
@@ -245,14 +312,18 @@ def parse_stream(f, path="<trace>"):
                              "first line says v1): expected the header "
                              "line '%s'" % HEADER)
         if line != header:
-            raise TraceError(path, n, "expected the header line '%s'"
-                             % header)
+            raise TraceError(path, n, "expected the header line '%s' (after "
+                             "the first line and '#' comments), got %s"
+                             % (header, _show(line)))
         break
     else:
-        raise TraceError(path, last + 1, "expected the header line '%s'"
-                         % header)
-    live = {}          # id -> deadline (None: periodic)
-    last_time = 0
+        # the replay names the last line read
+        raise TraceError(path, last, "no header line '%s' before the end of "
+                         "the file" % header)
+    live = {}          # id -> (deadline or None: periodic, line, _Periodic)
+    periodic = []      # every periodic arming, in order
+    last_time = None
+    last_line = 0
     for n, body, ended in it:
         last = n
         line = _text(path, n, body)
@@ -261,8 +332,9 @@ def parse_stream(f, path="<trace>"):
         fields = line.split(",")
         if len(fields) != nfields:
             if not ended and len(fields) < nfields:
-                raise TraceError(path, n, "truncated last line (no newline, "
-                                 "%d of %d fields)" % (len(fields), nfields))
+                raise TraceError(path, n, "truncated last line: no newline "
+                                 "and %d of %d fields (the file was cut "
+                                 "short?)" % (len(fields), nfields))
             if version == 1 and len(fields) == 6:
                 raise TraceError(path, n, "a slack column needs format v2 "
                                  "(the first line says v1): expected 5 "
@@ -271,68 +343,78 @@ def parse_stream(f, path="<trace>"):
                              % (nfields, header, len(fields)))
         t_s, op, id_s, d_s, p_s = fields[:5]
         sl_s = fields[5] if version == 2 else ""
-        t = _below_limit(path, n, "time", _field_int(path, n, "time", t_s),
-                         unit)
+        # in the replay's order: time, id, then the op
+        t = _value(path, n, "time", t_s, unit)
+        tid = _at_most_id(path, n, "id", id_s)
         if op not in OPS:
-            raise TraceError(path, n, "unknown op %s" % _show(op))
-        tid = _field_int(path, n, "id", id_s)
-        if tid > ID_MAX:
-            raise TraceError(path, n, "id %d above 2^63-1" % tid)
+            raise TraceError(path, n, "unknown op %s (schedule, cancel, "
+                             "reschedule, periodic)" % _show(op))
         delay = period = None
         if op == "cancel":
             _unused(path, n, "delay", d_s)
-            _unused(path, n, "period", p_s)
         else:
             if d_s == "":
                 raise TraceError(path, n, "%s needs a delay" % op)
-            delay = _below_limit(path, n, "delay",
-                                 _field_int(path, n, "delay", d_s), unit)
-            if op == "periodic":
-                if p_s == "":
-                    raise TraceError(path, n, "periodic needs a period")
-                period = _below_limit(path, n, "period",
-                                      _field_int(path, n, "period", p_s),
-                                      unit)
-                if period == 0:
-                    raise TraceError(path, n, "period must be > 0")
-            else:
-                _unused(path, n, "period", p_s)
-            _below_limit(path, n, "deadline (time + delay)", t + delay, unit)
+            delay = _value(path, n, "delay", d_s, unit)
+        if op == "periodic":
+            if p_s == "":
+                raise TraceError(path, n, "periodic needs a period")
+            period = _value(path, n, "period", p_s, unit)
+            if period == 0:
+                raise TraceError(path, n, "period must be > 0")
+        else:
+            _unused(path, n, "period", p_s)
         slack = None
         if sl_s:
             if op == "cancel":
                 raise TraceError(path, n, "cancel takes no slack (got %s): a "
                                  "slack belongs to a schedule, reschedule "
                                  "or periodic" % _show(sl_s))
-            slack = _below_limit(path, n, "slack",
-                                 _field_int(path, n, "slack", sl_s), unit)
-            if (t + delay + slack) * UNIT_NS[unit] >= LIMIT_NS:
-                raise TraceError(path, n, "deadline + slack %d + %d %s is "
-                                 "out of range (2^62 ns or more)"
-                                 % (t + delay, slack, unit))
-        if t < last_time:
-            raise TraceError(path, n, "time goes backwards (%d after %d)"
-                             % (t, last_time))
-        last_time = t
-        dl = live.get(tid, False)
-        is_live = dl is not False and (dl is None or t < dl)
-        if op in ("schedule", "periodic"):
+            slack = _value(path, n, "slack", sl_s, unit)
+        if last_time is not None and t < last_time:
+            raise TraceError(path, n, "time %s goes backwards (line %d was "
+                             "at %d %s)" % (t_s, last_line, last_time, unit))
+        last_time, last_line = t, n
+        cur = live.get(tid)
+        is_live = cur is not None and (cur[0] is None or t < cur[0])
+        if op in ("schedule", "periodic") and is_live:
+            raise TraceError(path, n, "%s of id %d, which is still live "
+                             "(scheduled on line %d%s); a re-arm is a "
+                             "reschedule" % (op, tid, cur[1],
+                                             ", periodic" if cur[0] is None
+                                             else ""))
+        if op == "cancel" or (op == "reschedule" and is_live):
             if is_live:
-                raise TraceError(path, n, "%s of id %d, which is still "
-                                 "live (a re-arm is a reschedule)" % (op, tid))
-            live[tid] = None if op == "periodic" else t + delay
-        elif op == "reschedule":
-            if not is_live:
-                tr.reschedule_unknown += 1
-            live[tid] = t + delay
-        else:
-            if not is_live:
+                if cur[2] is not None:
+                    cur[2].ended = t
+                del live[tid]
+            elif op == "cancel":
                 tr.cancel_unknown += 1
-            live.pop(tid, None)
+        elif op == "reschedule":
+            tr.reschedule_unknown += 1
+        if op != "cancel":
+            u = UNIT_NS[unit]
+            if (t + delay) * u >= LIMIT_NS:
+                raise TraceError(path, n, "deadline (time + delay) %d ns is "
+                                 "too large (it must be below 2^62 ns)"
+                                 % ((t + delay) * u))
+            if slack and (t + delay + slack) * u >= LIMIT_NS:
+                raise TraceError(path, n, "deadline + slack %d + %d ns is "
+                                 "too large (it must be below 2^62 ns)"
+                                 % ((t + delay) * u, slack * u))
+            p = None
+            if op == "periodic":
+                p = _Periodic(n, tid, t + delay, period)
+                periodic.append(p)
+            live[tid] = (None if p else t + delay, n, p)
         tr.events.append(Event(t, op, tid, delay, period, n, slack))
     if not tr.events:
-        # as the replay: a trace that replays nothing is a mistake
-        raise TraceError(path, last + 1, "no events after the header")
+        # as the replay: a trace that replays nothing is a mistake; it
+        # names the last line read
+        raise TraceError(path, last, "no events after the header")
+    tr.periodic_runs, err = periodic_runs(periodic, last_time, unit)
+    if err:
+        raise TraceError(path, *err)
     return tr
 
 
@@ -458,6 +540,7 @@ def write(out, unit, comments, events):
         heads += check_comment(c)
     prev = 0
     v2 = False
+    periodic, running = [], {}     # the periodic armings; id -> running one
     for i, ev in enumerate(events):
         why = _check_event(unit, prev, ev)
         if why:
@@ -465,6 +548,17 @@ def write(out, unit, comments, events):
                                                          tuple(ev), why))
         prev = ev[0]
         v2 = v2 or (len(ev) == 6 and ev[5] is not None)
+        p = running.pop(ev[2], None)
+        if p is not None and ev[1] in ("cancel", "reschedule"):
+            p.ended = ev[0]
+        if ev[1] == "periodic":
+            running[ev[2]] = p = _Periodic(i + 1, ev[2], ev[0] + ev[3], ev[4])
+            periodic.append(p)
+    if periodic:
+        _, err = periodic_runs(periodic, prev, unit)
+        if err:
+            raise ValueError("event %d of %d: %s" % (err[0], len(events),
+                                                     err[1]))
     out.write("%s%s\n" % (MAGIC_V2 if v2 else MAGIC, unit))
     for h in heads:
         out.write(h + "\n")
@@ -543,7 +637,13 @@ def stats(tr):
     still pending at the end, which a replay fires after the last event),
     cancel_ratio = cancelled / armings, delay_min/median/max over the
     armings' delays, peak_live (largest number of live timers right after
-    an event), cancel_unknown, reschedule_unknown."""
+    an event), cancel_unknown, reschedule_unknown; the budgets (format
+    v2): budgets (armings with a slack, which the replay counts as
+    `timers_with_budget`), slack {min, p50, p90, p99, max} over them (in
+    the unit, the replay's nearest-rank percentiles, so they are its
+    `budget.slack_ns` divided by the unit), and slack_relative {p50, p99,
+    max}: slack / delay over those whose delay is above 0 (None when
+    there is none)."""
     import heapq
     ops = {op: 0 for op in OPS}
     live = {}          # id -> deadline or None (periodic)
@@ -552,6 +652,8 @@ def stats(tr):
     oneshot_cancelled = 0
     peak = 0
     delays = []
+    slacks = []
+    relative = []
     for ev in tr.events:
         while expiries and expiries[0][0] <= ev.time:
             dl, tid = heapq.heappop(expiries)
@@ -565,6 +667,10 @@ def stats(tr):
             if ev.op == "cancel":
                 continue
         delays.append(ev.delay)
+        if ev.slack is not None:
+            slacks.append(ev.slack)
+            if ev.delay:
+                relative.append(ev.slack / ev.delay)
         if ev.op == "periodic":
             live[ev.id] = None
         else:
@@ -573,6 +679,8 @@ def stats(tr):
         peak = max(peak, len(live))
     armings = ops["schedule"] + ops["periodic"] + ops["reschedule"]
     delays.sort()
+    slacks.sort()
+    relative.sort()
     return {
         "unit": tr.unit,
         "events": len(tr.events),
@@ -588,7 +696,21 @@ def stats(tr):
         "peak_live": peak,
         "cancel_unknown": tr.cancel_unknown,
         "reschedule_unknown": tr.reschedule_unknown,
+        "budgets": len(slacks),
+        "slack": {"min": slacks[0], "p50": rank(slacks, 0.5),
+                  "p90": rank(slacks, 0.9), "p99": rank(slacks, 0.99),
+                  "max": slacks[-1]} if slacks else None,
+        "slack_relative": {"p50": rank(relative, 0.5),
+                           "p99": rank(relative, 0.99),
+                           "max": relative[-1]} if relative else None,
     }
+
+
+def rank(v, q):
+    """The nearest-rank q-quantile of the sorted list v, as bench/replay.c
+    pct() takes it (rank ceil(q n), at least 1)."""
+    r = min(max(int(q * len(v) + 0.999999), 1), len(v))
+    return v[r - 1]
 
 
 def _shown(path):
@@ -621,7 +743,24 @@ def main(argv):
               % (s["delay_min"], s["delay_median"], s["delay_max"], u))
     print("cancel_unknown %d, reschedule_unknown %d"
           % (s["cancel_unknown"], s["reschedule_unknown"]))
+    if s["slack"] is None:
+        print("slack: no timer carries a budget%s"
+              % (" (format v1)" if tr.version == 1 else ""))
+    else:
+        sl, rel = s["slack"], s["slack_relative"]
+        print("slack: %d of %d armings carry a budget; slack min %d, p50 %d, "
+              "p90 %d, p99 %d, max %d %s"
+              % (s["budgets"], s["armings"], sl["min"], sl["p50"], sl["p90"],
+                 sl["p99"], sl["max"], u))
+        if rel is not None:
+            print("slack / delay (delay > 0): p50 %s, p99 %s, max %s"
+                  % tuple(_pct(rel[k]) for k in ("p50", "p99", "max")))
     return 0
+
+
+def _pct(x):
+    """A share as a percentage with 3 significant digits."""
+    return "%.3g%%" % (100 * x)
 
 
 if __name__ == "__main__":
