@@ -644,10 +644,10 @@ class SameAsTheReplay(unittest.TestCase):
                       "range", str(cm.exception))
 
 
-def imp(lines, stream="timer", hz=None):
+def imp(lines, stream="timer", hz=None, slack=True):
     """Run the importer on lines; return (parsed trace, comments text)."""
     buf = io.StringIO()
-    perf2trace.run(lines, "in.txt", stream, hz, buf)
+    perf2trace.run(lines, "in.txt", stream, hz, buf, slack=slack)
     tr = tb_trace.parse(buf.getvalue())
     return tr, "\n".join(tr.comments)
 
@@ -709,6 +709,18 @@ class ImporterSample(unittest.TestCase):
                       "clamped to 0 0; starts on an unmeasured clock skipped "
                       "0; live at the end 6", com)
         self.assertIn("time = perf timestamp - 11140.264764026 s", com)
+        # the slack: the kernel wheel's granularity for each timeout at
+        # HZ=250 (4000 us a jiffy): timeout 1, 10, 50, 51 level 0 (1
+        # jiffy), 250 level 1 (63 <= 250 < 504: 8 jiffies), 15000 level 3
+        # (4032 <= 15000 < 32256: 512 jiffies); each agrees with the
+        # kernel's idx= (55, 5, 7, 56, 16, 57, 203, 96: idx // 64)
+        self.assertEqual(tr.version, 2)
+        self.assertEqual([e.slack for e in tr.events], [
+            4000, None, 4000, 4000, 4000, 4000, 4000, 4000, 4000, 4000,
+            2048000, 2048000, None, None, 4000, None, None, 32000, 32000,
+            None, 4000])
+        self.assertIn("the level agrees with the kernel's idx= on 15 of 15 "
+                      "starts", com)
 
     def test_timer_stream_hz_option_converts_jiffies(self):
         tr, com = imp(sample_lines(), hz=100)
@@ -738,6 +750,11 @@ class ImporterSample(unittest.TestCase):
                          [(t, op, i, d, None) for t, op, i, d in want])
         self.assertIn("hrtimer clock offsets (perf time - clock, ns): 2314;",
                       com)
+        # slack = expires - softexpires: l8 314996371 - 314946371, l29,
+        # l35 likewise 50000 (hrtimer_wakeup); the ticks of l20, l21, l24,
+        # l25 0
+        self.assertEqual([e.slack for e in tr.events],
+                         [50000, 0, 0, 0, 0, 50000, None, 50000])
         self.assertIn("selected events 15, other events 33", com)
         self.assertIn("cancels 0 and expiries 5 of timers armed before", com)
         self.assertIn("live at the end 4", com)
@@ -751,6 +768,191 @@ class ImporterSample(unittest.TestCase):
         self.assertEqual(strip, [ln for ln in b.stdout.split(b"\n")
                                  if b"source:" not in ln])
         self.assertIn(b"perf script of <stdin>", a.stdout)
+
+
+SLACK_SAMPLE = os.path.join(HERE, "fixtures", "perf-script-slack.txt")
+
+
+class ImporterSlack(unittest.TestCase):
+    """The slack column (format v2, issue 27).  tests/fixtures/
+    perf-script-slack.txt: 52 consecutive lines (22227..22278 of 77124) of
+    the recording behind traces/kernel-tcp-loopback.trace and
+    kernel-tcp-loopback-hrtimer.trace: hrtimer starts whose expires -
+    softexpires is 50 us (sleeps), 0 (the tick) and 999999 ns (perf's own
+    1 s poll); timer-list starts at wheel levels 0, 1 and 3.  Expected
+    events counted by hand from the lines (fixture line numbers)."""
+
+    def lines(self):
+        with open(SLACK_SAMPLE, encoding="utf-8") as f:
+            return f.read().split("\n")[:-1]
+
+    def test_hrtimer_slack_line_by_line(self):
+        tr, com = imp(self.lines(), "hrtimer")
+        # offset: smallest ts - now of the expire_entry lines (l6 752, l7
+        # 541, l9 5149, l10 6662, l33 822, l40 731 ns): 541; t0 = l1
+        # 3567.587731134; delay = softexpires - (ts - 541); time = ts - t0
+        want = [
+            (0, S, 0, 1999259, 50000),          # l1 abd58
+            (95752, S, 1, 4997675, 50000),      # l4 fdbb08
+            (179582, C, 1, None, None),         # l5
+            # l6, l7 expiries of pre-trace timers
+            (316703, S, 2, 3952704, 0),         # l8 the tick, slack 0
+            # l9, l10 pre-trace expiries
+            (386636, S, 3, 882771, 50000),      # l14 timerbench's sleep
+            (435068, S, 4, 999997936, 999999),  # l15 perf: 1 ms - 1 ns
+            (766318, S, 5, 4998757, 50000),     # l18 fdbc38
+            (777459, C, 5, None, None),         # l19
+            (781977, S, 6, 4997836, 50000),     # l20 c5bae8
+            (799060, C, 6, None, None),         # l21
+            (845188, S, 7, 4997404, 50000),     # l22 c5bc88
+            (1071127, S, 8, 4998868, 50000),    # l23 fdbce8
+            (1077038, C, 7, None, None),        # l24
+            (1094451, C, 8, None, None),        # l25
+            (1097868, S, 9, 4998297, 50000),    # l26 fdba68
+            (1111033, C, 9, None, None),        # l27
+            (1127745, S, 10, 4998698, 50000),   # l29 c5bb08
+            # l33 pre-trace expiry
+            (1292558, S, 11, 1998427, 50000),   # l39 52bbe08
+            # l40 the expiry of id 3 (l14): no event
+            (1451982, S, 12, 4998236, 50000),   # l41 4953a68
+            (1455598, C, 10, None, None),       # l42
+            (1460527, S, 13, 4997576, 50000),   # l43 c5bc28
+            (1491947, S, 14, 777460, 50000),    # l44 timerbench again
+            (1575005, S, 15, 4998237, 50000),   # l47 494bd88
+            (1586507, C, 13, None, None),       # l48
+            (1591116, C, 12, None, None),       # l49
+            (1616294, C, 15, None, None),       # l50
+        ]
+        self.assertEqual(tr.version, 2)
+        self.assertEqual([e.tuple()[:4] + (e.slack,) for e in tr.events],
+                         want)
+        self.assertIn("offsets (perf time - clock, ns): 541;", com)
+        self.assertIn("slack = expires - softexpires of the hrtimer_start "
+                      "(ns)", com)
+        self.assertIn("selected events 32, other events 20", com)
+        self.assertIn("cancels 0 and expiries 5 of timers armed before", com)
+        self.assertIn("live at the end 5", com)
+
+    def test_timer_list_slack_line_by_line(self):
+        tr, com = imp(self.lines())
+        # t0 = l2 3567.587802630; HZ not measurable over 1.6 ms: 250, a
+        # jiffy 4000 us; slack: level 0 (timeout < 63) 1 jiffy, level 1
+        # (63..503) 8 jiffies, level 3 (4032..32255) 512 jiffies
+        want = [
+            # l2 cancel of a pre-trace arming
+            (1, S, 0, 204000, 4000),            # l3 ea10 timeout=51 idx=2
+            # l11 + l12: cancel and expiry of a pre-trace process_timeout
+            (265, S, 1, 4000, 4000),            # l13 fde8 timeout=1
+            (582, S, 2, 204000, 4000),          # l17 5790 (l16 pre-trace)
+            (1051, S, 3, 200000, 4000),         # l28 296d0 timeout=50
+            (1132, S, 4, 40000, 4000),          # l30 296f8 delack 10
+            (1134, S, 5, 204000, 4000),         # l32 bbd0 (l31 pre-trace)
+            (1194, S, 6, 1000000, 32000),       # l34 3e58 250: idx 122
+            (1196, S, 7, 1000000, 32000),       # l35 b290 250
+            (1203, C, 6, None, None),           # l36 3e58
+            (1215, R, 7, 200000, 4000),         # l37+l38 b290 adjacent
+            (1444, S, 8, 204000, 4000),         # l46 4e50 (l45 pre-trace)
+            (1549, S, 9, 60000000, 2048000),    # l51 keepalive 15000:
+            (1552, S, 10, 60000000, 2048000),   # l52 TIME_WAIT idx 217
+        ]
+        self.assertEqual([e.tuple()[:4] + (e.slack,) for e in tr.events],
+                         want)
+        self.assertIn("HZ=250 (default", com)
+        self.assertIn("the level agrees with the kernel's idx= on 12 of 12 "
+                      "starts", com)
+        self.assertIn("LVL_DEPTH 9 at HZ=250", com)
+        self.assertIn("folded cancel+start into reschedule 1;", com)
+        self.assertIn("cancels 5 and expiries 1 of timers armed before", com)
+
+    def test_no_slack_writes_v1_with_the_same_events(self):
+        for stream in ("timer", "hrtimer"):
+            with self.subTest(stream=stream):
+                a, _ = imp(self.lines(), stream)
+                b, com = imp(self.lines(), stream, slack=False)
+                self.assertEqual(b.version, 1)
+                self.assertEqual([e.tuple() for e in b.events],
+                                 [e.tuple() for e in a.events])
+                self.assertIn("slack: none written (--no-slack): format v1",
+                              com)
+        r = tool("perf2trace.py", "--no-slack", SLACK_SAMPLE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(b"#timerbench-trace v1 unit=us\n"))
+        r = tool("perf2trace.py", "--stream", "hrtimer", SLACK_SAMPLE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(b"#timerbench-trace v2 unit=ns\n"))
+        self.assertIn(b"\n435068,schedule,4,999997936,,999999\n", r.stdout)
+
+    # LVL_START(n) = 63 << 3(n - 1): 63, 504, 4032, 32256, 258048, 2064384,
+    # 16515072, 132120576 jiffies; level n holds LVL_START(n) up to
+    # LVL_START(n + 1) - 1
+    EDGES = [(-1, 0), (0, 0), (62, 0), (63, 1), (503, 1), (504, 2),
+             (4031, 2), (4032, 3), (32255, 3), (32256, 4), (258047, 4),
+             (258048, 5), (2064383, 5), (2064384, 6), (16515071, 6),
+             (16515072, 7), (132120575, 7), (132120576, 8),
+             (10 ** 12, 8)]
+
+    def test_wheel_levels_at_their_edges(self):
+        for delta, lvl in self.EDGES:
+            with self.subTest(delta=delta):
+                self.assertEqual(perf2trace.wheel_level(delta, 250), lvl)
+                self.assertEqual(perf2trace.wheel_slack_jiffies(delta, 1000),
+                                 8 ** lvl)
+        # HZ <= 100: LVL_DEPTH 8, the last level is 7
+        self.assertEqual(perf2trace.wheel_level(16515071, 100), 6)
+        self.assertEqual(perf2trace.wheel_level(16515072, 100), 7)
+        self.assertEqual(perf2trace.wheel_level(132120576, 100), 7)
+        self.assertEqual(perf2trace.wheel_level(10 ** 12, 100), 7)
+        self.assertEqual(perf2trace.wheel_level(132120576, 101), 8)
+
+    def test_timer_list_slack_through_the_importer(self):
+        # HZ=1000: a jiffy is 1000 us, the slack 8^level ms; each start
+        # gives the kernel's own idx (level * 64 + 5) but the last
+        def start(i, timeout, lvl):
+            return L(0, "1.%06d" % i, "timer:timer_start",
+                     "timer=0x%x function=f expires=%d [timeout=%d] "
+                     "bucket_expiry=0 cpu=0 idx=%d flags=" % (
+                         i + 1, 5000 + timeout, timeout, lvl * 64 + 5))
+        lines = [start(i, d, lvl) for i, (d, lvl) in enumerate(self.EDGES)]
+        lines[-1] = lines[-1].replace("idx=517", "idx=5")    # level 0
+        tr, com = imp(lines, hz=1000)
+        self.assertEqual([e.slack for e in tr.events],
+                         [1000 * 8 ** lvl for _, lvl in self.EDGES])
+        self.assertEqual(tr.events[0].delay, 0)        # -1 clamped
+        self.assertIn("the level agrees with the kernel's idx= on 18 of 19 "
+                      "starts (the first that differs: line 19)", com)
+        # HZ=300: 8 jiffies are 26666.67 us, rounded as the delay is
+        tr, com = imp([start(0, 63, 1), start(1, 62, 0)], hz=300)
+        self.assertEqual([(e.delay, e.slack) for e in tr.events],
+                         [(210000, 26667), (206667, 3333)])
+        # HZ=100: LVL_DEPTH 8
+        tr, com = imp([start(0, 132120576, 7)], hz=100)
+        self.assertEqual(tr.events[0].slack, 10000 * 8 ** 7)
+        self.assertIn("LVL_DEPTH 8 at HZ=100", com)
+        # no idx= (kernels before 5.9): said, not checked
+        tr, com = imp([L(0, "1.0", "timer:timer_start", "timer=0xa "
+                         "function=f expires=1300 [timeout=300] flags=")],
+                      hz=1000)
+        self.assertEqual(tr.events[0].slack, 8000)
+        self.assertIn("the input has no idx= to check the level against",
+                      com)
+
+    def test_slack_cut_at_the_end_of_the_clock(self):
+        # HZ=1000: 4611686018427 jiffies fit below 2^62 ns (4611686018427
+        # 387 us), and so does a slack of 387 us, not the level's 8^8 ms
+        tr, com = imp([TS(0, "1.0", "0xa", 4611686018427)], hz=1000)
+        self.assertEqual((tr.events[0].delay, tr.events[0].slack),
+                         (4611686018427000, 387))
+        self.assertIn("slacks cut so that deadline + slack stays below "
+                      "2^62 ns: 1", com)
+
+    def test_hrtimer_expires_before_softexpires_is_bad_input(self):
+        with self.assertRaises(perf2trace.InputError) as cm:
+            perf2trace.run([L(0, "1.0", "timer:hrtimer_start", "hrtimer=0x1 "
+                              "function=f expires=5 softexpires=6 mode=0")],
+                           "in.txt", "hrtimer", None, io.StringIO())
+        self.assertEqual(str(cm.exception), "in.txt:1: timer:hrtimer_start: "
+                         "expires=5 before softexpires=6 (the kernel's hard "
+                         "expiry is never before its soft one)")
 
 
 def L(cpu, ts, event, fields, comm="app", pid=10):

@@ -4,7 +4,8 @@ timer tracepoints into a timerbench trace (DECISIONS.md D4), so that a
 machine's own timer traffic can be replayed on every backend.
 
     perf record -e 'timer:timer_start,timer:timer_cancel,timer:timer_expire_entry,timer:hrtimer_start,timer:hrtimer_cancel,timer:hrtimer_expire_entry' -a -- LOAD
-    perf script | tools/perf2trace.py [--stream timer|hrtimer] [--hz HZ] [-o OUT]
+    perf script | tools/perf2trace.py [--stream timer|hrtimer] [--hz HZ]
+                                      [--no-slack] [-o OUT]
 
 Two streams, one per run:
 - `--stream timer` (default): timer-list timers (timer:timer_start,
@@ -30,6 +31,34 @@ Two streams, one per run:
   this exact to the ns; without them it is good to some us.
   hrtimer_init/hrtimer_setup and the *_exit events carry no arming and are
   skipped.
+
+The slack column (trace format v2; `--no-slack` writes v1 without it):
+each start carries the lateness its caller accepted, which the replay
+holds every backend to (DECISIONS.md D9).
+- hrtimer stream: expires - softexpires of the hrtimer_start, in ns: the
+  range the caller gave (hrtimer_start_range_ns; a user task's sleeps get
+  its timer_slack_ns, 50 us by default; the tick 0).  A start whose
+  expires is before its softexpires is bad input (the kernel never makes
+  one).
+- timer-list stream: these timers state no slack, so each gets the one
+  the kernel's own wheel (Linux >= 4.8, kernel/time/timer.c) gives it:
+  LVL_GRAN(level) = 8^level jiffies of the level calc_wheel_index puts
+  it in, times 10^6/HZ us (rounded as the delay is).  The level comes
+  from the timeout in jiffies (delta): level n is the first with delta <
+  LVL_START(n + 1), LVL_START(n) = 63 << 3(n - 1) (LVL_BITS 6,
+  LVL_CLK_SHIFT 3): 0..62 jiffies level 0 (granularity 1 jiffy), 63..503
+  level 1 (8), 504..4031 level 2 (64), 4032..32255 level 3 (512), ...;
+  beyond the last bound, the last level, LVL_DEPTH - 1 (LVL_DEPTH 9 when
+  HZ > 100, else 8); a negative timeout (already due) level 0.  The
+  kernel measures delta from its wheel's clock (base->clk), which can lag
+  jiffies by a little on an idle CPU; when the input has the tracepoint's
+  idx= (Linux >= 5.9; level = idx / 64), the importer counts in a
+  comment line how often its level agrees with the kernel's.  The wheel
+  runs a timer up to that granularity after its expiry (never before),
+  so the budget is what Linux itself allows that timer: beyond level 0,
+  at most 8/63 of its delay (LVL_GRAN(n) / LVL_START(n)), about 1/8.
+A slack that would take deadline + slack to 2^62 ns is cut below it, and
+counted in a comment line.
 
 Time is the event's perf timestamp minus the first selected event's.
 One trace id per timer address and life: an address armed again after its
@@ -111,6 +140,40 @@ KNOWN_HZ = (100, 250, 300, 1000)
 # further apart than this are two calls, never folded.
 FOLD_NS = 100_000
 DEFAULT_HZ = 250
+
+# The timer wheel of Linux >= 4.8 (kernel/time/timer.c): level n holds
+# timers in buckets of LVL_GRAN(n) = 8^n jiffies; calc_wheel_index puts a
+# timer delta = expires - clk jiffies ahead in the first level n with
+# delta < LVL_START(n + 1), LVL_START(n) = (LVL_SIZE - 1) << ((n - 1) *
+# LVL_CLK_SHIFT), else in the last level (LVL_DEPTH - 1, the wheel's
+# capacity cut at WHEEL_TIMEOUT_CUTOFF), and a timer already due
+# ((long)delta < 0) at the next tick.
+LVL_CLK_SHIFT = 3
+LVL_BITS = 6
+LVL_SIZE = 1 << LVL_BITS
+
+
+def wheel_depth(hz):
+    """LVL_DEPTH: 9 levels when HZ > 100, else 8 (kernel/time/timer.c)."""
+    return 9 if hz > 100 else 8
+
+
+def wheel_level(delta, hz):
+    """The level calc_wheel_index puts a timer `delta` jiffies ahead in."""
+    if delta < 0:
+        return 0            # already due: its bucket is the current tick
+    depth = wheel_depth(hz)
+    for n in range(1, depth):
+        if delta < (LVL_SIZE - 1) << ((n - 1) * LVL_CLK_SHIFT):
+            return n - 1
+    return depth - 1
+
+
+def wheel_slack_jiffies(delta, hz):
+    """LVL_GRAN of that level: the lateness the kernel's wheel accepts for
+    a timer `delta` jiffies ahead (it runs it up to that much after its
+    expiry, never before), in jiffies."""
+    return 1 << (wheel_level(delta, hz) * LVL_CLK_SHIFT)
 
 # perf script's lines are a few hundred bytes; a longer one is not perf
 # script output, and is refused before it costs memory
@@ -246,12 +309,21 @@ def read_events(lines, stream, path):
                 else:
                     raise InputError(path, lineno, "%s without timeout= "
                                        "or now=" % event)
-                ev.f = {"timeout": timeout, "now": exp - timeout}
+                ev.f = {"timeout": timeout, "now": exp - timeout,
+                        "idx": _need(f, "idx", path, lineno, event)
+                        if "idx" in f else None}
             else:
-                _need(f, "expires", path, lineno, event)
+                hard = _need(f, "expires", path, lineno, event)
+                soft = _need(f, "softexpires", path, lineno, event)
+                if hard < soft:
+                    # hrtimer_set_expires_range_ns adds a slack >= 0
+                    raise InputError(path, lineno, "%s: expires=%d before "
+                                     "softexpires=%d (the kernel's hard "
+                                     "expiry is never before its soft one)"
+                                     % (event, hard, soft))
                 # was_armed=1 (newer kernels) needs no reading: a start of
                 # a live address is a reschedule whatever it says
-                ev.f = {"soft": _need(f, "softexpires", path, lineno, event)}
+                ev.f = {"soft": soft, "slack": hard - soft}
         elif kind == "expire":
             # jiffies (timer) or ns on the timer's clock (hrtimer)
             ev.f = {"now": _need(f, "now", path, lineno, event)}
@@ -308,16 +380,19 @@ def clock_offsets(evs):
     return [lo for lo, _ in offs]
 
 
-def convert(evs, stream, hz=None, offsets=None):
-    """Turn selected events into D4 tuples (time, op, id, delay, period)
-    in the stream's unit; return (events, counters)."""
+def convert(evs, stream, hz=None, offsets=None, slack=True):
+    """Turn selected events into D4 tuples (time, op, id, delay, period,
+    slack) in the stream's unit, slack None on a cancel; without slack,
+    (time, op, id, delay, period); return (events, counters)."""
     unit_ns = 1000 if stream == "timer" else 1
     # a time, delay or deadline is below 2^62 ns (tb_trace.LIMIT_NS)
     limit = -(-tb_trace.LIMIT_NS // unit_ns)
     c = dict(folded=0, expiry_detach=0, cancel_before=0, expire_before=0,
              start_live=0, clamped=0, other_clock=0, live_end=0,
-             out_of_range=0, after_dropped=0, first_out_of_range=None)
-    out = []               # (seq, time, op, id, delay)
+             out_of_range=0, after_dropped=0, first_out_of_range=None,
+             slack_cut=0, level_checked=0, level_differs=0,
+             first_level_differs=None)
+    out = []               # (seq, time, op, id, delay, slack)
     live = {}              # addr -> id
     dropped = set()        # addrs whose last start was skipped
     pending = {}           # addr -> cancel _Ev not yet resolved
@@ -347,9 +422,32 @@ def convert(evs, stream, hz=None, offsets=None):
             best = 0
         return best
 
+    def slack_of(e, d):
+        """The start's slack in the unit (see the module docstring), cut
+        so that deadline + slack stays below 2^62 ns."""
+        if stream == "timer":
+            delta = e.f["timeout"]
+            lvl = wheel_level(delta, hz)
+            if e.f["idx"] is not None:
+                # the kernel's own choice: idx = level * 64 + bucket
+                c["level_checked"] += 1
+                if e.f["idx"] // LVL_SIZE != lvl:
+                    c["level_differs"] += 1
+                    if c["first_level_differs"] is None:
+                        c["first_level_differs"] = e.line
+            g = 1 << (lvl * LVL_CLK_SHIFT)
+            sl = (g * 10 ** 6 + hz // 2) // hz
+        else:
+            sl = e.f["slack"]
+        room = limit - 1 - tm(e) - d
+        if sl > room:
+            c["slack_cut"] += 1
+            sl = room
+        return sl
+
     def flush_cancel(addr):
         p = pending.pop(addr)
-        out.append((p.line, tm(p), "cancel", live.pop(addr), None))
+        out.append((p.line, tm(p), "cancel", live.pop(addr), None, None))
 
     for e in evs:
         a = e.addr
@@ -392,34 +490,39 @@ def convert(evs, stream, hz=None, offsets=None):
                     flush_cancel(a)
                 elif a in live:
                     # its re-arm is on a clock we cannot place: end it here
-                    out.append((e.line, tm(e), "cancel", live.pop(a), None))
+                    out.append((e.line, tm(e), "cancel", live.pop(a), None,
+                                None))
                 continue
             dropped.discard(a)
+            sl = slack_of(e, d) if slack else None
             if p is not None and p.cpu == e.cpu and \
                     p.cpu_seq + 1 == e.cpu_seq and e.ts - p.ts <= FOLD_NS:
                 pending.pop(a)
                 c["folded"] += 1
-                out.append((e.line, tm(e), "reschedule", live[a], d))
+                out.append((e.line, tm(e), "reschedule", live[a], d, sl))
                 continue
             if p is not None:
                 flush_cancel(a)
             if a in live:
                 c["start_live"] += 1
-                out.append((e.line, tm(e), "reschedule", live[a], d))
+                out.append((e.line, tm(e), "reschedule", live[a], d, sl))
             else:
                 live[a] = next_id[0]
                 next_id[0] += 1
-                out.append((e.line, tm(e), "schedule", live[a], d))
+                out.append((e.line, tm(e), "schedule", live[a], d, sl))
     for a in list(pending):
         flush_cancel(a)
     c["live_end"] = len(live)
     out.sort(key=lambda r: r[0])
-    return [(t, op, i, d, None) for _, t, op, i, d in out], c
+    if slack:
+        return [(t, op, i, d, None, sl) for _, t, op, i, d, sl in out], c
+    return [(t, op, i, d, None) for _, t, op, i, d, _ in out], c
 
 
-def run(lines, path, stream, hz_opt, out, extra=()):
+def run(lines, path, stream, hz_opt, out, extra=(), slack=True):
     """Import perf script lines from path into the stream out, with the
-    extra comment lines first; return the list of D4 events written."""
+    extra comment lines first; return the list of D4 events written
+    (format v2 with the slack column, or v1 when slack is False)."""
     evs, cnt = read_events(lines, stream, path)
     if not evs:
         other = "hrtimer" if stream == "timer" else "timer"
@@ -444,8 +547,30 @@ def run(lines, path, stream, hz_opt, out, extra=()):
                         "delay = softexpires - event time on that clock"
                         % (", ".join(str(o) for o in offsets) or
                            "none measured, 0 assumed"))
-    events, c = convert(evs, stream, hz, offsets)
+    events, c = convert(evs, stream, hz, offsets, slack)
     unit = STREAMS[stream]["unit"]
+    if not slack:
+        comments.append("slack: none written (--no-slack): format v1")
+    elif stream == "timer":
+        checked = ("; the level agrees with the kernel's idx= on %d of %d "
+                   "starts" % (c["level_checked"] - c["level_differs"],
+                               c["level_checked"]) if c["level_checked"]
+                   else "; the input has no idx= to check the level against")
+        if c["level_differs"]:
+            checked += " (the first that differs: line %d)" \
+                % c["first_level_differs"]
+        comments.append(
+            "slack = the granularity the kernel's wheel (Linux >= 4.8) "
+            "accepts for the timer: LVL_GRAN = 8^level jiffies of the level "
+            "calc_wheel_index puts its timeout in (LVL_START(n) = 63 << "
+            "3(n-1) jiffies, LVL_DEPTH %d at HZ=%d), * 10^6 / HZ us%s"
+            % (wheel_depth(hz), hz, checked))
+    else:
+        comments.append("slack = expires - softexpires of the hrtimer_start "
+                        "(ns): the range the caller allowed")
+    if c["slack_cut"]:
+        comments.append("slacks cut so that deadline + slack stays below "
+                        "2^62 ns: %d" % c["slack_cut"])
     if evs:
         comments.append("time = perf timestamp - %d.%09d s (first selected "
                         "event), unit %s" % (evs[0].ts // 10 ** 9,
@@ -501,6 +626,8 @@ def main(argv=None):
     ap.add_argument("--stream", choices=sorted(STREAMS), default="timer")
     ap.add_argument("--hz", type=int, default=None,
                     help="kernel HZ (default: measured, else %d)" % DEFAULT_HZ)
+    ap.add_argument("--no-slack", dest="slack", action="store_false",
+                    help="write format v1, without the slack column")
     ap.add_argument("--comment", action="append", default=[],
                     help="a comment line to put first (how the trace was "
                     "recorded); repeatable")
@@ -531,7 +658,8 @@ def main(argv=None):
                                    else "; pipe it into stdin instead"))
     buf = io.StringIO()
     try:
-        run(input_lines(f, path), path, a.stream, a.hz, buf, a.comment)
+        run(input_lines(f, path), path, a.stream, a.hz, buf, a.comment,
+            a.slack)
         data = buf.getvalue().encode("utf-8")
     except InputError as e:
         sys.stderr.write("perf2trace: %s\n" % e)
