@@ -1468,6 +1468,80 @@ class Generators(unittest.TestCase):
                     self.assertFalse(any(2000 <= x < 82000 for x in d))
 
 
+class GeneratorSlack(unittest.TestCase):
+    """tracegen --slack SPEC: the grammar of --lateness
+    (report/tb_precision.py parse_spec), written as format v2."""
+
+    def test_default_is_v1_without_budgets(self):
+        text, tr = gen("hold", "--events", "50")
+        self.assertTrue(text.startswith("#timerbench-trace v1 unit=us\n"))
+        self.assertEqual(tb_trace.stats(tr)["budgets"], 0)
+
+    def test_an_absolute_budget(self):
+        plain, a = gen("clientserver", "--events", "400")
+        for spec, us in (("50us", 50), ("1ms", 1000), ("0ns", 0),
+                         ("2s", 2000000), ("3000ns", 3)):
+            with self.subTest(spec=spec):
+                text, tr = gen("clientserver", "--events", "400",
+                               "--slack", spec)
+                self.assertEqual(tr.version, 2)
+                self.assertIn("# slack: %s for every timer (absolute)"
+                              % spec, text)
+                # the same events, each arming with the budget
+                self.assertEqual([e.tuple() for e in tr.events],
+                                 [e.tuple() for e in a.events])
+                self.assertEqual({e.slack for e in tr.events
+                                  if e.op != C}, {us})
+                self.assertEqual({e.slack for e in tr.events
+                                  if e.op == C}, {None})
+
+    def test_a_share_of_each_delay_floored(self):
+        _, tr = gen("hold", "--events", "300", "--slack", "12.5%")
+        # 12.5 % of d us is d * 125 // 1000 us (d * 1000 ns * 12.5 %
+        # floored to ns, then to us)
+        self.assertEqual([e.slack for e in tr.events],
+                         [e.delay * 125 // 1000 for e in tr.events])
+        self.assertTrue(any(e.delay % 8 for e in tr.events))  # floors
+        _, tr = gen("purgatory", "--events", "300", "--slack", "1%")
+        # purgatory's delay is its 200 ms timeout: 2000 us
+        self.assertEqual({e.slack for e in tr.events if e.op == S}, {2000})
+        _, tr = gen("hold", "--events", "100", "--slack", "0.000001%")
+        self.assertEqual([e.slack for e in tr.events],
+                         [e.delay // 10 ** 8 for e in tr.events])
+
+    def test_bad_specs_exit_2_naming_the_option(self):
+        for spec, words in (("0", b"'0' is not a lateness budget; "
+                             b"accepted: <int><ns|us|ms|s>"),
+                            ("-1us", b"is not a lateness budget"),
+                            ("1.5ms", b"is not a lateness budget"),
+                            ("101%", b"a share must be above 0% and at "
+                             b"most 100%"),
+                            ("0%", b"a share must be above 0%"),
+                            ("500ns", b"--slack '500ns' is not a whole "
+                             b"number of us"),
+                            ("99999999999999999999s", b"is too large")):
+            with self.subTest(spec=spec):
+                r = tool("tracegen.py", "hold", "--events", "10",
+                         "--slack=" + spec)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(b"--slack", r.stderr)
+                self.assertIn(words, r.stderr)
+                self.assertNotIn(b"Traceback", r.stderr)
+                self.assertEqual(r.stdout, b"")
+
+    def test_a_budget_past_the_clock_is_refused(self):
+        # seed 1, 3 events of mean 10^12 ms: the last deadline fits below
+        # 2^62 ns, not with a budget of its whole delay on top
+        args = ("hold", "--mean-ms", "1e12", "--pending", "1", "--events",
+                "3")
+        self.assertEqual(tool("tracegen.py", *args).returncode, 0)
+        r = tool("tracegen.py", *args, "--slack", "100%")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"deadline + slack", r.stderr)
+        self.assertIn(b"these options make a trace outside the format",
+                      r.stderr)
+
+
 class GeneratorBounds(unittest.TestCase):
     """Issue 31 item 10 for the generators: no option value gives a
     traceback or a trace outside the format; --out is written whole."""
@@ -1529,18 +1603,41 @@ class GeneratorBounds(unittest.TestCase):
 
 
 class ShippedTrace(unittest.TestCase):
+    """The two streams of the shipped recording (traces/README.md quotes
+    these figures)."""
+
     def test_kernel_trace_is_valid_and_as_documented(self):
         path = os.path.join(TOP, "traces", "kernel-tcp-loopback.trace")
         tr = tb_trace.read(path)
         s = tb_trace.stats(tr)
-        self.assertEqual(tr.unit, "us")
-        # the figures traces/README.md quotes
-        self.assertEqual(s["events"], 43130)
-        self.assertEqual(s["ops"], {S: 17603, C: 14435, R: 11092,
+        self.assertEqual((tr.version, tr.unit), (2, "us"))
+        self.assertEqual(s["events"], 38227)
+        self.assertEqual(s["ops"], {S: 15925, C: 13106, R: 9196,
                                     "periodic": 0})
-        self.assertEqual((s["delay_min"], s["delay_max"]), (0, 60000000))
-        self.assertAlmostEqual(s["cancel_ratio"], 0.8828, places=4)
+        self.assertEqual((s["delay_min"], s["delay_max"]), (4000, 60000000))
+        self.assertAlmostEqual(s["cancel_ratio"], 0.8815, places=4)
+        # every timer carries the kernel wheel's granularity for its delay
+        self.assertEqual(s["budgets"], s["armings"])
+        self.assertEqual(s["slack"], {"min": 4000, "p50": 4000,
+                                      "p90": 2048000, "p99": 2048000,
+                                      "max": 2048000})
         self.assertTrue(any("HZ=250" in c for c in tr.comments))
+        self.assertTrue(any("idx= on 25121 of 25121 starts" in c
+                            for c in tr.comments))
+        self.assertLess(os.path.getsize(path), 2 * 1024 * 1024)
+
+    def test_kernel_hrtimer_trace_is_valid_and_as_documented(self):
+        path = os.path.join(TOP, "traces", "kernel-tcp-loopback-hrtimer.trace")
+        tr = tb_trace.read(path)
+        s = tb_trace.stats(tr)
+        self.assertEqual((tr.version, tr.unit), (2, "ns"))
+        self.assertEqual(s["events"], 20889)
+        self.assertEqual(s["ops"], {S: 14183, C: 5575, R: 1131,
+                                    "periodic": 0})
+        self.assertAlmostEqual(s["cancel_ratio"], 0.3706, places=4)
+        self.assertEqual(s["budgets"], s["armings"])
+        self.assertEqual(s["slack"], {"min": 0, "p50": 50000, "p90": 50000,
+                                      "p99": 50000, "max": 999999})
         self.assertLess(os.path.getsize(path), 2 * 1024 * 1024)
 
 

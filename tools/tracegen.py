@@ -3,7 +3,8 @@
 traces (DECISIONS.md D4, unit=us), so that they and a recorded kernel trace
 go through the same replay.
 
-    tools/tracegen.py MODEL [--seed S] [--events N] [--out FILE] [model options]
+    tools/tracegen.py MODEL [--seed S] [--events N] [--slack SPEC]
+                      [--out FILE] [model options]
 
 The same seed and options give the same file, byte for byte (Python's
 random.Random, Mersenne Twister, seeded with S).  --events N: the model
@@ -13,6 +14,16 @@ holds N events or a few more (hold: exactly N; purgatory: N or N+1;
 clientserver: at most three more per open connection, each finishing its
 request and closing).
 Ids are never reused.
+
+--slack SPEC gives every timer a lateness budget, written in the slack
+column of trace format v2 (issue 27; the replay holds every backend to
+it, DECISIONS.md D9): SPEC is the grammar of `--lateness`
+(report/tb_precision.py parse_spec, the one function both use): an
+absolute `<int><ns|us|ms|s>` (`50us`, `1ms`, `0ns`), which must be a
+whole number of us (the trace's unit), or a share `<number>%` of each
+timer's delay (`1%`, `12.5%`; 0 < pct <= 100), floored to whole ns as
+the replay floors it, then to whole us.  Without --slack the trace is
+format v1, as before.
 
 Every trace written is inside the format's rules and limits (tb_trace.py):
 bad option values (not finite, out of their range) and options whose trace
@@ -78,6 +89,9 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "report"))
+import tb_precision  # noqa: E402  (the SPEC grammar, shared with --lateness)
 import tb_trace  # noqa: E402
 
 Z75 = 0.674490   # the 75th percentile of N(0, 1)
@@ -266,6 +280,10 @@ def parser():
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--events", type=int, default=100000)
         p.add_argument("--out", "-o", default="-")
+        p.add_argument("--slack", metavar="SPEC",
+                       help="every timer's lateness budget (format v2): "
+                       "50us, 1ms, 0ns, or a share of its delay, 1%%, "
+                       "12.5%%")
 
     p = sub.add_parser("purgatory", help="Kafka request purgatory")
     common(p)
@@ -332,13 +350,44 @@ def generate(argv):
     for ok, msg in checks:
         if not ok:
             ap.error(msg)
+    spec = None
+    if a.slack is not None:
+        try:
+            spec = tb_precision.parse_spec(a.slack)
+        except ValueError as e:
+            ap.error("--slack: %s" % e)
+        if spec["kind"] == "abs" and spec["value"] % 1000:
+            ap.error("--slack %r is not a whole number of us, the trace's "
+                     "unit" % a.slack)
     rng = random.Random(a.seed)
     events, params = MODELS[a.model](rng, a.events, a)
     comments = ["generator: tools/tracegen.py %s seed=%d events=%d"
                 % (a.model, a.seed, a.events),
                 "model: %s" % SOURCES[a.model],
                 "parameters: %s" % params]
+    if spec is not None:
+        events = with_slack(events, spec)
+        comments.append(
+            "slack: %s for every timer (%s)" % (a.slack,
+            "absolute" if spec["kind"] == "abs" else
+            "a share of its delay, floored to whole ns, then us"))
     return a, comments, events
+
+
+def with_slack(events, spec):
+    """The events (time, op, id, delay, period) with their slack in us:
+    the budget `spec` (tb_precision.parse_spec) gives each timer's delay
+    (a periodic timer's: its period, the delay each run is armed with, as
+    the replay takes a share), None on a cancel."""
+    out = []
+    for t, op, tid, delay, period in events:
+        if op == "cancel":
+            out.append((t, op, tid, delay, period, None))
+            continue
+        base = period if op == "periodic" else delay
+        out.append((t, op, tid, delay, period,
+                    tb_precision.budget_ns(spec, base * 1000) // 1000))
+    return out
 
 
 def _fail(message):
