@@ -759,8 +759,8 @@ def main(argv):
 
 
 def _pct(x):
-    """A share as a percentage with 3 significant digits."""
-    return "%.3g%%" % (100 * x)
+    """A share as a percentage: 3 significant digits, whole above 1000 %."""
+    return "%.0f%%" % (100 * x) if x >= 10 else "%.3g%%" % (100 * x)
 
 
 if __name__ == "__main__":
