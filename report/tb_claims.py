@@ -681,7 +681,8 @@ def tree_and_wheel(ctx, tree="hrtree"):
                "replay of the kernel's two timer streams recorded together (perf2trace: "
                "timer-list and hrtimer), each with its own lateness budgets",
                "on the timer-list stream (timeouts: more than half of its timers cancelled), "
-               "the budget-respecting verdict recommends a wheel; on the hrtimer stream (more "
+               "the budget-respecting verdict recommends wheels only (a wheel tied with "
+               "another structure leaves it undecided); on the hrtimer stream (more "
                "than half of its timers expire), the tree keeps every budget while every wheel "
                "at the common tick misses some, and no wheel at any swept tick keeps them all "
                "at a CPU cost per event below the tree's (Mann-Whitney U test over the "
@@ -709,11 +710,16 @@ def tree_and_wheel(ctx, tree="hrtree"):
     v = P.verdict(tl["raw"])
     cands = {x["name"]: x for x in P.candidates(tl["raw"])}
     wheel_rec = [n for n in v["recommended"] if n in cands and cands[n].get("backend") in ticked]
+    other_rec = [n for n in v["recommended"] if n not in wheel_rec]
     mostly_cancelled = tl["cancel_ratio"] > 0.5
     measured.append(("timer-list stream ", Code(tl["name"]), ": %s of its timers cancelled; "
                      "recommended within its budgets: %s" % (
                          A.fmt_pct(tl["cancel_ratio"]),
                          ", ".join(v["recommended"]) or "none")))
+    if mostly_cancelled and wheel_rec and other_rec:
+        # a wheel tied with a heap or the tree: the stream does not choose
+        return _set(c, UNDECIDED, "%s: on the timer-list stream the wheels are tied with "
+                    "%s" % (UNDECIDED, ", ".join(other_rec)), _join(measured))
     parts.append(mostly_cancelled and bool(wheel_rec))
     # precise timers: the tree keeps the budgets, no cheaper wheel does
     hr = streams["hrtimer"]
