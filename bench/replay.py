@@ -52,10 +52,13 @@ import tb_precision as P  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join("bench", "timerbench-replay")
 
-# What the standard profile replays: the shipped kernel trace and one
-# trace per generator model (tools/tracegen.py), kept small so that the
-# whole replay step takes seconds.
-KERNEL_TRACE = os.path.join("traces", "kernel-tcp-loopback.trace")
+# What the standard profile replays: the shipped kernel recording, both
+# of its streams (timer-list timers and hrtimers, each with its slack),
+# and one trace per generator model (tools/tracegen.py), kept small so
+# that the whole replay step takes seconds.
+KERNEL_TRACES = ((os.path.join("traces", "kernel-tcp-loopback.trace"), "kernel trace"),
+                 (os.path.join("traces", "kernel-tcp-loopback-hrtimer.trace"),
+                  "kernel hrtimer trace"))
 TRACEGEN = os.path.join("tools", "tracegen.py")
 MODELS = ("purgatory", "clientserver", "hold")
 # counts: the Valgrind counts per event (deterministic) for the kernel
@@ -307,11 +310,12 @@ def profile_traces(profile, workdir):
     if not conf:
         return [], []
     have, skipped = [], []
-    kernel = os.path.join(ROOT, KERNEL_TRACE)
-    if os.path.exists(kernel):
-        have.append((kernel, "kernel trace"))
-    else:
-        skipped.append(("kernel trace", "%s is not in this checkout" % KERNEL_TRACE))
+    for rel, what in KERNEL_TRACES:
+        kernel = os.path.join(ROOT, rel)
+        if os.path.exists(kernel):
+            have.append((kernel, what))
+        else:
+            skipped.append((what, "%s is not in this checkout" % rel))
     gen = os.path.join(ROOT, TRACEGEN)
     if not os.path.exists(gen):
         skipped += [("model " + m, "%s is not in this checkout" % TRACEGEN) for m in MODELS]

@@ -918,10 +918,13 @@ class ProfileStep(unittest.TestCase):
         facts = self.R.replay_into("standard", self.build_dir, self.out("a"), build=False)
         self.assertEqual(facts["status"], "skipped")
         self.assertEqual([s["trace"] for s in facts["skipped"]],
-                         ["kernel trace", "model purgatory", "model clientserver", "model hold"])
+                         ["kernel trace", "kernel hrtimer trace", "model purgatory",
+                          "model clientserver", "model hold"])
         self.assertIn("traces/kernel-tcp-loopback.trace is not in this checkout",
                       facts["skipped"][0]["why"])
-        self.assertIn("tools/tracegen.py is not in this checkout", facts["skipped"][1]["why"])
+        self.assertIn("traces/kernel-tcp-loopback-hrtimer.trace is not in this checkout",
+                      facts["skipped"][1]["why"])
+        self.assertIn("tools/tracegen.py is not in this checkout", facts["skipped"][2]["why"])
         self.assertIsNone(self.R.replay_into("quick", self.build_dir, self.out("q"), build=False))
 
     def test_traces_replayed(self):
@@ -929,6 +932,8 @@ class ProfileStep(unittest.TestCase):
         os.makedirs(os.path.join(self.R.ROOT, "traces"))
         shutil.copy(fixture("hand.trace"),
                     os.path.join(self.R.ROOT, "traces", "kernel-tcp-loopback.trace"))
+        shutil.copy(fixture("counted.trace"),
+                    os.path.join(self.R.ROOT, "traces", "kernel-tcp-loopback-hrtimer.trace"))
         with open(os.path.join(self.R.ROOT, "tools", "tracegen.py"), "w") as f:
             f.write(FAKE_TRACEGEN)
         out = self.out("b")
@@ -940,8 +945,9 @@ class ProfileStep(unittest.TestCase):
         with open(os.path.join(out, "replay.json")) as f:
             doc = json.load(f)
         self.assertEqual([t["name"] for t in doc["traces"]],
-                         ["kernel-tcp-loopback.trace", "purgatory.trace", "clientserver.trace"])
-        self.assertEqual(doc["traces"][1]["events"], 300)
+                         ["kernel-tcp-loopback.trace", "kernel-tcp-loopback-hrtimer.trace",
+                          "purgatory.trace", "clientserver.trace"])
+        self.assertEqual(doc["traces"][2]["events"], 300)
         self.assertEqual(doc["reps"], 1)
         self.assertTrue(os.path.exists(os.path.join(out, "traces", "purgatory.trace")))
         for t in doc["traces"]:
