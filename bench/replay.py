@@ -407,7 +407,7 @@ def parse_args(argv):
                     "(default 1 ms, the head-to-head series')")
     ap.add_argument("--lateness", metavar="SPEC",
                     help="every timer's lateness budget, over the trace's "
-                    "own: " + P.ACCEPTED)
+                    "own: " + P.ACCEPTED.replace("%", "%%"))
     ap.add_argument("--no-sweep", action="store_true",
                     help="leave out the tick sweep of the ticked backends")
     ap.add_argument("--build", "--build-dir", dest="build_dir",

@@ -653,6 +653,19 @@ def results_dir(tmp, traces, reps="3"):
 class Driver(unittest.TestCase):
     """bench/replay.py, what `./timerbench replay` runs."""
 
+    def test_help_of_every_python_command(self):
+        # argparse formats help with %: a stray one in a help text is a
+        # traceback on --help
+        for script in (DRIVER, os.path.join(ROOT, "bench", "run.py"),
+                       os.path.join(ROOT, "bench", "counts.py"),
+                       os.path.join(ROOT, "tools", "tracegen.py"),
+                       os.path.join(ROOT, "tools", "perf2trace.py")):
+            with self.subTest(script=script):
+                p = subprocess.run([sys.executable, script, "--help"],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("usage", p.stdout)
+
     def test_argument_errors_before_anything_runs(self):
         with tempfile.TemporaryDirectory() as tmp:
             build_dir = os.path.dirname(os.path.dirname(BINARY))
