@@ -132,7 +132,8 @@ static void print_info(void)
                 {TB_CAP_SKIP_MISSED, "skip_missed"},
                 {TB_CAP_GRANULAR, "granular"},
                 {TB_CAP_WAIT_NANOSLEEP, "wait_nanosleep"},
-                {TB_CAP_RANGE, "range"}};
+                {TB_CAP_RANGE, "range"},
+                {TB_CAP_TREE, "tree"}};
     printf("],\n  \"backend_caps\": {");
     for (size_t i = 0; i < tb_backend_count(); i++) {
         const struct tb_backend *b = tb_backend_at(i);

@@ -923,6 +923,6 @@ const struct tb_backend tb_backend_hrtree = {
     .name = "hrtree",
     .description = "Linux hrtimers (6.6): red-black tree by hard expiry, "
                    "leftmost cached, soft/hard expiry ranges, one thread",
-    .caps = TB_CAP_SKIP_MISSED | TB_CAP_RANGE,
+    .caps = TB_CAP_SKIP_MISSED | TB_CAP_RANGE | TB_CAP_TREE,
     .ops = &hr_ops,
 };

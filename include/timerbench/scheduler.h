@@ -170,6 +170,10 @@ enum {
                                     tb_schedule_range() may run a task
                                     anywhere in [soft, hard], coalescing
                                     runs as hrtimers do */
+    TB_CAP_TREE = 1u << 9,       /* a balanced search tree ordered by
+                                    deadline: neither a heap nor a wheel
+                                    (the report's third family; without
+                                    this or TB_CAP_TICKED, a heap) */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
