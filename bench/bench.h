@@ -46,8 +46,12 @@ struct bh_profile {
     bool burst_micro;          /* burst workload in the micro ops */
     bool orig_micro;           /* wheels at the originals' defaults */
     bool cover;                /* wheels sized to cover the workload */
+    bool wide_all;             /* wide in fill and cancel too, not only
+                                  in insert and expire (which the
+                                  report's verdicts read) */
     int64_t precision_n;       /* N of the timeouts precision sweep
                                   (series=precision; 0 = none) */
+    int precision_reps;        /* its repetitions (0: `repetitions`) */
     double batch_budget;       /* seconds a moving-clock batch may take
                                   before it is cut short (periodic; expire
                                   only as a safety net, at 5 times it) */

@@ -155,9 +155,16 @@ static void print_info(void)
         const struct bh_profile *p = bh_profile_find(names[i]);
         printf("%s\n    \"%s\": {\"repetitions\": %d, \"min_time\": %g, "
                "\"runtime_repetitions\": %d, \"light_samples\": %d, "
-               "\"work_budget\": %g}",
+               "\"work_budget\": %g, \"micro\": {\"orig\": %s, "
+               "\"cover\": %s, \"burst\": %s, \"wide\": %s, "
+               "\"wide_all\": %s, \"precision_n\": %lld, "
+               "\"precision_reps\": %d}}",
                i ? "," : "", p->name, p->repetitions, p->min_time,
-               p->runtime_repetitions, p->light_samples, p->work_budget);
+               p->runtime_repetitions, p->light_samples, p->work_budget,
+               p->orig_micro ? "true" : "false", p->cover ? "true" : "false",
+               p->burst_micro ? "true" : "false", p->wide ? "true" : "false",
+               p->wide_all ? "true" : "false", (long long)p->precision_n,
+               p->precision_reps ? p->precision_reps : p->repetitions);
     }
     printf("\n  }\n}\n");
 }

@@ -1176,6 +1176,8 @@ static void add_family(enum op op, const struct tb_backend *b,
                                     TBB_MANUAL_TIME | TBB_REUSE);
         tbb_arg_names(f, 1, arg_names);
         tbb_args(f, 1, &n);
+        if (d->precision && bh.profile->precision_reps)
+            tbb_repetitions(f, bh.profile->precision_reps);
         if (!bh.user_min_time) {
             double share = (double)ops_per_batch(op, n) / 1024.0;
             tbb_min_time(f, bh.profile->min_time * (share < 1 ? share : 1));
@@ -1255,6 +1257,9 @@ void bh_register_micro(void)
                 enum bh_workload w = placed[k];
                 if ((w == BH_WIDE && !p->wide) || (w == BH_BURST && !p->burst_micro))
                     continue;
+                if (w == BH_WIDE && !p->wide_all && op != OP_INSERT &&
+                    op != OP_EXPIRE)
+                    continue; /* the verdicts read wide insert and expire */
                 if (w == BH_BURST && op == OP_CANCEL)
                     continue; /* cancel order is random: burst adds nothing */
                 add_op(op, b, w);

@@ -355,6 +355,17 @@ def check_profiles(info):
                   "configuration (%d x %d), fewer than 10^4" %
                   (name, total, p["runtime_repetitions"],
                    p["light_samples"]))
+            # what the report's verdicts read stays in both (issue 27 moved
+            # only the side series to full): wide insert and expire, the
+            # timeouts precision sweep, 5 repetitions for Mann-Whitney
+            m = p.get("micro", {})
+            check(m.get("wide") is True and m.get("precision_n", 0) > 0 and
+                  p["repetitions"] >= 5, "profile %s: micro %s, %d "
+                  "repetitions" % (name, m, p["repetitions"]))
+    full = profiles.get("full", {}).get("micro", {})
+    check(all(full.get(k) is True for k in ("orig", "cover", "burst",
+                                            "wide_all")),
+          "profile full lacks a micro series: %s" % full)
 
 
 def load_run_py():
