@@ -98,8 +98,14 @@ class Ctx:
     def is_heap(self, b):
         c = self.caps.get(b)
         if c is not None:
-            return "ticked" not in c
+            return "ticked" not in c and "tree" not in c
         return b in KNOWN_HEAPS
+
+    def is_tree(self, b):
+        """A balanced search tree (TB_CAP_TREE): the third family, in
+        neither the heaps' nor the wheels' claims."""
+        c = self.caps.get(b)
+        return c is not None and "tree" in c
 
     def is_wheel(self, b):
         c = self.caps.get(b)
@@ -601,6 +607,28 @@ def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
     return name
 
 
+def _profile_micro(res):
+    """The run's profile's micro facts as the binary listed them
+    (machine.json build.profiles.<profile>.micro), or {} for a run from
+    before they were recorded."""
+    build = (res.machine or {}).get("build")
+    profs = build.get("profiles") if isinstance(build, dict) else None
+    p = profs.get(res.run.get("profile")) if isinstance(profs, dict) else None
+    m = p.get("micro") if isinstance(p, dict) else None
+    return m if isinstance(m, dict) else {}
+
+
+def _left_to_full(res):
+    """What of the micro-benchmarks this run's profile leaves to the full
+    profile (from the binary's own profile facts)."""
+    m = _profile_micro(res)
+    if not m or res.run.get("profile") == "full":
+        return []
+    names = [("orig", "series orig"), ("cover", "series cover"),
+             ("burst", "the burst workload"), ("wide_all", "the wide workload in fill and cancel")]
+    return [what for k, what in names if m.get(k) is False]
+
+
 def micro_section(ctx, doc):
     res = ctx.res
     ops = [op for op in MICRO_OPS if any(m.n is not None for m in res.select(op=op))]
@@ -618,6 +646,12 @@ def micro_section(ctx, doc):
     doc.p("Virtual clock, one scheduler per backend, time per operation against "
           "the number of tasks N it holds; log-log axes, one line per backend "
           "(dashed: a policy variant of the same backend).")
+    left = _left_to_full(res)
+    if left:
+        doc.p("This run's profile (", Code(str(res.run.get("profile"))), ") does not "
+              "measure ", ", ".join(left), ": no verdict of this report reads them, and "
+              "they are left to ", Code("--profile full"), " so that the profile keeps "
+              "its time budget with the precision sweep.")
     all_ms = [m for op in ops for m in res.select(op=op) if m.n is not None]
     # series=precision is one N swept over the tick: its figure is the
     # cost-precision front ("Which one to use"), not a line against N
@@ -973,9 +1007,12 @@ def _micro_front(ctx, doc):
     got = tb_front.micro_candidates(ctx.res)
     if got is None:
         if ctx.res.select(op="timeouts"):
+            pm = _profile_micro(ctx.res)
             doc.p("The cost-precision front of the ", Code("timeouts"), " workload "
-                  "(series=precision) was not measured in this run: the standard, full "
-                  "and smoke profiles sweep it, the quick profile does not.")
+                  "(series=precision) was not measured in this run",
+                  (": its profile (%s) has no precision sweep; " % ctx.res.run.get("profile")
+                   if pm.get("precision_n") == 0 else "; "),
+                  "the standard and full profiles sweep it.")
         return []
     n, step, cands = got
     doc.p(Bold("Cost against precision, server timeouts."), " The ", Code("timeouts"),

@@ -1557,6 +1557,27 @@ class Precision(unittest.TestCase):
             self.assertNotIn("precision exact", md)
             self.assertIn("was not measured in this run", md)
 
+    def test_what_the_profile_leaves_to_full_is_said(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            path = os.path.join(d, "machine.json")
+            with open(path, encoding="utf-8") as f:
+                m = json.load(f)
+            prof = m["run"]["profile"]
+            flags = {"orig": False, "cover": True, "burst": False, "wide": True,
+                     "wide_all": False, "precision_n": 0, "precision_reps": 3}
+            m.setdefault("build", {}).setdefault("profiles", {}).setdefault(prof, {})["micro"] = flags
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(m, f)
+            rc, out, err = run(d)
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+                md = unmd(f.read())
+            self.assertIn("does not measure series orig, the burst workload, the wide "
+                          "workload in fill and cancel:", md)
+            self.assertNotIn("series cover, ", md.split("does not measure", 1)[1][:200])
+            self.assertIn("its profile (%s) has no precision sweep" % prof, md)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
