@@ -427,7 +427,8 @@ def replay_section(ctx, doc):
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
     ctx.finding(15, "Replayed traces, lowest CPU time per event within the timers' "
                 "budgets: ", *_join(
-                    [(Code(_trace_label(t)), " → ", Bold(", ".join(verdict_names(t))))
+                    [(Code(_trace_label(t)), " → ", Bold(", ".join(verdict_names(t))),
+                      " (%s)" % _precision_of_names(t, verdict_names(t)))
                      for t in res.replay], "; "), ".")
     doc.p("Rule: among the backends, and the ticked backends at each tick of their "
           "sweep, that ran no timer later than its budget, the one with the lowest "

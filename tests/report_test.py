@@ -1499,6 +1499,12 @@ class Precision(unittest.TestCase):
         self.assertIn(", ".join(v["recommended"]), line)
         self.assertIn(v["rule"], line)
 
+    def test_summary_quotes_the_verdict_with_its_precision(self):
+        summary = self.md.split("## Summary", 1)[1].split("\n## ", 1)[0]
+        line = next(l for l in summary.splitlines() if "Replayed traces" in l)
+        self.assertIn("`budgeted`", line)
+        self.assertIn("every timer within its budget", line)
+
     def test_front_data_holds_the_sweep_points(self):
         figs = os.path.join(self.dir, "figures")
         name = next(f for f in os.listdir(figs) if "replay-front-budgeted" in f
