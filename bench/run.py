@@ -920,12 +920,11 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
     if not stop.signum and not opts.filter and not opts.no_replay \
             and (run.get("replay") or {}).get("status") != "complete" \
             and REPLAY.PROFILE_REPLAY.get(opts.profile):
-        # --lateness goes on to the replay (the contract's keyword); left
-        # out when not given, so the replay keeps the traces' own budgets
-        extra = {"lateness": opts.lateness} if opts.lateness else {}
+        # --lateness goes on to the replay (None: the traces' own budgets)
         run["replay"] = REPLAY.replay_into(opts.profile, opts.build_dir, outdir,
                                            opts.backends, opts.jobs,
-                                           build=not opts.no_build, **extra)
+                                           build=not opts.no_build,
+                                           lateness=opts.lateness)
         seconds["replay"] = run["replay"]["seconds"]
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
     RS.commit(outdir, facts)
