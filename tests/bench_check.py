@@ -13,7 +13,9 @@ Speed is never asserted.
 
 usage: bench_check.py TIMERBENCH_BENCH [--keep DIR]
 """
+import contextlib
 import csv
+import io
 import json
 import math
 import os
@@ -385,6 +387,18 @@ def check_run_py():
     r = load_run_py()
     check(r.median_se([100.0] * 5) == 0, "run.py: identical repetitions "
           "have not settled")
+    # --lateness (issue 27): tb_precision's grammar, checked before any
+    # build; a resumed run keeps its own
+    check(r.parse_args(["--lateness", "12.5%"]).lateness == "12.5%",
+          "run.py: --lateness 12.5% not taken")
+    for bad in (["--lateness", "5x"], ["--lateness", "0%"],
+                ["--resume", "x", "--lateness", "1ms"]):
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                r.parse_args(bad)
+            check(False, "run.py: %s accepted" % " ".join(bad))
+        except SystemExit as e:
+            check(e.code == 2, "run.py: %s exits %s" % (" ".join(bad), e.code))
     # MAD 10 of median 100 over 5: 1.2533 * 1.4826 * 0.1 / sqrt(5) = 8.3 %
     se = r.median_se([80.0, 90.0, 100.0, 110.0, 120.0])
     check(abs(se - 0.0831) < 1e-3 and se > r.SETTLE_SE,
