@@ -663,6 +663,7 @@ def kernel_stream(t):
     """"timer" or "hrtimer" for a trace imported from the kernel's
     tracepoints (perf2trace's comment), else None."""
     for line in t.get("comments", []):
+        line = line.lstrip("#").strip()   # as written: "# source: ..."
         if line.startswith(_STREAM[0]) and _STREAM[1] in line:
             rest = line.split(_STREAM[1], 1)[1]
             stream = rest.split(" ", 1)[0]

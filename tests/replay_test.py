@@ -807,7 +807,9 @@ class TreeAndWheelClaim(unittest.TestCase):
     def trace(self, stream, cancel_ratio, backends, sweep=()):
         return {"name": "kernel-%s.trace" % stream, "file": "kernel-%s.trace" % stream,
                 "events": 1000, "cancel_ratio": cancel_ratio, "timers": 500,
-                "comments": ["source: perf script of x.txt, stream %s (timer:...)" % stream],
+                # as bench/replay.c writes a trace's comment lines
+                "comments": ["# importer: tools/perf2trace.py",
+                             "# source: perf script of x.txt, stream %s (timer:...)" % stream],
                 "format_version": 2,
                 "budget": {"source": "trace", "timers_with_budget": 500, "timers": 500},
                 "backends": list(backends), "sweep": list(sweep)}
