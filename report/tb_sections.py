@@ -1035,7 +1035,11 @@ def _micro_front(ctx, doc):
             continue
         rows.append(["Server timeouts (N = %s), precision %s" % (A.fmt_n(n), label),
                      tuple(_join([Code(x) for x in names], ", ")),
-                     "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
+                     # the clock moves in steps: finer lateness cannot show
+                     "%s (max lateness %s%s)" % (
+                         label, A.fmt_ns(best["max_ns"]),
+                         ", seen on a clock moving in steps of %s" % A.fmt_ns(step)
+                         if step else ""),
                      "cheapest median time per operation of timeouts (series precision) "
                      "whose lateness fits the class",
                      "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])

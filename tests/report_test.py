@@ -1541,6 +1541,9 @@ class Precision(unittest.TestCase):
         self.assertIn("`hierwheel tick=10us`", row)
         for r in md_table_rows(sec)[1:]:
             self.assertTrue(r[2] and r[2] != "n/a", r)
+        # the micro rows say the clock step their lateness was seen at
+        row = next(l for l in sec.splitlines() if re.search(r"Server timeouts \(N = [^)]*\), precision exact", l))
+        self.assertRegex(row, r"seen on a clock moving in steps of [0-9.]+ [mun]?s")
 
     def test_an_old_results_directory_still_renders(self):
         with tempfile.TemporaryDirectory() as tmp:
