@@ -173,8 +173,8 @@ STATEMENTS = (
         "A new earliest task clears the leader and wakes a waiting worker, so it does "
         "not wait for the old head's deadline.",
         _t(HQ, "test_leader_wakes_for_earlier_head"),
-        "a pool waiting for a task an hour away runs a new 20 ms task on time, with "
-        "and without the leader",
+        "a pool of three waiting for a task an hour away runs a new 20 ms task without "
+        "waiting for the old head (and not early), with and without the leader",
         also_in=(A2, A4)),
     Statement(
         "stpe_take_only_when_due", A0,
@@ -331,8 +331,9 @@ STATEMENTS = (
         "add a worker, even when corePoolSize is 0",
         "The first submission starts a worker (ensurePrestart).",
         "difference:heapqueue",
-        "workers start in tb_start(), one call for every backend, so the harnesses "
-        "start every design the same way; the pool size is fixed",
+        "the interface starts every backend's threads in tb_start() (DESIGN.md, \"The "
+        "one interface\"); the README declares it among its deliberate differences "
+        "without a further reason",
         key="workers start at `tb_start`, not at the first submission"),
     Statement(
         "stpe_imprecise_heap", A2,
@@ -471,9 +472,9 @@ STATEMENTS = (
         "the thread is started by the constructor",
         "Creating a Timer starts its thread.",
         "difference:timerthread",
-        "every backend starts its threads in tb_start(), one call for all, so the "
-        "harnesses start every design alike; there is no reaper for an unreachable "
-        "Timer either",
+        "the interface starts every backend's threads in tb_start() (DESIGN.md, \"The "
+        "one interface\"); the README adds that no reaper ends the thread of an "
+        "unreachable Timer",
         key="in `tb_start()`, not in the constructor"),
 
     # ---- priority queues against wheels ------------------------------------
@@ -555,8 +556,9 @@ STATEMENTS = (
         "start the worker thread (it checks its state inside)",
         "newTimeout starts Netty's worker on first use.",
         "difference:timerwheel",
-        "tb_start() starts the worker and records the start time, as for every "
-        "backend, so the harnesses start every design alike",
+        "the interface starts every backend's threads in tb_start() (DESIGN.md, \"The "
+        "one interface\"), which here also records the start time; Netty waits for "
+        "its lazily started worker to record it",
         key="Netty also starts its worker lazily on the first `newTimeout`"),
     Statement(
         "netty_transfer_limit", A3,
@@ -668,8 +670,8 @@ STATEMENTS = (
         "As its time nears, a task moves down level by level and runs from the lowest "
         "level at its time.",
         _t(HW, "test_clock_jumps_to_due_buckets"),
-        "a task 10 s out enters level 8, cascades six times at 6561, 8748 .. 9999 ms "
-        "and runs at exactly 10 s",
+        "at 3 buckets of 1 ms a task 10 s out enters level 8, cascades six times "
+        "(at 6561, 8748 .. 9999 ms) and runs at exactly 10 s",
         see=(_t(HW, "test_cascades_per_task"), "claim:hierarchy")),
     Statement(
         "kafka_overflow_wheel_lazily", A3,
@@ -740,6 +742,14 @@ STATEMENTS = (
         _t(CF, "test_shutdown_now_returns_unrun"),
         "every backend returns exactly the tasks that never ran, runs none of them "
         "afterwards and refuses new ones"),
+    Statement(
+        "pool_terminated", A4,
+        "所有任务都已结束，此时线程数为零",
+        "every task has ended and the thread count is zero",
+        "Once the pool has terminated no task runs any more and no thread is left.",
+        _t(CF, "test_monotonic_shutdown_now"),
+        "on every backend, after tb_shutdown_now and tb_await_termination nothing "
+        "more runs: the tasks that ran and those handed back partition all"),
     Statement(
         "pool_stop_interrupts", A4,
         "且中断正在执行的任务",
