@@ -706,8 +706,8 @@ STATEMENTS = (
         "kafka_reaper_polls_delay_queue", A3,
         "var bucket = delayQueue.poll(timeoutMs, TimeUnit.MILLISECONDS)//从延迟队列获取槽",
         "take a slot from the delay queue, waiting at most timeoutMs",
-        "The reaper waits on the delay queue at most timeoutMs, then drains every due "
-        "bucket.",
+        "The reaper waits on the delay queue for at most timeoutMs at a time; a "
+        "bucket due earlier ends the wait.",
         _t(HW, "test_reaper_bounded_poll"),
         "with one far task the reaper wakes at every poll timeout and polls no bucket; "
         "an earlier bucket wakes it at once",
