@@ -279,14 +279,14 @@ static void rb_erase(node_t *node, struct lx_hrtimer_base *root)
 }
 
 /* rb_next */
-static node_t *rb_next(const node_t *node)
+static node_t *rb_next(node_t *node)
 {
     node_t *parent;
     if (node->right) {
         node = node->right;
         while (node->left)
             node = node->left;
-        return (node_t *)node;
+        return node;
     }
     while ((parent = rb_parent(node)) && node == parent->right)
         node = parent;
