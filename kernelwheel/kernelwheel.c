@@ -11,11 +11,15 @@
  * distance from the base clock lies in [LVL_START(n), LVL_START(n + 1)),
  * LVL_START(n) = 63 << 3(n - 1).  At a 1 ms tick (HZ 1000):
  *
- *     level  granularity   range                 level  granularity  range
- *       0    1 ms          0 .. 62 ms              4    4.1 s        32.256 s .. 4.3 min
- *       1    8 ms          63 .. 503 ms            5    32.8 s       4.3 .. 34.4 min
- *       2    64 ms         504 ms .. 4.031 s       6    4.4 min      34.4 min .. 4.6 h
- *       3    512 ms        4.032 .. 32.255 s       7    35 min       4.6 .. 36.7 h
+ *     level  granularity   range
+ *       0    1 ms          0 .. 62 ms
+ *       1    8 ms          63 .. 503 ms
+ *       2    64 ms         504 ms .. 4.031 s
+ *       3    512 ms        4.032 .. 32.255 s
+ *       4    4.1 s         32.256 s .. 4.3 min
+ *       5    32.8 s        4.3 .. 34.4 min
+ *       6    4.4 min       34.4 min .. 4.6 h
+ *       7    35 min        4.6 .. 36.7 h
  *
  * and so on, 8x per level.  The kernel stops at 8 or 9 levels (about 12 days
  * at HZ 1000) and files anything longer at the last level's cutoff, early;

@@ -59,9 +59,10 @@
  *
  * One heap per scheduler: Go keeps one per P (and moves a dead P's timers to
  * another); a scheduler here is one P.  Virtual mode: tb_advance() is one
- * timers.check(now): the gate, adjust if a modified timer is due, run every due timer
- * with the one `now` of the check (a Ticker's grid is reckoned from it),
- * then the forced clean-up when zombies exceed a quarter.  A task that
+ * timers.check(now): the gate, adjust if a modified timer is due, run every
+ * due timer with the one `now` of the check (a Ticker's grid is reckoned
+ * from it), then the forced clean-up when zombies exceed a quarter of
+ * ts.len.  A task that
  * resets another timer to a time already passed gets a further adjust and
  * run in the same advance (Go's P would check again at once; the interface
  * promises every due task runs in the advance).  Threaded mode: one thread

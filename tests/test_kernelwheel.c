@@ -3,8 +3,8 @@
  * at a 1 ms tick (HZ 1000, the kernel's own table): the depth follows the
  * tick, calc_wheel_index's level boundaries and bucket times exactly as the
  * kernel computes them, the lateness bound (never early, less than 8/63 of
- * the delay armed on a tick), the stale next_expiry a cancel leaves until
- * the wheel goes idle, no cascading and one step per pending bucket after an idle
+ * the delay armed on a tick), the stale next_expiry a cancel leaves until the
+ * wheel goes idle, no cascading and one step per pending bucket after an idle
  * spell, the empty step a cancel inside a run leaves, cancel as an unlink,
  * mod_timer's same-bucket no-op (seen in the run order of a bucket, newest
  * first), periodic re-arms at their level's granularity, the full clock
@@ -142,15 +142,15 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* The 2016 rework's promise, as its arithmetic gives it: never early, late
- * by less than the level's granularity 8^n ticks, hence at levels 1 and up
- * by less than 8/63 of the delay for timers armed on a tick (the distance
- * is at least 63 * 8^(n-1) ticks), less than 8/62 armed inside one; level
- * 0 (a distance under 63 ticks) late by less than one tick.  Armed at 200 clock values:
- * every tick of 0 .. 63 ms (every phase of the level-1 and level-2 grids),
- * 64 random ticks and 72 random instants inside a tick, each with delays
- * log-uniform over 1 ns .. 2^47 ns (under 64 ms included) and the level
- * boundaries 62 ms + 1 ns, 63 ms, 63 ms + 1 ns, 504 ms + 1 ns, 4.032 s +
- * 1 ns.  The clock steps to just before and to each expected time, so every
+ * by less than the level's granularity 8^n ticks, hence at levels 1 and up by
+ * less than 8/63 of the delay for timers armed on a tick (the distance is at
+ * least 63 * 8^(n-1) ticks), less than 8/62 armed inside one; level 0 (a
+ * distance under 63 ticks) late by less than one tick.  Armed at 200 clock
+ * values: every tick of 0 .. 63 ms (every phase of the level-1 and level-2
+ * grids), 64 random ticks and 72 random instants inside a tick, each with
+ * delays log-uniform over 1 ns .. 2^47 ns (under 64 ms included) and the
+ * level boundaries 62 ms + 1 ns, 63 ms, 63 ms + 1 ns, 504 ms + 1 ns and
+ * 4.032 s + 1 ns.  The clock steps to just before and to each expected time, so every
  * run is seen at its own tick.  The bound is reached: delay 63 ms + 1 ns
  * armed at 1 ms runs at 72 ms, 0.127 of its delay, more than 1/8. */
 static void test_lateness_bound(void **state)

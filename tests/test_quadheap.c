@@ -1,15 +1,15 @@
 /*
  * test_quadheap.c — unit tests of quadheap's fidelity to the Go runtime's
  * timers (src/runtime/time.go, Go 1.24): the 4-ary heap (sift levels of a
- * base-4 tree, Go's order among equal deadlines), the slice growth of
- * append, lazy deletion (zombies counted in pending, cleaned at the top by
- * a check that is due, at the tail by a schedule, and by one pass when they
- * exceed a quarter of ts.len, the length the last unlock stored; issue 29's
- * two scripts with Go's numbers), Reset later fixed when its slot surfaces and Reset
- * earlier fixed by the adjust pass when it falls due, the Ticker's skipped
- * periods, fixed delay from the start of the run, failures, the one timer
- * thread (woken by an earlier reset and by zombies past a quarter), and the
- * invariant checker after 10^5 random operations with resets.
+ * base-4 tree, Go's order among equal deadlines), the slice growth of append,
+ * lazy deletion (zombies counted in pending, cleaned at the top by a check
+ * that is due, at the tail by a schedule, and by one pass when they exceed a
+ * quarter of ts.len, the length the last unlock stored; issue 29's two
+ * scripts with Go's numbers), Reset later fixed when its slot surfaces and
+ * Reset earlier fixed by the adjust pass when it falls due, the Ticker's
+ * skipped periods, fixed delay from the start of the run, failures, the one
+ * timer thread (woken by an earlier reset and by zombies past a quarter), and
+ * the invariant checker after 10^5 random operations with resets.
  *
  * Virtual-clock cases assert exact times and counts; monotonic ones only use
  * generous margins and never assert speed.
