@@ -11,11 +11,15 @@
  * distance from the base clock lies in [LVL_START(n), LVL_START(n + 1)),
  * LVL_START(n) = 63 << 3(n - 1).  At a 1 ms tick (HZ 1000):
  *
- *     level  granularity   range                 level  granularity  range
- *       0    1 ms          0 .. 62 ms              4    4.1 s        32.8 s .. 4.4 min
- *       1    8 ms          63 .. 503 ms            5    32.8 s       4.4 .. 35 min
- *       2    64 ms         504 ms .. 4 s           6    4.4 min      35 min .. 4.7 h
- *       3    512 ms        4 .. 32.8 s             7    35 min       4.7 .. 37 h
+ *     level  granularity   range
+ *       0    1 ms          0 .. 62 ms
+ *       1    8 ms          63 .. 503 ms
+ *       2    64 ms         504 ms .. 4.031 s
+ *       3    512 ms        4.032 .. 32.255 s
+ *       4    4.1 s         32.256 s .. 4.3 min
+ *       5    32.8 s        4.3 .. 34.4 min
+ *       6    4.4 min       34.4 min .. 4.6 h
+ *       7    35 min        4.6 .. 36.7 h
  *
  * and so on, 8x per level.  The kernel stops at 8 or 9 levels (about 12 days
  * at HZ 1000) and files anything longer at the last level's cutoff, early;
@@ -28,11 +32,16 @@
  * the differences below).  The level is the one whose range holds E - clk;
  * within it the timer goes to bucket ((E >> 3n) + 1) & 63, which expires at
  * ((E >> 3n) + 1) << 3n: the level's granularity rounds up, and the + 1
- * guarantees no early expiry.  So a level-n timer runs at most 8^n ticks
- * after its deadline, and since its distance is at least 63 * 8^(n-1)
- * ticks, less than 1/8 of its delay late when armed on a tick (8/62 at
- * worst inside one): the "1/8 of the delay" of the rework.  Level 0 (delays
- * under 63 ticks) runs a timer at the first tick at or after its deadline.
+ * guarantees no early expiry.  So a level-n timer runs less than 8^n ticks
+ * after its deadline (the bucket is at most E + 8^n, the deadline after E).
+ * Its distance E - clk is at least 63 * 8^(n-1) ticks, so armed on a tick
+ * (at the base clock) it runs less than 8^n / (63 * 8^(n-1)) = 8/63 of its
+ * delay late, and the bound is approached: delay 63 ms + 1 ns armed at 1 ms
+ * on a 1 ms tick has E = 64 and runs at 72 ms, 0.127 of its delay (the
+ * "about 1/8" of the rework is a little more than 1/8).  Armed inside a
+ * tick the delay can be up to a tick shorter than the distance: less than
+ * 8^n / (63 * 8^(n-1) - 1), 8/62 at level 1.  Level 0 (distances under 63
+ * ticks) runs a timer at the first tick at or after its deadline.
  * E just below clk (a timer due at the tick clk itself) goes to the current
  * bucket of level 0, due at clk.  The level of a distance comes from its top
  * bit and one compare (a table of 65 entries) instead of the kernel's chain
@@ -45,8 +54,11 @@
  * zeros (the kernel's two find_next_bit calls), stopping at the first level
  * whose next bucket comes before the level above can tick.  The result is
  * next_expiry.  A cancel that empties a bucket clears its bit and marks
- * next_expiry stale (next_expiry_recalc); it is recomputed when the wheel
- * next looks for work, as get_next_timer_interrupt does.
+ * next_expiry stale (next_expiry_recalc); it is recomputed only after a
+ * collected step and on the way to idle (get_next_timer_interrupt), so a run
+ * before that collects at the stale tick first and finds nothing (A at
+ * 10 ms, B at 20 ms, A cancelled, a wake-up at 30 ms: two steps, one of
+ * them empty), as __run_timers does.
  *
  * Running (__run_timers).  While jiffies >= clk and jiffies >= next_expiry:
  * move clk straight to next_expiry (collect_expired_timers), take that
@@ -56,8 +68,9 @@
  * are hlists filled at the head, so a bucket runs newest first).  Empty
  * buckets between two pending ones are never visited: after an idle spell
  * the wheel catches up in one step per pending bucket, not per tick
- * (stats.ticks counts the buckets collected, stats.empty_ticks the steps
- * that found nothing because cancels had emptied the bucket).
+ * (stats.ticks counts the steps, stats.empty_ticks the steps that found
+ * nothing because a cancel had emptied the bucket after next_expiry was
+ * computed).
  *
  * Base clock.  clk only moves forward: by running, by forward_timer_base
  * before an enqueue (to jiffies when nothing is due by then, else to
@@ -721,8 +734,9 @@ static long kw_advance(struct tb_sched *s, int64_t now)
     struct kw *w = kw_of(s);
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
     uint64_t jnow = w->jiffies = tick_of(w, now);
-    if (w->next_expiry_recalc)
-        w->next_expiry = next_timer_interrupt(w);
+    /* next_expiry as it stands, stale or not: __run_timers collects there
+     * first (an empty step if a cancel emptied that bucket); only the idle
+     * entry recomputes it */
     long ran = run_timers(w, jnow, now == INT64_MAX);
     go_idle(w, jnow);
     return ran;
@@ -736,8 +750,9 @@ static void *timer_thread(void *arg)
     pthread_mutex_lock(&w->lock);
     while (!w->shutdown) {
         uint64_t jnow = tick_of(w, tb_monotonic_ns());
-        if (w->next_expiry_recalc)
-            w->next_expiry = next_timer_interrupt(w);
+        /* the tick's check (run_local_timers) against next_expiry as it
+         * stands: a stale one wakes the softirq for an empty step, as the
+         * event programmed for it still fires in the kernel */
         if (w->overdue || (w->timers_pending && w->next_expiry <= jnow)) {
             run_timers(w, jnow, false);
             continue;

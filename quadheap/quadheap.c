@@ -20,10 +20,16 @@
  * the heap when it reaches the top (updateHeap, from run or cleanHead), when
  * it is the last slot as a schedule cleans the heap's ends (cleanHead, in
  * maybeAdd), or in one pass over the whole heap (timers.adjust with force)
- * that each check does once zombies exceed a quarter of the heap
- * (zombies > len/4, integer division as Go's); that pass removes every
+ * that a check does once zombies exceed a quarter of the heap
+ * (zombies > ts.len/4, integer division as Go's); that pass removes every
  * zombie, writes every modified deadline into its slot and re-heapifies in
- * O(n) (initHeap).
+ * O(n) (initHeap).  ts.len is the heap's length as the last unlock of the
+ * timers stored it (a schedule, a run, the end of a check), not the live
+ * length: zombies that leave at the head during a check do not lower the
+ * threshold of that check's clean-up.  The check's gate: before wakeTime()
+ * and with zombies at most a quarter of ts.len it returns at once, so a
+ * stopped head that is not due stays in the heap (and in pending), and a
+ * head reset later keeps its old slot, until a check is due or forced.
  *
  * Reset (timer.modify, tb_reschedule).  The new time goes into the record at
  * once and the slot keeps the old one: the slot is "modified" (here: its
@@ -53,9 +59,10 @@
  *
  * One heap per scheduler: Go keeps one per P (and moves a dead P's timers to
  * another); a scheduler here is one P.  Virtual mode: tb_advance() is one
- * timers.check(now): adjust if a modified timer is due, run every due timer
- * with the one `now` of the check (a Ticker's grid is reckoned from it),
- * then the forced clean-up when zombies exceed a quarter.  A task that
+ * timers.check(now): the gate, adjust if a modified timer is due, run every
+ * due timer with the one `now` of the check (a Ticker's grid is reckoned
+ * from it), then the forced clean-up when zombies exceed a quarter of
+ * ts.len.  A task that
  * resets another timer to a time already passed gets a further adjust and
  * run in the same advance (Go's P would check again at once; the interface
  * promises every due task runs in the advance).  Threaded mode: one thread
@@ -114,6 +121,12 @@ struct qh {
     struct qh_slot *heap;     /* heap[0 .. len-1] */
     void *heap_mem;           /* the allocation `heap` lies in, or NULL */
     size_t len, cap;
+    /* ts.len: the heap's length as the last unlock of the timers left it
+     * (timers.unlock stores it; a schedule, a run, the end of a check).
+     * The clean-up threshold compares zombies with this, not with the live
+     * length, so zombies removed at the head during a check do not lower
+     * it. */
+    size_t ts_len;
     size_t zombies;           /* ts.zombies */
     /* ts.minWhenModified: a lower bound of the record times of modified
      * slots, valid while has_modified (Go's 0 means none; 0 is a valid
@@ -437,13 +450,15 @@ static __attribute__((noinline)) int schedule_slow(
 out:
     if (rc)
         q->st.rejected++;
+    q->ts_len = q->len; /* ts.unlock */
     qh_unlock(q);
     return rc;
 }
 
 /* The schedule of the virtual clock with nothing to clean, grow or refuse:
  * no lock and no growth to prepare for, the general path a tail call away
- * (7 instructions of 152 per add under cgops). */
+ * (7 instructions of 152 per add under cgops, measured before the store of
+ * ts.len was added: one more store since, not measured again). */
 static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
                        void *arg, tb_handle *handle, int64_t period)
 {
@@ -457,6 +472,7 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     if (ends_dirty(q))
         return schedule_slow(s, deadline, period, fn, arg, handle);
     add_heap(q, tb_pool_take(&s->pool, handle), deadline, period, fn, arg);
+    q->ts_len = q->len; /* ts.unlock */
     return TB_OK;
 }
 
@@ -475,7 +491,7 @@ cancel_locked(struct qh *q, tb_handle h, bool virt)
     q->zombies++;
     q->st.zombies++;
     q->st.cancelled++;
-    if (!virt && q->zombies > q->len >> 2 && !q->clean_asked &&
+    if (!virt && q->zombies > q->ts_len >> 2 && !q->clean_asked &&
         q->sleep_until != INT64_MIN) {
         q->clean_asked = true;
         pthread_cond_signal(&q->wake);
@@ -579,6 +595,7 @@ static void run_head(struct qh *q, int64_t now)
         tb_task_set_state(t, TB_TASK_RUNNING);
         q->st.running++;
     }
+    q->ts_len = q->len; /* ts.unlock in unlockAndRun */
     qh_unlock(q);
     bool failed = fn(arg) != 0;
     qh_lock(q);
@@ -617,10 +634,38 @@ static bool run_one(struct qh *q, int64_t now, long *ran)
     }
 }
 
-/* timers.check(now): returns the runs. */
+/* ts.wakeTime(): the head's time or the earliest modified one, whichever
+ * is first; INT64_MAX for none. */
+static int64_t wake_time(const struct qh *q)
+{
+    int64_t w = q->len ? q->heap[0].when : INT64_MAX;
+    if (q->has_modified && q->min_modified < w)
+        w = q->min_modified;
+    return w;
+}
+
+/* The forced clean-up's condition: zombies > ts.len / 4, ts.len as the
+ * last unlock stored it (integer division, as Go's). */
+static inline bool too_many_zombies(const struct qh *q)
+{
+    return q->zombies > q->ts_len >> 2;
+}
+
+/* timers.check(now): returns the runs.  Its gate first: before the wake
+ * time, and with zombies at most a quarter of ts.len, it returns at once
+ * and touches nothing, so a stopped or reset head stays in place (a
+ * zombie still counts in pending) until a check is due or forced. */
 static long check(struct qh *q, int64_t now)
 {
     long ran = 0;
+    if (!q->len && !q->has_modified) { /* wakeTime() == 0: no timers */
+        q->clean_asked = false;
+        return 0;
+    }
+    if (now < wake_time(q) && !too_many_zombies(q)) {
+        q->clean_asked = false;
+        return 0;
+    }
     do {
         adjust(q, now, false);
         while (!q->stopped && run_one(q, now, &ran))
@@ -628,8 +673,12 @@ static long check(struct qh *q, int64_t now)
         /* a task reset another to a time already passed: Go's P checks
          * again; the interface wants it run in this advance */
     } while (!q->stopped && q->has_modified && q->min_modified <= now);
-    if (!q->stopped && q->zombies > q->len >> 2)
+    /* force is computed again after the runs, still against ts.len: a run
+     * stored the length it left, the zombies met at the head since then do
+     * not lower it */
+    if (!q->stopped && too_many_zombies(q))
         adjust(q, now, true);
+    q->ts_len = q->len; /* ts.unlock */
     q->clean_asked = false;
     return ran;
 }
@@ -639,16 +688,6 @@ static long qh_advance(struct tb_sched *s, int64_t now)
     struct qh *q = qh_of(s);
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
     return check(q, now);
-}
-
-/* ts.wakeTime(): the head's time or the earliest modified one, whichever
- * is first; INT64_MAX for none. */
-static int64_t wake_time(const struct qh *q)
-{
-    int64_t w = q->len ? q->heap[0].when : INT64_MAX;
-    if (q->has_modified && q->min_modified < w)
-        w = q->min_modified;
-    return w;
 }
 
 /* The P's scheduler loop, as far as timers go: check, then sleep in the
@@ -715,6 +754,7 @@ static long qh_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
         retire(q, t);
     }
     q->has_modified = false;
+    q->ts_len = 0;
     if (s->threaded)
         pthread_cond_broadcast(&q->wake);
     qh_unlock(q);

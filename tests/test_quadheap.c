@@ -1,14 +1,15 @@
 /*
  * test_quadheap.c — unit tests of quadheap's fidelity to the Go runtime's
  * timers (src/runtime/time.go, Go 1.24): the 4-ary heap (sift levels of a
- * base-4 tree, Go's order among equal deadlines), the slice growth of
- * append, lazy deletion (zombies counted in pending, cleaned at the top, at
- * the tail by a schedule, and by one pass when they exceed a quarter of the
- * heap, not before), Reset later fixed when its slot surfaces and Reset
- * earlier fixed by the adjust pass when it falls due, the Ticker's skipped
- * periods, fixed delay from the start of the run, failures, the one timer
- * thread (woken by an earlier reset and by zombies past a quarter), and the
- * invariant checker after 10^5 random operations with resets.
+ * base-4 tree, Go's order among equal deadlines), the slice growth of append,
+ * lazy deletion (zombies counted in pending, cleaned at the top by a check
+ * that is due, at the tail by a schedule, and by one pass when they exceed a
+ * quarter of ts.len, the length the last unlock stored; issue 29's two
+ * scripts with Go's numbers), Reset later fixed when its slot surfaces and
+ * Reset earlier fixed by the adjust pass when it falls due, the Ticker's
+ * skipped periods, fixed delay from the start of the run, failures, the one
+ * timer thread (woken by an earlier reset and by zombies past a quarter), and
+ * the invariant checker after 10^5 random operations with resets.
  *
  * Virtual-clock cases assert exact times and counts; monotonic ones only use
  * generous margins and never assert speed.
@@ -240,8 +241,9 @@ static void test_zombies_cleaned_past_a_quarter(void **state)
 }
 
 /* Zombies leave without a pass where Go's cleanHead and run meet them: the
- * head at the next check even when it is not due, the last slot at the next
- * schedule. */
+ * last slot at the next schedule, the head at the first check that is due
+ * (timers.check returns at once before the wake time unless zombies exceed
+ * a quarter, so a stopped head that is not due stays). */
 static void test_zombies_at_the_ends(void **state)
 {
     (void)state;
@@ -259,13 +261,98 @@ static void test_zombies_at_the_ends(void **state)
     assert_int_equal(stats_of(s).zombies, 0);
     assert_int_equal(tb_cancel(s, h[0]), 1);
     assert_int_equal(tb_pending(s), 10);
-    assert_int_equal(tb_advance(s, TB_MS), 0); /* not due, yet cleaned */
+    assert_int_equal(tb_advance(s, TB_MS), 0); /* not due: the gate */
+    assert_int_equal(tb_pending(s), 10);
+    assert_int_equal(stats_of(s).zombies, 1);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, TB_SEC), 0); /* due: run meets it */
     assert_int_equal(tb_pending(s), 9);
     struct tb_stats st = stats_of(s);
     assert_int_equal(st.zombies, 0);
     assert_int_equal(st.visits, 0); /* no pass over the heap */
     assert_int_equal(tb_check(s), TB_OK);
     assert_int_equal(tb_advance(s, 30 * TB_SEC), 9);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* Issue 29's first script, with Go 1.24's numbers: timers at 100 .. 500 ms,
+ * the first stopped, a check at 50 ms.  Go's check sees now < wakeTime()
+ * (100 ms, the stopped head's slot) and 1 zombie <= 5 / 4, and returns at
+ * once: pending 5, zombies 1.  A head reset later stays likewise: its slot
+ * keeps 100 ms until a check at 100 ms sinks it without a run. */
+static void test_check_gate_leaves_head(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    tb_handle h[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tb_schedule(s, (i + 1) * 100 * TB_MS, noop_task,
+                                     NULL, &h[i]), TB_OK);
+    assert_int_equal(tb_cancel(s, h[0]), 1);
+    assert_int_equal(tb_advance(s, 50 * TB_MS), 0);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.pending, 5);
+    assert_int_equal(st.zombies, 1);
+    assert_int_equal(st.visits, 0);
+    assert_int_equal(tb_check(s), TB_OK);
+    tb_destroy(s);
+
+    s = vsched();
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tb_schedule(s, (i + 1) * 100 * TB_MS, noop_task,
+                                     NULL, &h[i]), TB_OK);
+    uint64_t levels = stats_of(s).sift_levels;
+    assert_int_equal(tb_reschedule(s, h[0], 600 * TB_MS), 1);
+    assert_int_equal(tb_advance(s, 50 * TB_MS), 0);
+    assert_int_equal(stats_of(s).sift_levels, levels); /* not touched */
+    assert_int_equal(tb_advance(s, 100 * TB_MS), 0);    /* sunk, not run */
+    assert_int_equal(stats_of(s).sift_levels, levels + 1);
+    assert_int_equal(tb_advance(s, 600 * TB_MS), 5);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* Issue 29's second script, with Go 1.24's numbers: A at 10 ms, Z1..Z4 at
+ * 11..14 ms, four live timers at 1 s, D1, D2 at 2 s (inserted in that
+ * order); the Zs and Ds stopped; a check at 20 ms.  The gate passes (6
+ * zombies > 11 / 4); A runs, and its unlock stores ts.len = 10; Z1..Z4 then
+ * leave at the head; the forced clean-up compares 2 zombies with 10 / 4 and
+ * does not run: ran 1, pending 6, zombies 2, no pass.  The next check (the
+ * end of this one stored ts.len = 6) is forced and cleans both: one pass
+ * over 6 slots. */
+static void test_cleanup_threshold_stored_len(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    tb_handle z[4], d[2];
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, noop_task, NULL, NULL),
+                     TB_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tb_schedule(s, (11 + i) * TB_MS, noop_task, NULL,
+                                     &z[i]), TB_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, NULL),
+                         TB_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tb_schedule(s, 2 * TB_SEC, noop_task, NULL, &d[i]),
+                         TB_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tb_cancel(s, z[i]), 1);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tb_cancel(s, d[i]), 1);
+    assert_int_equal(tb_advance(s, 20 * TB_MS), 1);
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.pending, 6);
+    assert_int_equal(st.zombies, 2);
+    assert_int_equal(st.visits, 0);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_int_equal(tb_advance(s, 21 * TB_MS), 0);
+    st = stats_of(s);
+    assert_int_equal(st.pending, 4);
+    assert_int_equal(st.zombies, 0);
+    assert_int_equal(st.visits, 6);
+    assert_int_equal(tb_advance(s, 2 * TB_SEC), 4);
     assert_balanced(s);
     tb_destroy(s);
 }
@@ -646,6 +733,8 @@ int main(void)
         cmocka_unit_test(test_reserve_and_growth_failure),
         cmocka_unit_test(test_zombies_cleaned_past_a_quarter),
         cmocka_unit_test(test_zombies_at_the_ends),
+        cmocka_unit_test(test_check_gate_leaves_head),
+        cmocka_unit_test(test_cleanup_threshold_stored_len),
         cmocka_unit_test(test_reset_later_fixed_when_it_surfaces),
         cmocka_unit_test(test_reset_earlier_fixed_by_adjust),
         cmocka_unit_test(test_reset_answers),
