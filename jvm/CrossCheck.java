@@ -58,7 +58,13 @@ public final class CrossCheck {
         delayed.setAccessible(true);
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch done = new CountDownLatch(TIES.length);
-        long base = System.nanoTime() + 200 * MS;
+        // the worker waits behind a gate until every task is queued, so a
+        // slow submission cannot let an early one run before a later one
+        CountDownLatch gate = new CountDownLatch(1);
+        ex.execute(() -> {
+            try { gate.await(); } catch (InterruptedException e) { /* none */ }
+        });
+        long base = System.nanoTime() + 50 * MS;
         for (int i = 0; i < TIES.length; i++) {
             int id = i;
             Runnable r = () -> { order.add(id); done.countDown(); };
@@ -67,6 +73,7 @@ public final class CrossCheck {
                                       sequencer.getAndIncrement());
             delayed.invoke(ex, t);
         }
+        gate.countDown();
         done.await();
         ex.shutdown();
         StringBuilder b = new StringBuilder();
@@ -75,17 +82,23 @@ public final class CrossCheck {
     }
 
     /** A at 10 ms, B at 20 ms throws, C at 30 ms; then D once all is
-     *  over: what ran, and whether D was accepted and ran. */
+     *  over (STPE: C has run; Timer: its thread has died): what ran, and
+     *  whether D was accepted and ran. */
     static void fail() throws Exception {
         Thread.setDefaultUncaughtExceptionHandler((t, e) -> { /* Timer's thread dies */ });
         for (String who : new String[] {"stpe", "timer"}) {
             List<String> ran = Collections.synchronizedList(new ArrayList<>());
             String[] names = {"A", "B", "C", "D"};
+            CountDownLatch[] did = new CountDownLatch[4];
+            Thread[] thread = new Thread[1];
             Runnable[] body = new Runnable[4];
             for (int i = 0; i < 4; i++) {
                 String n = names[i];
+                CountDownLatch l = did[i] = new CountDownLatch(1);
                 body[i] = () -> {
                     ran.add(n);
+                    thread[0] = Thread.currentThread();
+                    l.countDown();
                     if (n.equals("B")) throw new IllegalStateException("task B fails");
                 };
             }
@@ -93,14 +106,14 @@ public final class CrossCheck {
             if (who.equals("stpe")) {
                 ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1);
                 for (int i = 0; i < 3; i++) ex.schedule(body[i], 10 * (i + 1), TimeUnit.MILLISECONDS);
-                Thread.sleep(300);
+                did[2].await(60, TimeUnit.SECONDS);
                 try {
                     ex.schedule(body[3], 10, TimeUnit.MILLISECONDS);
                     after = "accepted";
+                    did[3].await(60, TimeUnit.SECONDS);
                 } catch (RejectedExecutionException e) {
                     after = "refused";
                 }
-                Thread.sleep(300);
                 ex.shutdownNow();
             } else {
                 Timer t = new Timer(true);
@@ -108,67 +121,88 @@ public final class CrossCheck {
                     Runnable r = body[i];
                     t.schedule(new TimerTask() { public void run() { r.run(); } }, 10 * (i + 1));
                 }
-                Thread.sleep(300);
+                did[1].await(60, TimeUnit.SECONDS);
+                thread[0].join(60_000);      // B's exception ends the thread
+                Thread.sleep(50);            // C's time (30 ms) has passed
                 try {
                     Runnable r = body[3];
                     t.schedule(new TimerTask() { public void run() { r.run(); } }, 10);
                     after = "accepted";
+                    did[3].await(60, TimeUnit.SECONDS);
                 } catch (IllegalStateException e) {
                     after = "refused";
                 }
-                Thread.sleep(300);
             }
             System.out.println(who + " ran " + String.join(",", ran) + " after " + after);
         }
     }
 
-    /** Fixed rate, period 100 ms from 100 ms; the first run stalls 430 ms
-     *  (to 530 ms): the runs that start within half a period of the stall's
-     *  end are the catch-up of the periods missed (200, 300, 400, 500);
-     *  the later ones are back on the grid (600 ms, ...). */
+    /** Fixed rate, period 100 ms; the first run stalls until 450 ms past
+     *  its scheduled time.  Catch-up runs: those after it whose scheduled
+     *  time is before the stall's end (100, 200, 300, 400 ms past the
+     *  first: 4, run back to back as soon as it ends); later: the rest of
+     *  the first 8 runs (500, 600, 700 ms: 3).  Scheduled times are the
+     *  originals' own (STPE's getDelay, Timer's scheduledExecutionTime),
+     *  so the count does not depend on how late the worker woke. */
     static void catchup() throws Exception {
-        final long period = 100, stall = 430;
+        final long period = 100, stall = 450;
         for (String who : new String[] {"stpe", "timer"}) {
-            List<Long> starts = Collections.synchronizedList(new ArrayList<>());
+            // scheduled times in ms: STPE's on nanoTime, Timer's on currentTimeMillis
+            List<Double> sched = Collections.synchronizedList(new ArrayList<>());
             CountDownLatch eight = new CountDownLatch(8);
-            long t0 = System.nanoTime();
-            Runnable body = () -> {
-                starts.add(System.nanoTime());
-                if (starts.size() == 1) {
-                    try { Thread.sleep(stall); } catch (InterruptedException e) { return; }
-                }
-                eight.countDown();
-            };
+            ScheduledFuture<?>[] self = new ScheduledFuture<?>[1];
+            CountDownLatch set = new CountDownLatch(1);
             ScheduledThreadPoolExecutor ex = null;
             Timer t = null;
             if (who.equals("stpe")) {
                 ex = new ScheduledThreadPoolExecutor(1);
-                ex.scheduleAtFixedRate(body, period, period, TimeUnit.MILLISECONDS);
+                Runnable body = () -> {
+                    try { set.await(); } catch (InterruptedException e) { return; }
+                    double at = (System.nanoTime() + self[0].getDelay(TimeUnit.NANOSECONDS)) / 1e6;
+                    sched.add(at);
+                    if (sched.size() == 1) pause(at + stall - System.nanoTime() / 1e6);
+                    eight.countDown();
+                };
+                self[0] = ex.scheduleAtFixedRate(body, period, period, TimeUnit.MILLISECONDS);
+                set.countDown();
             } else {
                 t = new Timer(true);
-                t.scheduleAtFixedRate(new TimerTask() { public void run() { body.run(); } },
-                                      period, period);
+                t.scheduleAtFixedRate(new TimerTask() {
+                    public void run() {
+                        double at = scheduledExecutionTime();
+                        sched.add(at);
+                        if (sched.size() == 1) pause(at + stall - System.currentTimeMillis());
+                        eight.countDown();
+                    }
+                }, period, period);
             }
             eight.await();
             if (ex != null) ex.shutdownNow(); else t.cancel();
-            // catch-up: the runs after the first that start within half a
-            // period of the stall's end (the next grid point is 70 ms on)
-            long first = starts.get(0);
-            long stallEnd = first + stall * MS;
-            long nextGrid = stallEnd + period / 2 * MS;
-            int catchup = 0, onGrid = 0;
+            double end = sched.get(0) + stall;
+            int catchup = 0, later = 0;
             for (int i = 1; i < 8; i++) {
-                long s = starts.get(i);
-                if (s >= stallEnd && s < nextGrid) catchup++;
-                else if (s >= nextGrid) onGrid++;
+                if (sched.get(i) < end) catchup++;
+                else later++;
             }
-            System.out.println(who + " catchup " + catchup + " later " + onGrid);
+            System.out.println(who + " catchup " + catchup + " later " + later);
         }
     }
 
+    static void pause(double ms) {
+        try {
+            if (ms > 0) Thread.sleep((long) Math.ceil(ms));
+        } catch (InterruptedException e) { /* shut down */ }
+    }
+
     /** maxPendingTimeouts = 3, tick 10 ms: A (30 ms), B, C (10 s) accepted,
-     *  D refused; once A has run, E accepted, F refused; B cancelled and two
-     *  ticks later, G accepted, H refused. */
+     *  D refused; once A has run, E accepted, F refused; once B's cancel
+     *  has left the count (Netty: at the worker's next tick), G accepted, H
+     *  refused. */
+    static void waitPending(HashedWheelTimer t, long want) throws InterruptedException {
+        long limit = System.nanoTime() + 60_000 * MS;
+        while (t.pendingTimeouts() != want && System.nanoTime() < limit) Thread.sleep(1);
+    }
+
     static void maxpending() throws Exception {
         HashedWheelTimer t = new HashedWheelTimer(Thread::new, 10, TimeUnit.MILLISECONDS, 64,
                                                   false, 3);
@@ -179,12 +213,12 @@ public final class CrossCheck {
         long[] delay = {30, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000};
         for (int i = 0; i < 8; i++) {
             if (i == 4) {
-                aRan.await();
-                Thread.sleep(30);   // A's run and the tick's bookkeeping done
+                aRan.await();       // A left the count before it ran
+                waitPending(t, 2);
             }
             if (i == 6) {
-                kept[1].cancel();
-                Thread.sleep(50);   // the worker drops cancelled ones at a tick
+                kept[1].cancel();   // the worker drops it at its next tick
+                waitPending(t, 3 - 1);
             }
             try {
                 kept[i] = t.newTimeout(i == 0 ? to -> aRan.countDown() : to -> { },
@@ -198,13 +232,14 @@ public final class CrossCheck {
         System.out.println(out);
     }
 
-    /** Tick 100 ms: timeouts of 30, 130, 250, 420 and 777 ms.  Each must
+    /** Tick 200 ms: timeouts of 30, 230, 450, 820 and 1555 ms.  Each must
      *  run at the first tick boundary past its deadline (Netty's bucket for
      *  deadline d is floor(d / tick), expired when the worker wakes at the
-     *  end of that tick), never before its deadline. */
+     *  end of that tick), never before its deadline.  The worker may wake
+     *  up to a tick late before the offset reads 1 instead of 0. */
     static void tick() throws Exception {
-        final long tick = 100;
-        long[] delays = {30, 130, 250, 420, 777};
+        final long tick = 200;
+        long[] delays = {30, 230, 450, 820, 1555};
         HashedWheelTimer t = new HashedWheelTimer(Thread::new, tick, TimeUnit.MILLISECONDS, 512);
         t.start();
         Field startf = HashedWheelTimer.class.getDeclaredField("startTime");
