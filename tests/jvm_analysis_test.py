@@ -126,6 +126,23 @@ class Ranking(unittest.TestCase):
         self.assertEqual(e["verdict"], ja.NOT_TESTED)
         self.assertIn("fewer than two", e["why"])
 
+    def test_policy_shared_by_one_c_instance(self):
+        # insert: C labels no roc, one instance stands for stpe and stpe-roc;
+        # their pair is left out, the others compared with it
+        cells = {("insert", s, 1000): spread(v) for s, v in
+                 (("stpe", 100), ("stpe-roc", 300), ("netty", 50))}
+        c = {"heapqueue": {"insert": {1000: spread(20)}},
+             "timerwheel": {"insert": {1000: spread(10)}}}
+        e = ja.ranking(jvm_doc(cells), c, ["insert"])[0]
+        self.assertEqual(e["verdict"], ja.HOLDS, e)
+        self.assertEqual({(p["a"], p["b"]) for p in e["pairs"]},
+                         {("stpe", "netty"), ("stpe-roc", "netty")})
+        # timeouts: the unlabelled C result is roc=off only
+        self.assertEqual(ja.c_lookup({"heapqueue": {"timeouts": {1000: [5]}}},
+                                     "heapqueue/roc=on", "timeouts", 1000), [])
+        self.assertEqual(ja.c_lookup({"heapqueue": {"timeouts": {1000: [5]}}},
+                                     "heapqueue/roc=off", "timeouts", 1000), [5.0])
+
     def test_absent_jdk(self):
         e = ja.ranking(None, {"timerwheel": {"insert": {1000: spread(5)}}})
         self.assertEqual([x["verdict"] for x in e], [ja.NOT_TESTED])
@@ -174,6 +191,7 @@ class Rows(unittest.TestCase):
         self.assertAlmostEqual(c["heapqueue"]["insert"][1000][0], 30)
         self.assertEqual(c["timerwheel"]["insert"][1000], [11])
         self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "insert", 1000), [30.0])
+        self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "cancel", 1000), [])
 
 
 class Harness(unittest.TestCase):
