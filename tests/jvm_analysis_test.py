@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""jvm_analysis_test — jvm/jvm_analysis.py on synthetic data: the side-by-side
+rows, the ranking claim's verdicts (holds, does not hold, undecided, not
+tested), the wording without the JDK, and micro.json's reading.  With
+JAVA JAR NETTY_JAR as arguments it also runs the harness at its smoke size
+and analyses what it wrote (skipped when they are absent).  Needs scipy
+(Debian's python3-scipy); exits 77 (skip) without it."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvm"))
+import jvm_analysis as ja  # noqa: E402
+
+SUBJECTS = [
+    {"name": "stpe", "original": "STPE", "config": "roc off", "c_backend": "heapqueue/roc=off"},
+    {"name": "stpe-roc", "original": "STPE", "config": "roc on", "c_backend": "heapqueue/roc=on"},
+    {"name": "timer", "original": "Timer", "config": "", "c_backend": "timerthread"},
+    {"name": "delayqueue", "original": "DelayQueue", "config": "", "c_backend": None},
+    {"name": "netty", "original": "HWT", "config": "", "c_backend": "timerwheel"},
+]
+
+
+def reps(values, bytes_per_op=96.0, gc_ms=0.0):
+    return [{"ns_per_op": v, "bytes_per_op": bytes_per_op, "gc_ms": gc_ms, "gc_count": 0}
+            for v in values]
+
+
+def spread(center, k=5):
+    """k values around center, 2 % apart: tight enough to separate 2x."""
+    return [center * (1 + 0.01 * (i - k // 2)) for i in range(k)]
+
+
+def jvm_doc(cells):
+    """cells: {(op, subject, n): [ns...]}"""
+    return {"format": "timerbench-jvm/1", "subjects": SUBJECTS,
+            "results": [{"op": op, "subject": s, "n": n, "reps": reps(v)}
+                        for (op, s, n), v in cells.items()]}
+
+
+class Ranking(unittest.TestCase):
+    def setUp(self):
+        if not ja._mwu:
+            self.skipTest("scipy missing")
+
+    def both(self, jvm_centers, c_centers, n=1000000, op="cancel"):
+        cells = {(op, s, n): spread(v) for s, v in jvm_centers.items()}
+        cells[(op, "delayqueue", n)] = spread(5000.0)   # no C rendering
+        c = {}
+        for b, v in c_centers.items():
+            c.setdefault(b, {}).setdefault(op, {})[n] = spread(v)
+        return jvm_doc(cells), c
+
+    def test_same_order_holds(self):
+        jvm, c = self.both({"stpe": 30, "stpe-roc": 300, "timer": 100, "netty": 60},
+                           {"heapqueue/roc=off": 10, "heapqueue/roc=on": 200,
+                            "timerthread": 50, "timerwheel": 20})
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.HOLDS, e)
+        self.assertEqual(e["n"], 1000000)
+        self.assertEqual(len(e["pairs"]), 6)             # delayqueue left out
+        self.assertTrue(all(p["a"] != "delayqueue" for p in e["pairs"]))
+
+    def test_swapped_pair_does_not_hold(self):
+        jvm, c = self.both({"stpe": 30, "stpe-roc": 300, "timer": 100, "netty": 60},
+                           {"heapqueue/roc=off": 10, "heapqueue/roc=on": 200,
+                            "timerthread": 50, "timerwheel": 80})  # netty now slower than timer
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.FAILS)
+        self.assertIn("timer vs netty", e["why"])
+
+    def test_tie_on_one_side_does_not_hold(self):
+        # JVM: timer 2x netty; C: within 5 % -> "same" against "slower"
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 52, "timerwheel": 50})
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.FAILS)
+        p = e["pairs"][0]
+        self.assertEqual(p["c"][0], "same")
+        self.assertEqual(p["jvm"][0], "slower")
+
+    def test_ties_on_both_sides_hold(self):
+        jvm, c = self.both({"timer": 100, "netty": 104}, {"timerthread": 50, "timerwheel": 52})
+        self.assertEqual(ja.ranking(jvm, c, ["cancel"])[0]["verdict"], ja.HOLDS)
+
+    def test_noise_is_undecided(self):
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100, "timerwheel": 50})
+        # C side: wide overlapping samples, medians 2x apart but not significant
+        c["timerthread"]["cancel"][1000000] = [10, 100, 300, 20, 250]
+        c["timerwheel"]["cancel"][1000000] = [50, 40, 280, 15, 60]
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.UNDECIDED, e)
+
+    def test_too_few_repetitions_not_tested(self):
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100, "timerwheel": 50})
+        c["timerthread"]["cancel"][1000000] = [100, 101]
+        c["timerwheel"]["cancel"][1000000] = [50, 51]
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.NOT_TESTED)
+
+    def test_largest_common_n(self):
+        cells = {("insert", s, n): spread(v * (2 if n == 10000 else 1))
+                 for s, v in (("timer", 100), ("netty", 50)) for n in (1000, 10000)}
+        c = {"timerthread": {"insert": {1000: spread(80)}},
+             "timerwheel": {"insert": {1000: spread(20), 10000: spread(20)}}}
+        e = ja.ranking(jvm_doc(cells), c, ["insert"])[0]
+        self.assertEqual(e["n"], 1000)                   # timerthread lacks 10^4
+        self.assertEqual(e["verdict"], ja.HOLDS)
+
+    def test_no_common_n_not_tested(self):
+        # timer measured on both sides at 10^3 only, netty at 10^6 only
+        jvm = jvm_doc({("cancel", "timer", 1000): spread(100),
+                       ("cancel", "netty", 1000000): spread(50)})
+        c = {"timerthread": {"cancel": {1000: spread(100)}},
+             "timerwheel": {"cancel": {1000000: spread(50)}}}
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.NOT_TESTED)
+        self.assertIn("no N", e["why"])
+
+    def test_one_original_not_tested(self):
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100})
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.NOT_TESTED)
+        self.assertIn("fewer than two", e["why"])
+
+    def test_policy_shared_by_one_c_instance(self):
+        # insert: C labels no roc, one instance stands for stpe and stpe-roc;
+        # their pair is left out, the others compared with it
+        cells = {("insert", s, 1000): spread(v) for s, v in
+                 (("stpe", 100), ("stpe-roc", 300), ("netty", 50))}
+        c = {"heapqueue": {"insert": {1000: spread(20)}},
+             "timerwheel": {"insert": {1000: spread(10)}}}
+        e = ja.ranking(jvm_doc(cells), c, ["insert"])[0]
+        self.assertEqual(e["verdict"], ja.HOLDS, e)
+        self.assertEqual({(p["a"], p["b"]) for p in e["pairs"]},
+                         {("stpe", "netty"), ("stpe-roc", "netty")})
+        # timeouts: the unlabelled C result is roc=off only
+        self.assertEqual(ja.c_lookup({"heapqueue": {"timeouts": {1000: [5]}}},
+                                     "heapqueue/roc=on", "timeouts", 1000), [])
+        self.assertEqual(ja.c_lookup({"heapqueue": {"timeouts": {1000: [5]}}},
+                                     "heapqueue/roc=off", "timeouts", 1000), [5.0])
+
+    def test_absent_jdk(self):
+        e = ja.ranking(None, {"timerwheel": {"insert": {1000: spread(5)}}})
+        self.assertEqual([x["verdict"] for x in e], [ja.NOT_TESTED])
+        text = ja.absent()
+        self.assertIn("default-jdk-headless", text)
+        self.assertIn("not tested", text)
+        self.assertEqual(ja.side_by_side(None, {}), [])
+
+
+class Rows(unittest.TestCase):
+    def test_side_by_side(self):
+        jvm = jvm_doc({("insert", "stpe", 1000): [80, 90, 100],
+                       ("insert", "delayqueue", 1000): [70, 75, 72],
+                       ("insert", "netty", 1000000): [50, 60, 55]})
+        jvm["results"][0]["reps"] = reps([80, 90, 100], bytes_per_op=112, gc_ms=3)
+        c = {"heapqueue": {"insert": {1000: [20, 21, 22]}}}   # insert: no roc in C
+        rows = {(r["op"], r["n"], r["subject"]): r for r in ja.side_by_side(jvm, c)}
+        r = rows[("insert", 1000, "stpe")]
+        self.assertEqual(r["c"], {"median": 21, "lo": 20, "hi": 22, "n": 3})
+        self.assertEqual(r["jvm"]["median"], 90)
+        self.assertEqual(r["bytes_per_op"], 112)
+        self.assertEqual(r["gc_ms"], 3)
+        self.assertIsNone(rows[("insert", 1000, "delayqueue")]["c"])
+        self.assertIsNone(rows[("insert", 1000000, "netty")]["c"])   # not measured
+        md = ja.markdown(list(rows.values()), [], ns={1000})
+        self.assertIn("not measured", md)
+        self.assertNotIn("1000000 |", md)
+
+    def test_c_samples_from_micro(self):
+        def it(name, t, unit="ns"):
+            return {"name": name + "/manual_time", "run_type": "iteration",
+                    "real_time": t, "time_unit": unit}
+        micro = {"benchmarks": [
+            it("cancel/heapqueue/uniform/series=h2h,roc=on/N:1000000", 200),
+            it("cancel/heapqueue/uniform/series=h2h,roc=off/N:1000000", 20),
+            it("insert/heapqueue/uniform/series=h2h/N:1000", 0.03, "us"),
+            it("insert/timerwheel/uniform/series=h2h,tick=1ms,wheel=512/N:1000", 11),
+            it("insert/timerwheel/uniform/series=orig,tick=100ms/N:1000", 99),
+            it("insert/timerwheel/short/series=h2h,tick=1ms,wheel=512/N:1000", 99),
+            {"name": "insert/timerwheel/uniform/series=h2h/N:1000_median",
+             "run_type": "aggregate", "real_time": 5},
+        ]}
+        c = ja.c_samples(micro)
+        self.assertEqual(c["heapqueue/roc=on"]["cancel"][1000000], [200])
+        self.assertEqual(c["heapqueue/roc=off"]["cancel"][1000000], [20])
+        self.assertAlmostEqual(c["heapqueue"]["insert"][1000][0], 30)
+        self.assertEqual(c["timerwheel"]["insert"][1000], [11])
+        self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "insert", 1000), [30.0])
+        self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "cancel", 1000), [])
+
+
+class Harness(unittest.TestCase):
+    """The real harness at its smoke size, when the JDK is given."""
+    args = None
+
+    def test_smoke_run(self):
+        if not self.args or not all(self.args) or not all(os.path.exists(a) for a in self.args):
+            self.skipTest("no JDK, harness jar or Netty")
+        java, jar, netty = self.args
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "jvm.json")
+            p = subprocess.run([java, "-Xmx1g", "-cp", jar + os.pathsep + netty, "TimerBench",
+                                "--size", "smoke", "--out", out],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["format"], "timerbench-jvm/1")
+        names = {s["name"] for s in doc["subjects"]}
+        self.assertEqual(names, {"stpe", "stpe-roc", "timer", "delayqueue", "netty"})
+        got = {(r["op"], r["subject"]) for r in doc["results"]}
+        for op in ("insert", "cancel", "timeouts", "expire"):
+            for s in names:
+                self.assertIn((op, s), got)
+        for r in doc["results"]:
+            self.assertEqual(len(r["reps"]), doc["reps"])
+            for x in r["reps"]:
+                self.assertGreater(x["ns_per_op"], 0)
+                self.assertGreaterEqual(x["bytes_per_op"], 0)
+                if r["op"] == "expire":
+                    self.assertEqual(x["fired"], r["n"])
+        # STPE's schedule allocates its ScheduledFutureTask: bytes per insert > 0
+        ins = [r for r in doc["results"] if r["op"] == "insert" and r["subject"] == "stpe"]
+        self.assertTrue(all(x["bytes_per_op"] >= 32 for r in ins for x in r["reps"]))
+        rows = ja.side_by_side(doc, {})
+        self.assertEqual(len(rows), len(doc["results"]))
+
+
+if __name__ == "__main__":
+    if ja._mwu is None:
+        print("SKIP: scipy (python3-scipy) is not importable by %s" % sys.executable)
+        sys.exit(77)
+    if len(sys.argv) == 4:
+        Harness.args = sys.argv[1:4]
+        del sys.argv[1:4]
+    unittest.main()
