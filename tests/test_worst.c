@@ -14,7 +14,7 @@
  * name: the binary heaps of heapqueue and timerthread, the 4-ary heap of
  * quadheap; a name the registry lacks is skipped.
  */
-#include <string.h>
+#include <stdlib.h>
 
 #include "bench.h"
 #include "testlib.h"
