@@ -136,6 +136,8 @@ enum bh_workload {
     BH_BURST,     /* every task at one delay, 1 s */
     BH_TIMEOUTS,  /* fixed 30 s, 95% cancelled before they fire */
     BH_PERIODIC,  /* fixed-rate, periods log-uniform 10 ms - 10 s */
+    BH_WORST,     /* the heaps' worst case: delays in strictly decreasing
+                     order, 1 s - 1000 s (insert and cancel only) */
     BH_NWORKLOADS
 };
 
@@ -148,7 +150,15 @@ struct bh_workload_def {
 
 extern const struct bh_workload_def bh_workloads[BH_NWORKLOADS];
 
-/** One delay (one period for BH_PERIODIC) of workload w. */
+/** One delay (one period for BH_PERIODIC) of workload w.  *s is the
+ *  instance's generator state (bh_seed_for, then bh_rand or bh_draw).
+ *  BH_WORST keeps its next delay in *s instead: a state inside its range
+ *  [lo, hi] is that delay, and anything else (a fresh seed) starts the
+ *  sequence at hi less up to 2^20 ns taken from the seed.  Each draw is
+ *  1 to 1024 ns (seeded) shorter than the one before, so the delays
+ *  strictly decrease for some 2*10^9 draws before they would reach lo and
+ *  start again at hi.  A caller must not give such a state to bh_rand
+ *  (that would start the sequence afresh). */
 int64_t bh_draw(enum bh_workload w, uint64_t *s);
 
 /* ---- Configuration series ---------------------------------------------- */

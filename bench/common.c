@@ -201,6 +201,13 @@ const struct bh_workload_def bh_workloads[BH_NWORKLOADS] = {
     [BH_PERIODIC] = {"periodic", 10 * TB_MS, 10 * TB_SEC, TB_MS,
                      "fixed-rate tasks, periods log-uniform over "
                      "10 ms - 10 s, first run uniform within one period"},
+    [BH_WORST] = {"worst", TB_SEC, 1000 * TB_SEC, TB_SEC,
+                  "the heaps' worst case (Varghese & Lauck's bound): "
+                  "one-shot delays in strictly decreasing order from "
+                  "1000 s, each 1-1024 ns (seeded) shorter than the one "
+                  "before, so every insert is earlier than every pending "
+                  "task and climbs to a heap's root; cancels earliest "
+                  "first, each taking the root (insert and cancel only)"},
 };
 
 int64_t bh_draw(enum bh_workload w, uint64_t *s)
@@ -213,6 +220,18 @@ int64_t bh_draw(enum bh_workload w, uint64_t *s)
     case BH_UNIFORM:
     case BH_SHORT:
         return bh_uniform(s, d->lo, d->hi);
+    case BH_WORST: {
+        /* *s holds the next delay once the sequence has started (see
+         * bench.h); the gap to the one after is taken from the delay
+         * itself, so the sequence is a function of the seed alone */
+        uint64_t x = *s;
+        int64_t cur = x >= (uint64_t)d->lo && x <= (uint64_t)d->hi
+                          ? (int64_t)x
+                          : d->hi - (int64_t)(x & 0xFFFFF);
+        int64_t next = cur - 1 - (int64_t)(bh_mix(x) & 1023);
+        *s = (uint64_t)(next >= d->lo ? next : d->hi);
+        return cur;
+    }
     case BH_BURST:
     case BH_TIMEOUTS:
     case BH_NWORKLOADS:

@@ -11,7 +11,8 @@
  * the head-to-head configuration (bh_configs), the same family name and so
  * the same seed rule (bh_seed_for of the micro family's name and N, so
  * the N base tasks get micro.c's delays), the same fill, inbox settling and
- * random cancel order, tb_reserve() untimed before anything is measured and
+ * random cancel order (earliest first on the worst workload), tb_reserve()
+ * untimed before anything is measured and
  * an untimed warm-up of two batches.  One batch is measured, of micro.c's
  * size (N/8, at most 1024) for insert and cancel, and all N tasks for
  * expire (into an empty scheduler, as micro.c's expire).
@@ -148,6 +149,24 @@ static void fill_base(void)
     refill();
 }
 
+/* The worst workload (bench.h, bh_draw) on a heap that cleans zombies at
+ * its head when a task is added (Go's cleanHead, quadheap): micro.c's
+ * sweep_head, so that the measured inserts do not clean the warm-up's
+ * cancelled inserts, which are the earliest tasks and sit at the head. */
+static void sweep_head(void)
+{
+    unsigned caps = R.b->caps;
+    if (R.w != BH_WORST || !(caps & TB_CAP_LAZY_CANCEL) ||
+        (caps & TB_CAP_PURGE) || R.tick > 0)
+        return;
+    tb_handle h;
+    int rc = tb_schedule(R.s, bh_workloads[BH_WORST].hi + TB_SEC, count_run,
+                         &R.runs, &h);
+    if (rc)
+        die("tb_schedule", rc);
+    tb_cancel(R.s, h);
+}
+
 /* Untimed, like micro.c's warm-up: two batches of the operation with the
  * state put back (inserted tasks cancelled; cancelled base tasks
  * rescheduled), so the measured batch finds warm caches and free lists
@@ -168,6 +187,18 @@ static void warm_up(void)
             settle(tr0, k);
             for (int64_t i = 0; i < k; i++)
                 tb_cancel(R.s, tmp[i]);
+            sweep_head();
+        } else if (R.w == BH_WORST) {
+            /* micro.c's order: the k slots scheduled last, earliest
+             * first, put back in the opposite order (no random draw: the
+             * generator's state holds the workload's sequence) */
+            uint64_t tr0 = R.inbox ? transfers_now() : 0;
+            for (int64_t i = 0; i < k; i++)
+                if (tb_cancel(R.s, R.h[R.n - 1 - i]) != 1)
+                    die("a pending task could not be cancelled", 0);
+            for (int64_t i = k - 1; i >= 0; i--)
+                schedule_base((uint32_t)(R.n - 1 - i));
+            settle(tr0, k);
         } else {
             uint64_t tr0 = R.inbox ? transfers_now() : 0;
             for (int64_t i = 0; i < k; i++) {
@@ -231,8 +262,9 @@ static int64_t measure_cancel(void)
     size_t n = (size_t)R.n;
     uint32_t *perm = xcalloc(n, sizeof *perm);
     for (size_t i = 0; i < n; i++)
-        perm[i] = (uint32_t)i;
-    for (size_t i = n; i > 1; i--) { /* micro.c's shuffle, same draws */
+        perm[i] = (uint32_t)(R.w == BH_WORST ? n - 1 - i : i);
+    for (size_t i = R.w == BH_WORST ? 0 : n; i > 1; i--) {
+        /* micro.c's shuffle, same draws; worst: earliest first */
         size_t j = (size_t)(bh_rand(&R.rng) % i);
         uint32_t t = perm[i - 1];
         perm[i - 1] = perm[j];
@@ -368,6 +400,7 @@ int main(int argc, char **argv)
             w = k;
     /* timeouts and periodic are operations of their own in micro.c */
     if (o < 0 || w < 0 || w == BH_TIMEOUTS || w == BH_PERIODIC ||
+        (w == BH_WORST && o == OP_EXPIRE) || /* micro.c has none either */
         (roc && strcmp(roc, "on") != 0 && strcmp(roc, "off") != 0))
         return usage();
     R.op = (enum op)o;

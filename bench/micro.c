@@ -7,7 +7,8 @@
  *             the memory it holds: bytes_held per task, cross-checked with
  *             the allocator's own count (mallinfo2);
  *   insert    one schedule into a scheduler holding N;
- *   cancel    one cancel, in random order, of N pending;
+ *   cancel    one cancel, in random order, of N pending (on the worst
+ *             workload earliest first: each takes a heap's root);
  *   expire    one task run when N due tasks fire as the clock advances in
  *             the workload's steps, inbox transfers beyond what
  *             tb_advance(s, now) moves included (a batch that outruns the
@@ -440,6 +441,20 @@ static bool fill_base(struct micro *m, tbb_state *st)
     return rc >= 0 ? refill(m, st) : fail(st, "settle", rc);
 }
 
+/* The worst workload's cancel order: the n slots scheduled last, the
+ * last-scheduled (the earliest pending, a heap's root) first.  fill_base
+ * schedules the slots in index order, and cancel_batch reschedules a
+ * batch's slots in the opposite order of their cancels, so the first
+ * batch's slots stay the n earliest in that order: every cancel takes
+ * the earliest pending task.  No random draw: the state m->rng holds the
+ * workload's sequence (bench.h, bh_draw). */
+static void worst_order(struct micro *m)
+{
+    for (size_t i = 0; i < (size_t)m->n; i++)
+        m->perm[i] = (uint32_t)((size_t)m->n - 1 - i);
+    m->perm_pos = 0;
+}
+
 static void shuffle(struct micro *m)
 {
     for (size_t i = (size_t)m->n; i > 1; i--) {
@@ -705,7 +720,10 @@ static void *micro_setup(void *ctx, tbb_state *st)
         m->perm = xcalloc(n, sizeof *m->perm);
         for (size_t i = 0; i < n; i++)
             m->perm[i] = (uint32_t)i;
-        shuffle(m);
+        if (d->w == BH_WORST)
+            worst_order(m);
+        else
+            shuffle(m);
     }
     if ((d->op == OP_INSERT || d->op == OP_CANCEL) && !warm_up(m, st))
         goto fail;
@@ -761,6 +779,26 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
     return bh_cpu_seconds(t0, t1);
 }
 
+/* The worst workload on a heap that cleans zombies at its head when a
+ * task is added (Go's cleanHead in maybeAdd, quadheap): the batch's
+ * cancelled inserts are the earliest tasks, so they all sit at the head,
+ * and the next timed insert would sift each of them out — this batch's
+ * cancels, which the harness does untimed.  One untimed add of a task
+ * later than every draw cleans them here; it is cancelled at once and,
+ * being the latest, its zombie is the heap's last slot, which the next
+ * add drops without sifting (the uniform workload's inserts leave such
+ * zombies at the end too). */
+static bool sweep_head(struct micro *m, tbb_state *st)
+{
+    tb_handle h;
+    int rc = tb_schedule(m->s, bh_workloads[BH_WORST].hi + TB_SEC,
+                         count_run, &m->runs, &h);
+    if (rc)
+        return fail(st, "tb_schedule", rc);
+    tb_cancel(m->s, h);
+    return true;
+}
+
 static double insert_batch(void *inst, tbb_state *st, int64_t n)
 {
     struct micro *m = inst;
@@ -797,6 +835,8 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
         if (rc < 0)
             return bad(st, "tb_advance", rc);
     }
+    if (m->d->w == BH_WORST && self_cleaning(m) && !sweep_head(m, st))
+        return -1;
     m->ops += (uint64_t)n;
     return hold(m, st) ? bh_seconds(t0, t1) : -1;
 }
@@ -804,7 +844,10 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
 static double cancel_batch(void *inst, tbb_state *st, int64_t n)
 {
     struct micro *m = inst;
-    if (m->perm_pos + (size_t)n > (size_t)m->n)
+    const bool worst = m->d->w == BH_WORST;
+    if (worst)
+        m->perm_pos = 0; /* the same n slots, earliest first */
+    else if (m->perm_pos + (size_t)n > (size_t)m->n)
         shuffle(m);
     const uint32_t *slots = m->perm + m->perm_pos;
     m->perm_pos += (size_t)n;
@@ -829,7 +872,8 @@ static double cancel_batch(void *inst, tbb_state *st, int64_t n)
     }
     uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
     for (int64_t i = 0; i < n; i++)
-        if (!schedule_base(m, slots[i], st))
+        /* worst: in reverse, so slots[0] is again the earliest */
+        if (!schedule_base(m, slots[worst ? n - 1 - i : i], st))
             return -1;
     long rc = settle(m, tr0, n, false);
     if (rc < 0)
@@ -1189,8 +1233,9 @@ static void add_op(enum op op, const struct tb_backend *b, enum bh_workload w)
 {
     struct tb_config base = {0};
     struct bh_config cs[BH_MAX_CONFIGS];
-    size_t nc = bh_configs(b, w, &base, bh.profile->orig_micro,
-                           bh.profile->cover, cs);
+    const bool h2h_only = w == BH_WORST; /* a heap's case, not a wheel's */
+    size_t nc = bh_configs(b, w, &base, bh.profile->orig_micro && !h2h_only,
+                           bh.profile->cover && !h2h_only, cs);
     bool roc = op == OP_CANCEL && bh_honours_remove_on_cancel(b);
     for (size_t i = 0; i < nc; i++) {
         /* a fill builds a fresh scheduler per batch: with 2^20 buckets that
@@ -1264,6 +1309,11 @@ void bh_register_micro(void)
                     continue; /* cancel order is random: burst adds nothing */
                 add_op(op, b, w);
             }
+        /* The heaps' worst case (issue 29): insert and cancel, series
+         * h2h, in every profile at its N, so that the growth claim can
+         * judge the bound it states apart from the average (uniform). */
+        add_op(OP_INSERT, b, BH_WORST);
+        add_op(OP_CANCEL, b, BH_WORST);
         add_op(OP_TIMEOUTS, b, BH_TIMEOUTS);
         if (p->precision_n)
             add_precision(b);

@@ -37,7 +37,8 @@ more, up to a time budget (SETTLE below), and its JSON entries are merged.
 
 `--profile counts` runs no harness: it builds timerbench-counts (counts.c)
 and runs it under Valgrind's callgrind with its cache simulator for each
-backend, op (insert, cancel, expire) and N (10^3, 10^5), and writes
+backend, op (insert, cancel, expire) and N (10^3, 10^5), insert and
+cancel also on the heaps' worst-case workload (`worst`), and writes
 counts.json: instructions, D1 and LL misses per operation, deterministic.
 It adds counts.json to an existing results directory (--out) without
 touching the rest; `./timerbench counts` prints the same table at once.
@@ -1139,6 +1140,10 @@ def main(argv=None):
 
 COUNTS_OPS = ("insert", "cancel", "expire")
 COUNTS_N = (1000, 100000)
+# The heaps' worst case (issue 29; bench/bench.h, BH_WORST): insert and
+# cancel on the `worst` workload too, at the same N, beside the uniform
+# ones above.
+COUNTS_WORST_OPS = ("insert", "cancel")
 # One fixed cache model, so that the counts are the same on every machine
 # (Valgrind would otherwise copy the host's caches, 512 MiB of "L3" on some
 # virtual machines, where nothing misses): 32 KiB 8-way L1s, an 8 MiB
@@ -1293,6 +1298,8 @@ def counts_main(opts):
     backends = opts.backends.split(",") if opts.backends else \
         list(counts_backends(binary))
     plan = counts_plan(binary, backends, COUNTS_OPS, COUNTS_N)
+    plan += [(b, op, n, extra + ["--workload", "worst"]) for b, op, n, extra
+             in counts_plan(binary, backends, COUNTS_WORST_OPS, COUNTS_N)]
     t0 = time.monotonic()
     results = run_counts(binary, plan, opts.jobs or 2, opts.seed)
     doc = {

@@ -246,9 +246,46 @@ def check_micro(doc, backends):
             # "Holding N"), N/3 when it cleans them itself (Go's heap)
             check(0.99 <= b["pending_per_n"] <= 1.34,
                   "micro: %s holds %.2f N" % (b["name"], b["pending_per_n"]))
+        if p["workload"] == "worst" and p["backend"] in WORST_HEAPS:
+            check_worst(b, p)
         if "transferred" in b and p["op"] == "insert":
             check(b["transferred"] > 0.99, "micro: %s left %.2f of its inserts"
                   " in the inbox" % (b["name"], 1 - b["transferred"]))
+
+
+# The heaps' worst case (bench/bench.h, BH_WORST; DECISIONS D13), by name
+# and arity: every insert climbs to the root, so its levels are the depth
+# of the slot it starts in, at a size of N to 1.34 N (the zombies a lazy
+# heap holds) and a batch; heapqueue's remove-on-cancel of the root sifts
+# the last slot to the last level or the one above it.
+WORST_HEAPS = {"heapqueue": 2, "timerthread": 2, "quadheap": 4}
+
+
+def heap_depth(k, arity):
+    """Levels from slot k (0-based) of a heap of `arity` to its root."""
+    d = 0
+    while k > 0:
+        k = (k - 1) // arity
+        d += 1
+    return d
+
+
+def check_worst(b, p):
+    arity, n = WORST_HEAPS[p["backend"]], p["n"]
+    lv = b["sift_levels_per_op"]
+    batch = max(1, min(1024, n // 8))
+    if p["op"] == "insert":
+        lo = heap_depth(n, arity)
+        hi = heap_depth(int(1.34 * n) + 2 * batch, arity)
+        check(lo <= lv <= hi, "micro: %s climbs %.2f levels per insert, "
+              "not the height (%d to %d)" % (b["name"], lv, lo, hi))
+    elif p["cfg"].get("roc") == "on":
+        h = heap_depth(n - 2, arity)  # the last slot once one has left
+        check(h - 1 <= lv <= h, "micro: %s sifts %.2f levels per cancel of "
+              "the root, not %d or %d" % (b["name"], lv, h - 1, h))
+    else:
+        check(lv == 0, "micro: %s: a lazy cancel sifted %.2f levels" %
+              (b["name"], lv))
 
 
 def check_precision(b, p):
