@@ -27,6 +27,10 @@
  *   jitter        one 1 ms fixed-rate task; lateness against the planned
  *                 schedule first + k ms, period error (start_k - start_k-1
  *                 - 1 ms), total drift, runs against the expected count.
+ *                 A backend whose thread sleeps in whole milliseconds
+ *                 (TB_CAP_SLEEP_MS: Netty's worker) runs lateness light
+ *                 (slack=default) and jitter a second time with
+ *                 TB_F_EXACT_SLEEP, labelled sleep=exact.
  *   interference  eight 1 ms fixed-rate tasks and, 100 ms in, one task
  *                 that sleeps 50 ms: the 1 ms tasks' lateness, threads=1
  *                 against threads=4 (a backend with one runner thread
@@ -1090,6 +1094,18 @@ void bh_register_runtime(void)
                     add(K_LATENESS, b, "loaded", &c, p->loaded_pending, 0, 0);
             }
             add(K_JITTER, b, "rate1ms", &cs[j], 1, 0, 0);
+            /* the same with the worker's sleep exact to the ns, beside
+             * Netty's whole milliseconds (TB_CAP_SLEEP_MS), to show the
+             * rounding's share of the lateness and the jitter */
+            if (b->caps & TB_CAP_SLEEP_MS) {
+                struct bh_config x = cs[j];
+                x.cfg.flags |= TB_F_EXACT_SLEEP;
+                bh_label_add(&x, "sleep", "exact");
+                struct bh_config xs = x;
+                bh_label_add(&xs, "slack", "default");
+                add(K_LATENESS, b, "light", &xs, 0, 0, 0);
+                add(K_JITTER, b, "rate1ms", &x, 1, 0, 0);
+            }
             for (size_t k = 0; k < 2 && p->burst[k]; k++)
                 add(K_BURST, b, "burst", &cs[j], p->burst[k], 0, 0);
             add(K_IDLE, b, "far", &cs[j], 1, 0, 0);

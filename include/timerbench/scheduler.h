@@ -117,6 +117,13 @@ enum {
     /** heapqueue: on tb_shutdown(), keep periodic tasks running
      *  (STPE setContinueExistingPeriodicTasksAfterShutdownPolicy(true)). */
     TB_F_KEEP_PERIODIC_ON_SHUTDOWN = 1u << 3,
+    /** timerwheel: the worker sleeps to the next tick's boundary to the
+     *  nanosecond.  By default it sleeps as Netty's waitForNextTick does,
+     *  in whole milliseconds rounded up from when it reads the clock
+     *  ((deadline - now + 999999) / 1000000), so a tick starts up to 1 ms
+     *  past its boundary on top of the wake-up latency.  The flag is there
+     *  to measure the rounding's share of the lateness. */
+    TB_F_EXACT_SLEEP = 1u << 4,
 };
 
 /** Allocator hook: every byte a scheduler holds comes through it, which is
@@ -174,6 +181,11 @@ enum {
                                     deadline: neither a heap nor a wheel
                                     (the report's third family; without
                                     this or TB_CAP_TICKED, a heap) */
+    TB_CAP_SLEEP_MS = 1u << 10,  /* its thread sleeps in whole
+                                    milliseconds rounded up, as Netty's
+                                    worker does, unless TB_F_EXACT_SLEEP:
+                                    the runtime benchmarks measure it both
+                                    ways (sleep=exact) */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
