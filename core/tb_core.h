@@ -450,6 +450,15 @@ void *tb_mem_alloc_aligned(struct tb_sched *s, size_t size, size_t align,
 void tb_mem_free_aligned(struct tb_sched *s, void *mem, size_t size,
                          size_t align);
 
+/** a + b, saturating at the ends of int64 (a clock plus an offset). */
+static inline int64_t tb_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 /** The clock the core adds a delay to, to give a backend its deadline: the
  *  virtual time, or CLOCK_MONOTONIC; CLOCK_REALTIME for a threaded
  *  scheduler whose deadlines are on the wall clock (s->wall).  A virtual
@@ -469,8 +478,9 @@ static inline int64_t tb_wall_clock(const struct tb_sched *s)
 {
     if (s->threaded)
         return tb_realtime_ns();
-    return atomic_load_explicit(&s->vnow, memory_order_relaxed) +
-           atomic_load_explicit(&s->wall_offset, memory_order_relaxed);
+    return tb_add_sat(atomic_load_explicit(&s->vnow, memory_order_relaxed),
+                      atomic_load_explicit(&s->wall_offset,
+                                           memory_order_relaxed));
 }
 
 /** Next deadline of a periodic task after a run: fixed rate counts from the

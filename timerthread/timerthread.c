@@ -504,9 +504,10 @@ static long tt_advance(struct tb_sched *s, int64_t now)
     long ran = 0;
     bool wall = s->wall;
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    if (wall && q->vwake > now)
+        return 0; /* still in queue.wait(); after a look or a run it
+                   * loops straight on, so only the first look waits */
     while (!q->stopped && q->size) {
-        if (wall && q->vwake > now)
-            break; /* still in queue.wait() */
         if (tb_task_get_state(q->heap[1].t) == TB_TASK_CANCELLED) {
             drop_zombie_head(q);
             continue;
@@ -521,13 +522,15 @@ static long tt_advance(struct tb_sched *s, int64_t now)
         if (__builtin_sub_overflow(q->heap[1].at, off, &due))
             due = off < 0 ? INT64_MAX : INT64_MIN;
         if (due > now) {
-            q->vwake = due;
+            q->vwake = due; /* read only on the wall clock */
             break;
         }
         /* the clock, not `now`: earlier runs may have spent time, and fixed
          * delay counts from when the task is taken */
-        run_task(q, take_due(q, tt_clock(q)));
-        q->vwake = INT64_MIN; /* back from the run, it looks again */
+        run_task(q, take_due(q, tb_add_sat(atomic_load_explicit(
+                                                   &s->vnow,
+                                                   memory_order_relaxed),
+                                               off)));
         ran++;
     }
     return ran;
