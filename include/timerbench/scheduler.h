@@ -198,16 +198,16 @@ enum {
                                     deadline: neither a heap nor a wheel
                                     (the report's third family; without
                                     this or TB_CAP_TICKED, a heap) */
-    TB_CAP_WALL_CLOCK = 1u << 11,/* its deadlines are on the wall clock
-                                    (tb_wall_now(); java.util.Timer's
-                                    System.currentTimeMillis) unless
-                                    TB_F_MONOTONIC_DEADLINES: a clock step
-                                    moves them */
     TB_CAP_SLEEP_MS = 1u << 10,  /* its thread sleeps in whole
                                     milliseconds rounded up, as Netty's
                                     worker does, unless TB_F_EXACT_SLEEP:
                                     the runtime benchmarks measure it both
                                     ways (sleep=exact) */
+    TB_CAP_WALL_CLOCK = 1u << 11,/* its deadlines are on the wall clock
+                                    (tb_wall_now(); java.util.Timer's
+                                    System.currentTimeMillis) unless
+                                    TB_F_MONOTONIC_DEADLINES: a clock step
+                                    moves them */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
