@@ -27,6 +27,10 @@
  *   jitter        one 1 ms fixed-rate task; lateness against the planned
  *                 schedule first + k ms, period error (start_k - start_k-1
  *                 - 1 ms), total drift, runs against the expected count.
+ *                 A backend whose thread sleeps in whole milliseconds
+ *                 (TB_CAP_SLEEP_MS: Netty's worker) runs lateness light
+ *                 (slack=default) and jitter a second time with
+ *                 TB_F_EXACT_SLEEP, labelled sleep=exact.
  *   interference  eight 1 ms fixed-rate tasks and, 100 ms in, one task
  *                 that sleeps 50 ms: the 1 ms tasks' lateness, threads=1
  *                 against threads=4 (a backend with one runner thread
@@ -41,6 +45,15 @@
  *                 the backend honours TB_F_NO_LEADER.
  *   producers     1, 2, 4 threads each scheduling N tasks (workload short)
  *                 as fast as they can: throughput and lateness.
+ *   failing       threads=1: ten one-shot tasks due at 1 .. 10 ms, the
+ *                 third fails (returns non-zero); then one more schedule.
+ *                 What a failing task does to the others on real threads,
+ *                 one runner each (an STPE of one thread goes on, Timer
+ *                 dies): counters after (7), ran_after, ran_before (2),
+ *                 accepted_after, failed, runners (the resolved thread
+ *                 count: "threads" is Google Benchmark's own key).  The
+ *                 report's probe (report/probe.c) asks the same on the
+ *                 virtual clock.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,7 +66,7 @@
 #include "bench.h"
 
 enum kind { K_LATENESS, K_JITTER, K_INTERFERENCE, K_BURST, K_IDLE,
-            K_WORKERS, K_PRODUCERS };
+            K_WORKERS, K_PRODUCERS, K_FAILING };
 
 struct rt_def {
     enum kind kind;
@@ -956,6 +969,78 @@ out:
     return seconds;
 }
 
+/* ---- failing ----------------------------------------------------------- */
+
+#define FAIL_TASKS 10
+#define FAIL_AT 3 /* 1-based: the task due at 3 ms fails */
+
+struct fail_task {
+    int id;
+    _Atomic int ran;
+    struct exp *e;
+};
+
+static int fail_run(void *arg)
+{
+    struct fail_task *f = arg;
+    atomic_fetch_add_explicit(&f->ran, 1, memory_order_relaxed);
+    exp_one_done(f->e);
+    return f->id == FAIL_AT;
+}
+
+static double failing(struct rt *r, tbb_state *st)
+{
+    const struct rt_def *d = r->d;
+    struct fail_task f[FAIL_TASKS];
+    struct exp e;
+    exp_init(&e, FAIL_TASKS);
+    double seconds = -1;
+    struct tb_sched *s = start_sched(d, st);
+    if (!s)
+        goto out;
+    int64_t tick = tick_of(s);
+    struct tb_config c;
+    tb_sched_config(s, &c);
+    int64_t t0 = bh_now();
+    for (int i = 0; i < FAIL_TASKS; i++) {
+        f[i].id = i + 1;
+        atomic_init(&f[i].ran, 0);
+        f[i].e = &e;
+        int rc = tb_schedule(s, (i + 1) * TB_MS, fail_run, &f[i], NULL);
+        if (rc) {
+            tbb_skip(st, tb_strerror(rc));
+            goto out;
+        }
+    }
+    /* every task that will run has run by then, on any backend here: the
+     * last deadline, two ticks, and half a second of margin */
+    exp_wait(&e, t0 + FAIL_TASKS * TB_MS + 2 * tick + TB_SEC / 2);
+    int accepted = tb_schedule(s, TB_MS, noop_task, NULL, NULL) == TB_OK;
+    struct tb_stats stats;
+    tb_stats(s, &stats);
+    tb_destroy(s); /* joins the runners: no run is still counting */
+    s = NULL;
+    seconds = bh_seconds(t0, bh_now());
+    int before = 0, after = 0;
+    for (int i = 0; i < FAIL_TASKS; i++) {
+        int ran = atomic_load_explicit(&f[i].ran, memory_order_relaxed);
+        if (i + 1 < FAIL_AT)
+            before += ran;
+        else if (i + 1 > FAIL_AT)
+            after += ran;
+    }
+    put(r, "runners", (double)c.threads);
+    put(r, "after", (double)(FAIL_TASKS - FAIL_AT));
+    put(r, "ran_after", (double)after);
+    put(r, "ran_before", (double)before);
+    put(r, "accepted_after", (double)accepted);
+    put(r, "failed", (double)stats.failed);
+out:
+    tb_destroy(s);
+    exp_fini(&e);
+    return seconds;
+}
+
 /* ---- The shim side ----------------------------------------------------- */
 
 static void *rt_setup(void *ctx, tbb_state *st)
@@ -982,6 +1067,7 @@ static double rt_batch(void *inst, tbb_state *st, int64_t n)
         case K_IDLE: run = idle; break;
         case K_WORKERS: run = workers; break;
         case K_PRODUCERS: run = producers; break;
+        case K_FAILING: run = failing; break;
         }
         r->ncounters = 0;
         double secs = run(r, st);
@@ -1009,7 +1095,7 @@ static const char *const kind_names[] = {
     [K_LATENESS] = "lateness", [K_JITTER] = "jitter",
     [K_INTERFERENCE] = "interference", [K_BURST] = "burst",
     [K_IDLE] = "idle", [K_WORKERS] = "workers",
-    [K_PRODUCERS] = "producers",
+    [K_PRODUCERS] = "producers", [K_FAILING] = "failing",
 };
 
 /* Registers one experiment family; `wait` picks the floor when b is NULL. */
@@ -1090,6 +1176,18 @@ void bh_register_runtime(void)
                     add(K_LATENESS, b, "loaded", &c, p->loaded_pending, 0, 0);
             }
             add(K_JITTER, b, "rate1ms", &cs[j], 1, 0, 0);
+            /* the same with the worker's sleep exact to the ns, beside
+             * Netty's whole milliseconds (TB_CAP_SLEEP_MS), to show the
+             * rounding's share of the lateness and the jitter */
+            if (b->caps & TB_CAP_SLEEP_MS) {
+                struct bh_config x = cs[j];
+                x.cfg.flags |= TB_F_EXACT_SLEEP;
+                bh_label_add(&x, "sleep", "exact");
+                struct bh_config xs = x;
+                bh_label_add(&xs, "slack", "default");
+                add(K_LATENESS, b, "light", &xs, 0, 0, 0);
+                add(K_JITTER, b, "rate1ms", &x, 1, 0, 0);
+            }
             for (size_t k = 0; k < 2 && p->burst[k]; k++)
                 add(K_BURST, b, "burst", &cs[j], p->burst[k], 0, 0);
             add(K_IDLE, b, "far", &cs[j], 1, 0, 0);
@@ -1108,6 +1206,10 @@ void bh_register_runtime(void)
                 snprintf(v, sizeof v, "%d", threads);
                 bh_label_add(&cs[j], "threads", v);
                 add(K_INTERFERENCE, b, "mixed", &cs[j], FAST_TASKS, 0, 0);
+                /* one runner everywhere: STPE with one thread against
+                 * Timer on a failing task */
+                if (threads == 1)
+                    add(K_FAILING, b, "ten", &cs[j], FAIL_TASKS, 0, 0);
             }
         }
         /* leader=on|off only where the flag changes something */

@@ -35,6 +35,13 @@ int64_t tb_monotonic_ns(void)
     return (int64_t)ts.tv_sec * TB_SEC + ts.tv_nsec;
 }
 
+int64_t tb_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * TB_SEC + ts.tv_nsec;
+}
+
 void tb_abstime(struct timespec *ts, int64_t deadline)
 {
     if (deadline < 0)
@@ -162,6 +169,9 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     atomic_init(&s->bytes_held, ops->sched_size);
     atomic_init(&s->vnow, 0);
     s->threaded = cfg.clock == TB_CLOCK_MONOTONIC;
+    s->wall = (backend->caps & TB_CAP_WALL_CLOCK) &&
+              !(cfg.flags & TB_F_MONOTONIC_DEADLINES);
+    atomic_init(&s->wall_offset, 0);
     s->pool.owner = s;
     s->schedule = ops->schedule;
     s->cancel = ops->cancel;
@@ -215,7 +225,32 @@ int tb_start(struct tb_sched *s)
 
 int64_t tb_now(const struct tb_sched *s)
 {
-    return s ? tb_clock_now(s) : 0;
+    if (!s)
+        return 0;
+    return s->threaded ? tb_monotonic_ns()
+                       : atomic_load_explicit(&s->vnow, memory_order_relaxed);
+}
+
+int64_t tb_wall_now(const struct tb_sched *s)
+{
+    return s ? tb_wall_clock(s) : 0;
+}
+
+int tb_wall_step(struct tb_sched *s, int64_t delta_ns)
+{
+    if (!s)
+        return TB_EINVAL;
+    if (s->threaded)
+        return TB_ESTATE;
+    int64_t off = atomic_load_explicit(&s->wall_offset, memory_order_relaxed);
+    int64_t now = atomic_load_explicit(&s->vnow, memory_order_relaxed);
+    int64_t next, wall;
+    if (__builtin_add_overflow(off, delta_ns, &next) ||
+        next > TB_MAX_DELAY || next < -TB_MAX_DELAY ||
+        __builtin_add_overflow(now, next, &wall))
+        return TB_EINVAL;
+    atomic_store_explicit(&s->wall_offset, next, memory_order_relaxed);
+    return TB_OK;
 }
 
 /* The monotonic half of schedule(): out of line, so that the virtual path
@@ -225,7 +260,7 @@ static __attribute__((noinline)) int schedule_monotonic(
     tb_handle *handle, int64_t period)
 {
     int64_t deadline;
-    if (__builtin_add_overflow(tb_monotonic_ns(), delay, &deadline)) {
+    if (__builtin_add_overflow(tb_clock_now(s), delay, &deadline)) {
         tb_handle_none(handle);
         return TB_ERANGE;
     }
@@ -356,9 +391,7 @@ int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns)
             return TB_ERANGE;
         delay_ns = 0;
     }
-    int64_t now = s->threaded ? tb_monotonic_ns()
-                              : atomic_load_explicit(&s->vnow,
-                                                     memory_order_relaxed);
+    int64_t now = tb_clock_now(s);
     int64_t deadline;
     if (__builtin_add_overflow(now, delay_ns, &deadline))
         return TB_ERANGE;

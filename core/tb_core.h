@@ -415,6 +415,10 @@ struct tb_sched {
     _Atomic uint64_t bytes_held;
     _Atomic int64_t vnow;          /* virtual clock */
     bool threaded;                 /* cfg.clock == TB_CLOCK_MONOTONIC */
+    /* deadlines on the wall clock (TB_CAP_WALL_CLOCK without
+     * TB_F_MONOTONIC_DEADLINES): see tb_clock_now */
+    bool wall;
+    _Atomic int64_t wall_offset;   /* virtual wall clock - virtual time */
     bool in_advance;               /* virtual: inside tb_advance() */
     struct tb_pool pool;
 };
@@ -446,11 +450,37 @@ void *tb_mem_alloc_aligned(struct tb_sched *s, size_t size, size_t align,
 void tb_mem_free_aligned(struct tb_sched *s, void *mem, size_t size,
                          size_t align);
 
-/** Current clock of a scheduler (virtual or monotonic). */
+/** a + b, saturating at the ends of int64 (a clock plus an offset). */
+static inline int64_t tb_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+/** The clock the core adds a delay to, to give a backend its deadline: the
+ *  virtual time, or CLOCK_MONOTONIC; CLOCK_REALTIME for a threaded
+ *  scheduler whose deadlines are on the wall clock (s->wall).  A virtual
+ *  wall scheduler gets deadlines on the virtual time like any other (so
+ *  that the virtual schedule path stays one load and an add for every
+ *  backend) and adds s->wall_offset itself. */
 static inline int64_t tb_clock_now(const struct tb_sched *s)
 {
-    return s->threaded ? tb_monotonic_ns()
-                       : atomic_load_explicit(&s->vnow, memory_order_relaxed);
+    if (!s->threaded)
+        return atomic_load_explicit(&s->vnow, memory_order_relaxed);
+    return s->wall ? tb_realtime_ns() : tb_monotonic_ns();
+}
+
+/** The wall clock (tb_wall_now): CLOCK_REALTIME, or the virtual time plus
+ *  the offset tb_wall_step() moves. */
+static inline int64_t tb_wall_clock(const struct tb_sched *s)
+{
+    if (s->threaded)
+        return tb_realtime_ns();
+    return tb_add_sat(atomic_load_explicit(&s->vnow, memory_order_relaxed),
+                      atomic_load_explicit(&s->wall_offset,
+                                           memory_order_relaxed));
 }
 
 /** Next deadline of a periodic task after a run: fixed rate counts from the

@@ -3,12 +3,14 @@
  * model: leader-follower wake-up and its wake-ups per task, remove-on-cancel
  * both ways, both shutdown policies both ways and the zombies shutdown
  * removes, a failing periodic task, fixed-delay from end of run and
- * fixed-rate catch-up, FIFO ties kept across re-queues, the array's initial
+ * fixed-rate catch-up (on the real clock with a pool of four too: never
+ * overlapping, late runs back to back), FIFO ties kept across re-queues, the array's initial
  * capacity and growth, allocation failure (also while a periodic task is
  * re-queued), max_pending against periodic re-arms (DECISIONS.md D1), and
  * the heap checker after a long random sequence.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "testlib.h"
@@ -303,6 +305,89 @@ static void test_periodic_with_slow_runs(void **state)
     for (int i = 0; i < fr.n; i++)
         assert_int_equal(fr.at[i], starts[i] * TB_MS);
     assert_int_equal(tb_pending(s), 1);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* The same on the real clock with a pool of four: a 1 ms fixed-rate task
+ * whose first runs sleep 5 ms.  STPE takes the task off the queue to run it
+ * and puts it back only when the run ends (ScheduledFutureTask.run, then
+ * reExecutePeriodic), so the three idle workers can never start it again
+ * meanwhile: at most one run at a time, each starting after the previous
+ * one ended.  When the slow runs stop, every period they made it miss is
+ * already due (next = previous scheduled time + period), so those runs
+ * follow one another back to back instead of one per period.  Asserted with
+ * generous margins: the catch-up of L missed periods must take less than
+ * half the L periods it would take at one run per period. */
+enum { OVERLAP_RUNS = 100, OVERLAP_SLOW = 10 };
+
+struct overlap {
+    _Atomic int inside, max_inside, n;
+    /* written by whichever worker runs the task; each run is ordered after
+     * the previous one by the queue's lock, and read after termination */
+    int64_t start[OVERLAP_RUNS], end[OVERLAP_RUNS];
+};
+
+static int overlap_task(void *arg)
+{
+    struct overlap *x = arg;
+    int in = atomic_fetch_add(&x->inside, 1) + 1;
+    int m = atomic_load(&x->max_inside);
+    while (in > m && !atomic_compare_exchange_weak(&x->max_inside, &m, in))
+        ;
+    int k = atomic_load(&x->n);
+    int64_t t0 = tb_monotonic_ns();
+    if (k < OVERLAP_SLOW) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    int64_t t1 = tb_monotonic_ns();
+    if (k < OVERLAP_RUNS) {
+        x->start[k] = t0;
+        x->end[k] = t1;
+    }
+    atomic_fetch_sub(&x->inside, 1);
+    atomic_store(&x->n, k + 1); /* last: the next run reads it */
+    return 0;
+}
+
+static int overlap_done(void *ctx)
+{
+    return atomic_load(&((struct overlap *)ctx)->n) >= OVERLAP_RUNS;
+}
+
+static void test_fixed_rate_pool_never_overlaps(void **state)
+{
+    (void)state;
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 4};
+    struct tb_sched *s = make_sched(hq(), &c);
+    static struct overlap x; /* 1.6 KB: not on a test's stack */
+    memset(&x, 0, sizeof x);
+    assert_int_equal(tb_start(s), TB_OK);
+    tb_handle h;
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, overlap_task, &x,
+                                            &h), TB_OK);
+    /* every run planned at or before this is due no later than first + k ms */
+    int64_t first_hi = tb_monotonic_ns() + TB_MS;
+    assert_true(wait_until(overlap_done, &x, 60 * TB_SEC));
+    assert_int_equal(tb_cancel(s, h), 1);
+    assert_true(tb_shutdown(s) >= 0);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_int_equal(atomic_load(&x.max_inside), 1);
+    for (int k = 1; k < OVERLAP_RUNS; k++)
+        assert_true(x.start[k] >= x.end[k - 1]);
+    /* the slow runs each took 5 ms of a 1 ms period */
+    for (int k = 0; k < OVERLAP_SLOW; k++)
+        assert_true(x.end[k] - x.start[k] >= 5 * TB_MS);
+    /* runs planned (first + k ms) before the slow phase ended were all due
+     * when it ended: they run back to back */
+    int64_t e = x.end[OVERLAP_SLOW - 1];
+    int last = (int)((e - first_hi) / TB_MS); /* planned before e, surely */
+    if (last >= OVERLAP_RUNS)
+        last = OVERLAP_RUNS - 1;
+    int late = last - OVERLAP_SLOW + 1;
+    assert_true(late >= 30); /* 10 x 5 ms missed about 40 periods */
+    assert_true(x.start[last] - e < (int64_t)(late - 1) * TB_MS / 2);
     assert_balanced(s);
     tb_destroy(s);
 }
@@ -706,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_shutdown_policies),
         cmocka_unit_test(test_failing_periodic_stops),
         cmocka_unit_test(test_periodic_with_slow_runs),
+        cmocka_unit_test(test_fixed_rate_pool_never_overlaps),
         cmocka_unit_test(test_requeue_when_growth_fails),
         cmocka_unit_test(test_max_pending_refuses_rearm),
         cmocka_unit_test(test_heap_starts_at_16_grows_by_half),

@@ -602,6 +602,251 @@ struct stopper {
     int stop_on;
 };
 
+/* ---- The wall clock (System.currentTimeMillis) ------------------------- */
+
+/* Steps one scheduler's wall clock and another's, for side-by-side cases. */
+static void step_both(struct tb_sched *a, struct tb_sched *b, int64_t d)
+{
+    assert_int_equal(tb_wall_step(a, d), TB_OK);
+    if (b)
+        assert_int_equal(tb_wall_step(b, d), TB_OK);
+}
+
+/* Advances a scheduler millisecond by millisecond up to `end`. */
+static void ms_to(struct tb_sched *s, int64_t end)
+{
+    for (int64_t t = tb_now(s) + TB_MS; t <= end; t += TB_MS)
+        assert_true(tb_advance(s, t) >= 0);
+}
+
+static void test_wall_clock_api(void **state)
+{
+    (void)state;
+    assert_true(tt_backend()->caps & TB_CAP_WALL_CLOCK);
+    const struct tb_backend *hq = tb_backend_find("heapqueue");
+    assert_non_null(hq);
+    assert_false(hq->caps & TB_CAP_WALL_CLOCK);
+    struct tb_sched *s = vsched();
+    assert_int_equal(tb_wall_now(s), 0);
+    assert_int_equal(tb_advance(s, 7 * TB_MS), 0);
+    assert_int_equal(tb_wall_now(s), 7 * TB_MS);
+    assert_int_equal(tb_wall_step(s, -10 * TB_MS), TB_OK);
+    assert_int_equal(tb_wall_now(s), -3 * TB_MS);
+    assert_int_equal(tb_now(s), 7 * TB_MS); /* the virtual time stays */
+    assert_int_equal(tb_wall_step(s, TB_MAX_DELAY + 11 * TB_MS), TB_EINVAL);
+    assert_int_equal(tb_wall_step(s, INT64_MIN), TB_EINVAL);
+    assert_int_equal(tb_wall_now(s), -3 * TB_MS);
+    assert_int_equal(tb_wall_step(NULL, 1), TB_EINVAL);
+    assert_int_equal(tb_wall_now(NULL), 0);
+    tb_destroy(s);
+    /* monotonic mode: CLOCK_REALTIME, and the machine's clock is never set */
+    s = msched();
+    int64_t before = tb_realtime_ns();
+    int64_t wall = tb_wall_now(s);
+    assert_true(wall >= before && wall <= tb_realtime_ns());
+    assert_int_equal(tb_wall_step(s, TB_MS), TB_ESTATE);
+    tb_destroy(s);
+}
+
+/* Timer's deadlines are System.currentTimeMillis() + delay and its thread
+ * compares them with currentTimeMillis(), while the JDK's pool reads
+ * nanoTime: a step back by d delays every pending Timer task by d and no
+ * pool task. */
+static void test_wall_step_back_delays_timer_not_pool(void **state)
+{
+    (void)state;
+    const int64_t d = 5 * TB_MS;
+    struct tb_sched *t = vsched();
+    struct tb_sched *p = make_sched(tb_backend_find("heapqueue"), NULL);
+    struct recorder rt, rp;
+    rec_init(&rt, t);
+    rec_init(&rp, p);
+    struct probe pt[3], pp[3];
+    for (int i = 0; i < 3; i++) {
+        pt[i] = (struct probe){.rec = &rt, .id = i};
+        pp[i] = (struct probe){.rec = &rp, .id = i};
+        assert_int_equal(tb_schedule(t, (i + 1) * 10 * TB_MS, probe_task,
+                                     &pt[i], NULL), TB_OK);
+        assert_int_equal(tb_schedule(p, (i + 1) * 10 * TB_MS, probe_task,
+                                     &pp[i], NULL), TB_OK);
+    }
+    ms_to(t, 2 * TB_MS);
+    ms_to(p, 2 * TB_MS);
+    step_both(t, p, -d);
+    ms_to(t, 60 * TB_MS);
+    ms_to(p, 60 * TB_MS);
+    assert_int_equal(rt.n, 3);
+    assert_int_equal(rp.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        int64_t at = (int64_t)(i + 1) * 10 * TB_MS;
+        assert_int_equal(rp.runs[i].at, at);
+        assert_int_equal(rt.runs[i].at, at + d);
+    }
+    assert_balanced(t);
+    rec_free(&rt);
+    rec_free(&rp);
+    tb_destroy(t);
+    tb_destroy(p);
+}
+
+/* A step forward: the thread is in queue.wait(executionTime - currentTime)
+ * for the head, a relative wait the step does not shorten, so the head runs
+ * on time; the tasks behind it are compared with the stepped clock when it
+ * looks again, and run early by the step (or at once, when the step passed
+ * them).  A schedule that makes a new head notifies the thread, which then
+ * sees the stepped clock at once.  The pool beside it does not move. */
+static void test_wall_step_forward_runs_early(void **state)
+{
+    (void)state;
+    const int64_t d = 15 * TB_MS;
+    struct tb_sched *t = vsched();
+    struct tb_sched *p = make_sched(tb_backend_find("heapqueue"), NULL);
+    struct recorder rt, rp;
+    rec_init(&rt, t);
+    rec_init(&rp, p);
+    struct probe pt[3], pp[3];
+    for (int i = 0; i < 3; i++) {
+        pt[i] = (struct probe){.rec = &rt, .id = i};
+        pp[i] = (struct probe){.rec = &rp, .id = i};
+        assert_int_equal(tb_schedule(t, (i + 1) * 10 * TB_MS, probe_task,
+                                     &pt[i], NULL), TB_OK);
+        assert_int_equal(tb_schedule(p, (i + 1) * 10 * TB_MS, probe_task,
+                                     &pp[i], NULL), TB_OK);
+    }
+    ms_to(t, 5 * TB_MS);
+    ms_to(p, 5 * TB_MS);
+    step_both(t, p, d); /* wall 20 ms at 5 ms */
+    ms_to(t, 60 * TB_MS);
+    ms_to(p, 60 * TB_MS);
+    assert_int_equal(rt.n, 3);
+    assert_int_equal(rp.n, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(rp.runs[i].at, (int64_t)(i + 1) * 10 * TB_MS);
+    /* 10: the awaited head on time; 20 (wall 25 at 10 ms): at once with
+     * it, 10 ms early; 30: 15 ms early, at 15 ms */
+    assert_int_equal(rt.runs[0].id, 0);
+    assert_int_equal(rt.runs[0].at, 10 * TB_MS);
+    assert_int_equal(rt.runs[1].id, 1);
+    assert_int_equal(rt.runs[1].at, 10 * TB_MS);
+    assert_int_equal(rt.runs[2].id, 2);
+    assert_int_equal(rt.runs[2].at, 15 * TB_MS);
+    rec_free(&rt);
+    rec_free(&rp);
+    tb_destroy(t);
+    tb_destroy(p);
+
+    /* the same step, then a schedule 1 ms away: its wall deadline (22 ms)
+     * lies after the awaited head's (10 ms), so it is no new head and
+     * notifies nothing; it waits with the head and runs at 10 ms, 3 ms
+     * late, where the step alone would have run it early */
+    t = vsched();
+    rec_init(&rt, t);
+    struct probe a = {.rec = &rt, .id = 0}, b = {.rec = &rt, .id = 1};
+    assert_int_equal(tb_schedule(t, 10 * TB_MS, probe_task, &a, NULL), TB_OK);
+    ms_to(t, 5 * TB_MS);
+    assert_int_equal(tb_wall_step(t, d), TB_OK);
+    assert_int_equal(tb_advance(t, 6 * TB_MS), 0);
+    assert_int_equal(tb_schedule(t, TB_MS, probe_task, &b, NULL), TB_OK);
+    ms_to(t, 9 * TB_MS);
+    assert_int_equal(rt.n, 0); /* still in queue.wait() */
+    ms_to(t, 10 * TB_MS);
+    assert_int_equal(rt.n, 2);
+    assert_int_equal(rt.runs[0].id, 0);
+    assert_int_equal(rt.runs[1].id, 1);
+    assert_int_equal(rt.runs[1].at, 10 * TB_MS);
+    rec_free(&rt);
+    tb_destroy(t);
+
+    /* a new head does notify: after a step back by 15 ms the thread waits
+     * 15 ms more for `a`; a task scheduled 1 ms away is due before it on
+     * the wall clock, so the thread looks at once, runs it on time and
+     * then waits for `a` again */
+    t = vsched();
+    rec_init(&rt, t);
+    a = (struct probe){.rec = &rt, .id = 0};
+    b = (struct probe){.rec = &rt, .id = 1};
+    assert_int_equal(tb_schedule(t, 10 * TB_MS, probe_task, &a, NULL), TB_OK);
+    ms_to(t, 5 * TB_MS);
+    assert_int_equal(tb_wall_step(t, -d), TB_OK); /* wall -10 ms */
+    ms_to(t, 12 * TB_MS); /* at 10 it looked: wall -5, waits until 25 */
+    assert_int_equal(rt.n, 0);
+    assert_int_equal(tb_schedule(t, TB_MS, probe_task, &b, NULL), TB_OK);
+    ms_to(t, 13 * TB_MS);
+    assert_int_equal(rt.n, 1);
+    assert_int_equal(rt.runs[0].id, 1);
+    assert_int_equal(rt.runs[0].at, 13 * TB_MS);
+    ms_to(t, 30 * TB_MS);
+    assert_int_equal(rt.n, 2);
+    assert_int_equal(rt.runs[1].at, 25 * TB_MS); /* 10 + the step */
+    rec_free(&rt);
+    tb_destroy(t);
+}
+
+/* Periodic tasks after a step, as TimerThread.mainLoop computes their next
+ * time: fixed rate executionTime + period, fixed delay currentTime +
+ * period (both on the wall clock).  A step forward by 30 ms makes fixed
+ * rate run the periods it "missed" back to back (4 runs at once) and fixed
+ * delay run once; a step back by 30 ms delays the next run of both by 30
+ * ms, after which both keep their period.  Every time below was worked out
+ * by hand from mainLoop. */
+static void test_wall_step_periodic(void **state)
+{
+    (void)state;
+    static const int64_t rate_ms[] = {10, 20, 30, 30, 30, 30, 40, 80, 90, 100};
+    static const int64_t delay_ms[] = {10, 20, 30, 40, 80, 90, 100};
+    for (int fixed_rate = 0; fixed_rate <= 1; fixed_rate++) {
+        struct tb_sched *t = vsched();
+        struct recorder r;
+        rec_init(&r, t);
+        struct probe pr = {.rec = &r, .id = 0};
+        int rc = fixed_rate ? tb_schedule_fixed_rate(t, 10 * TB_MS,
+                                                     10 * TB_MS, probe_task,
+                                                     &pr, NULL)
+                            : tb_schedule_fixed_delay(t, 10 * TB_MS,
+                                                      10 * TB_MS, probe_task,
+                                                      &pr, NULL);
+        assert_int_equal(rc, TB_OK);
+        ms_to(t, 25 * TB_MS);
+        assert_int_equal(tb_wall_step(t, 30 * TB_MS), TB_OK); /* wall 55 */
+        ms_to(t, 45 * TB_MS);
+        assert_int_equal(tb_wall_step(t, -30 * TB_MS), TB_OK); /* wall 45 */
+        ms_to(t, 100 * TB_MS);
+        const int64_t *want = fixed_rate ? rate_ms : delay_ms;
+        size_t n = fixed_rate ? sizeof rate_ms / sizeof rate_ms[0]
+                              : sizeof delay_ms / sizeof delay_ms[0];
+        assert_int_equal(r.n, n);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(r.runs[i].at, want[i] * TB_MS);
+        assert_int_equal(tb_check(t), TB_OK);
+        rec_free(&r);
+        tb_destroy(t);
+    }
+}
+
+/* TB_F_MONOTONIC_DEADLINES: the clock the suite measures with; a step of
+ * the wall clock changes nothing. */
+static void test_monotonic_deadlines_flag(void **state)
+{
+    (void)state;
+    struct tb_config c = {.flags = TB_F_MONOTONIC_DEADLINES};
+    struct tb_sched *t = make_sched(tt_backend(), &c);
+    struct recorder r;
+    rec_init(&r, t);
+    struct probe a = {.rec = &r, .id = 0}, b = {.rec = &r, .id = 1};
+    assert_int_equal(tb_schedule(t, 10 * TB_MS, probe_task, &a, NULL), TB_OK);
+    assert_int_equal(tb_schedule(t, 20 * TB_MS, probe_task, &b, NULL), TB_OK);
+    ms_to(t, 5 * TB_MS);
+    assert_int_equal(tb_wall_step(t, -5 * TB_MS), TB_OK);
+    ms_to(t, 15 * TB_MS);
+    assert_int_equal(tb_wall_step(t, 50 * TB_MS), TB_OK);
+    ms_to(t, 40 * TB_MS);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.runs[0].at, 10 * TB_MS);
+    assert_int_equal(r.runs[1].at, 20 * TB_MS);
+    rec_free(&r);
+    tb_destroy(t);
+}
+
 static void count_unrun(void *ctx, tb_handle h, tb_fn fn, void *arg)
 {
     (void)fn;
@@ -1137,6 +1382,11 @@ int main(void)
         cmocka_unit_test(test_reschedule_before_run),
         cmocka_unit_test(test_fixed_delay_start_to_start),
         cmocka_unit_test(test_fixed_rate_catch_up),
+        cmocka_unit_test(test_wall_clock_api),
+        cmocka_unit_test(test_wall_step_back_delays_timer_not_pool),
+        cmocka_unit_test(test_wall_step_forward_runs_early),
+        cmocka_unit_test(test_wall_step_periodic),
+        cmocka_unit_test(test_monotonic_deadlines_flag),
         cmocka_unit_test(test_late_rate_vs_delay),
         cmocka_unit_test(test_shutdown_now_inside_task),
         cmocka_unit_test(test_shutdown_now_inside_periodic),

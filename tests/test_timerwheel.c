@@ -1321,6 +1321,141 @@ static void test_threaded_basic(void **state)
     tb_destroy(s);
 }
 
+/* Netty's waitForNextTick (4.1) sleeps Thread.sleep((deadline - currentTime
+ * + 999999) / 1000000): whole milliseconds rounded up, counted from its
+ * reading of the clock.  The sleep hook shows every sleep the worker takes:
+ * by default each lasts a whole number of milliseconds and ends at or
+ * after the tick's boundary, less than 1 ms past it; with TB_F_EXACT_SLEEP
+ * each ends on the boundary itself.  Either way no timeout runs before the
+ * first boundary at or after its deadline.  Times are asserted only as
+ * order and arithmetic of the worker's own readings, never as speed. */
+enum { SLEEPS_MAX = 512, SLEEP_TASKS = 8 };
+
+static struct {
+    struct tb_sched *s;
+    _Atomic size_t n;         /* the entries are written by the worker, and
+                                 read after it has terminated */
+    int64_t now[SLEEPS_MAX], until[SLEEPS_MAX], target[SLEEPS_MAX];
+} sleeps;
+
+static void record_sleep(struct tb_sched *s, int64_t now, int64_t until,
+                         int64_t target)
+{
+    size_t n = atomic_load(&sleeps.n);
+    if (s != sleeps.s || n == SLEEPS_MAX)
+        return;
+    sleeps.now[n] = now;
+    sleeps.until[n] = until;
+    sleeps.target[n] = target;
+    atomic_store(&sleeps.n, n + 1);
+}
+
+struct sleep_task {
+    int64_t not_before;       /* read before the schedule: <= its deadline */
+    _Atomic int64_t at;       /* monotonic time of its run, 0 before */
+    _Atomic int runs;
+};
+
+static int sleep_task_run(void *arg)
+{
+    struct sleep_task *t = arg;
+    atomic_store(&t->at, tb_monotonic_ns());
+    atomic_fetch_add(&t->runs, 1);
+    return 0;
+}
+
+/* Every task ran, and the worker has slept a few times (a worker held up
+ * by a loaded machine runs overdue ticks without sleeping; it sleeps again
+ * once it has caught up, every tick). */
+static int sleep_tasks_ran(void *arg)
+{
+    struct sleep_task *t = arg;
+    for (int i = 0; i < SLEEP_TASKS; i++)
+        if (!atomic_load(&t[i].runs))
+            return 0;
+    return atomic_load(&sleeps.n) >= 5;
+}
+
+static void check_worker_sleep(bool exact)
+{
+    const int64_t tick = 10 * TB_MS;
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = tick,
+                          .wheel_size = 64,
+                          .flags = exact ? TB_F_EXACT_SLEEP : 0};
+    struct tb_sched *s = make_sched(tw(), &c);
+    memset(&sleeps, 0, sizeof sleeps);
+    atomic_init(&sleeps.n, 0);
+    sleeps.s = s;
+    tw_sleep_hook = record_sleep;
+    assert_int_equal(tb_start(s), TB_OK);
+    struct sleep_task t[SLEEP_TASKS];
+    for (int i = 0; i < SLEEP_TASKS; i++) {
+        /* off the tick and off the millisecond */
+        int64_t delay = (int64_t)i * 7 * TB_MS + 1300 * TB_US;
+        t[i].not_before = tb_monotonic_ns() + delay;
+        atomic_init(&t[i].at, 0);
+        atomic_init(&t[i].runs, 0);
+        assert_int_equal(tb_schedule(s, delay, sleep_task_run, &t[i], NULL),
+                         TB_OK);
+    }
+    assert_true(wait_until(sleep_tasks_ran, t, 10 * TB_SEC));
+    assert_true(tb_shutdown_now(s, NULL, NULL) >= 0);
+    assert_int_equal(tb_await_termination(s, 10 * TB_SEC), TB_OK);
+    tw_sleep_hook = NULL;
+    size_t n = atomic_load(&sleeps.n);
+    assert_true(n >= 5);
+    size_t past = 0;
+    for (size_t k = 0; k < n; k++) {
+        int64_t now = sleeps.now[k], until = sleeps.until[k];
+        int64_t target = sleeps.target[k];
+        assert_true(now < target);
+        assert_true(until >= target);
+        if (k) /* boundaries lie whole ticks apart from the start */
+            assert_int_equal((target - sleeps.target[0]) % tick, 0);
+        if (exact) {
+            assert_int_equal(until, target);
+        } else {
+            assert_int_equal((until - now) % TB_MS, 0);
+            assert_true(until - target < TB_MS);
+            past += until > target;
+        }
+    }
+    /* the rounding shows: a clock read exactly a whole number of
+     * milliseconds before each boundary is the only way to miss it */
+    if (!exact)
+        assert_true(past > 0);
+    /* each run waited for the first boundary at or after its deadline.  The
+     * boundaries are start + j * tick, so they are sleeps.target[0] plus or
+     * minus whole ticks; not_before was read after tb_start() and before
+     * the schedule, so it lies after the start and at or before the
+     * deadline, and the first boundary at or after it is no later than the
+     * task's own */
+    int64_t first = sleeps.target[0];
+    for (int i = 0; i < SLEEP_TASKS; i++) {
+        assert_int_equal(atomic_load(&t[i].runs), 1);
+        int64_t nb = t[i].not_before, boundary = first;
+        while (boundary - tick >= nb)
+            boundary -= tick;
+        while (boundary < nb)
+            boundary += tick;
+        assert_true(atomic_load(&t[i].at) >= boundary);
+    }
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+static void test_threaded_sleep_whole_ms(void **state)
+{
+    (void)state;
+    check_worker_sleep(false);
+}
+
+static void test_threaded_sleep_exact(void **state)
+{
+    (void)state;
+    check_worker_sleep(true);
+}
+
 /* Netty's waitForNextTick sleeps to start + (tick + 1) * duration, an
  * absolute target: after a task stalls the worker, the ticks it missed run
  * back to back without sleeping, and later ticks keep their original
@@ -1681,6 +1816,8 @@ int main(void)
         cmocka_unit_test(test_random_workload),
         cmocka_unit_test(test_threaded_basic),
         cmocka_unit_test(test_threaded_catch_up_after_stall),
+        cmocka_unit_test(test_threaded_sleep_whole_ms),
+        cmocka_unit_test(test_threaded_sleep_exact),
         cmocka_unit_test(test_threaded_pending_never_above_cap),
         cmocka_unit_test(test_threaded_shutdown_now),
         cmocka_unit_test(test_threaded_producers),

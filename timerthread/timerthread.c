@@ -40,17 +40,36 @@
  * queue is discarded and no later task is accepted; called from inside a task
  * they make that run the last.
  *
+ * Clock.  Deadlines are on the wall clock, as the JDK's are on
+ * System.currentTimeMillis (TB_CAP_WALL_CLOCK; DECISIONS.md D15): a task's
+ * time is the wall clock at its schedule plus its delay, and the loop
+ * compares the head's time with the wall clock read when it looks.  Between
+ * looks the thread is in queue.wait(executionTime - currentTime), a wait of
+ * a duration, which a step of the clock does not shorten or lengthen.  So a
+ * step back by d keeps every pending task waiting d longer (the head: one
+ * more wait when the first ends), and a step forward by d leaves the
+ * awaited head on time but runs every task behind it up to d early; after a
+ * step, fixed rate (next = executionTime + period) runs the periods the step
+ * skipped back to back, fixed delay (next = currentTime + period) does not.
+ * Monotonic mode reads CLOCK_REALTIME and waits on the CLOCK_MONOTONIC
+ * condition for the relative time; virtual mode reads the virtual time plus
+ * the steps of tb_wall_step() and keeps, in vwake, when the modelled wait
+ * ends.  TB_F_MONOTONIC_DEADLINES puts the deadlines back on the
+ * scheduler's own clock, where no step can reach them.
+ *
  * Threads.  Monotonic mode has one timer thread that runs every task, with
  * the queue lock released: a slow task delays all the others.  It waits
  * untimed on an empty queue and timed for the head's deadline otherwise; a
  * schedule that makes a new head signals it (queue.notify()), a cancel does
- * not.  Virtual mode does the same loop in tb_advance(), one pass per call,
- * with no lock and no condition variable.
+ * not.  Virtual mode does the same loop in tb_advance(), with no lock and no
+ * condition variable: one look per call with TB_F_MONOTONIC_DEADLINES; on
+ * the wall clock a look only when the modelled wait has ended or a new head
+ * notified it (so a cancelled head waits for that look to leave, as in
+ * Java).
  *
  * Deliberate differences from the JDK.
- *   - Clock: CLOCK_MONOTONIC in ns; Java's Timer uses wall-clock time
- *     (System.currentTimeMillis), so setting the system clock moves its
- *     deadlines.  Ours never jump.
+ *   - Resolution: nanoseconds on both clocks; Java's Timer counts in
+ *     milliseconds (currentTimeMillis, Object.wait(ms)).
  *   - Cancel takes the queue lock to keep the counters consistent under it;
  *     TimerTask.cancel synchronises on the task only.  It is O(1) all the
  *     same.
@@ -94,6 +113,11 @@ struct tt {
     /* the periodic task whose run is in progress, while it is still queued;
      * NULL otherwise */
     struct tb_task *current;
+    /* virtual mode, deadlines on the wall clock: the virtual time at which
+     * the timer thread's queue.wait(executionTime - currentTime) ends, so
+     * that it looks at the queue again; INT64_MIN when it looks at the next
+     * tb_advance (notified, or just back from a run) */
+    int64_t vwake;
     pthread_mutex_t lock;
     pthread_cond_t available;  /* the queue's monitor: new head, shutdown */
     struct tb_thread thread;   /* the timer thread */
@@ -102,6 +126,13 @@ struct tt {
 };
 
 static inline struct tt *tt_of(struct tb_sched *s) { return (struct tt *)s; }
+
+/* TimerThread's currentTime: the wall clock (System.currentTimeMillis) by
+ * default, the scheduler's own clock with TB_F_MONOTONIC_DEADLINES. */
+static inline int64_t tt_clock(const struct tt *q)
+{
+    return q->base.wall ? tb_wall_clock(&q->base) : tb_clock_now(&q->base);
+}
 
 static inline void tt_lock(struct tt *q)
 {
@@ -320,8 +351,13 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
             tb_task_set(t, deadline, period, fn, arg);
             heap_add(q, t);
             q->st.submitted++;
-            if (q->heap[1].t == t && s->threaded)
-                pthread_cond_signal(&q->available);
+            if (q->heap[1].t == t) {
+                /* queue.notify(): the thread looks at the new head */
+                if (s->threaded)
+                    pthread_cond_signal(&q->available);
+                else
+                    q->vwake = INT64_MIN;
+            }
         }
     }
     if (rc)
@@ -338,6 +374,16 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
                        void *arg, tb_handle *handle, int64_t period)
 {
     struct tt *q = tt_of(s);
+    /* on the virtual clock the core's deadline is on the virtual time
+     * (tb_clock_now): the wall clock is that plus the steps taken */
+    if (!s->threaded && s->wall &&
+        __builtin_add_overflow(
+            deadline,
+            atomic_load_explicit(&s->wall_offset, memory_order_relaxed),
+            &deadline)) {
+        tb_handle_none(handle);
+        return TB_ERANGE;
+    }
     if (s->threaded || q->stopped || s->cfg.max_pending ||
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
@@ -345,6 +391,8 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     tb_task_set(t, deadline, period, fn, arg);
     heap_add(q, t);
     q->st.submitted++;
+    if (q->heap[1].t == t)
+        q->vwake = INT64_MIN; /* queue.notify() */
     return TB_OK;
 }
 
@@ -442,21 +490,47 @@ static void run_task(struct tt *q, struct tb_task *t)
     q->current = NULL;
 }
 
+/* Virtual mode.  With deadlines on the wall clock the timer thread is
+ * modelled as Java's: after looking at a head that is not due it waits
+ * queue.wait(executionTime - currentTime), a relative wait that a step of
+ * the wall clock neither shortens nor lengthens, and looks again only when
+ * that wait ends (q->vwake) or a schedule of a new head notifies it.  So a
+ * step forward runs the head it is waiting for on time and the tasks
+ * behind it early; a step back keeps it waiting once more, by the step.
+ * Without wall deadlines each advance is one look, as before. */
 static long tt_advance(struct tb_sched *s, int64_t now)
 {
     struct tt *q = tt_of(s);
     long ran = 0;
+    bool wall = s->wall;
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
+    if (wall && q->vwake > now)
+        return 0; /* still in queue.wait(); after a look or a run it
+                   * loops straight on, so only the first look waits */
     while (!q->stopped && q->size) {
         if (tb_task_get_state(q->heap[1].t) == TB_TASK_CANCELLED) {
             drop_zombie_head(q);
             continue;
         }
-        if (q->heap[1].at > now)
+        int64_t off = wall ? atomic_load_explicit(&s->wall_offset,
+                                                  memory_order_relaxed)
+                           : 0;
+        /* the virtual time at which the wall clock reaches the head's
+         * deadline if it is not stepped again: wait(at - (vnow + off))
+         * from vnow ends at at - off */
+        int64_t due;
+        if (__builtin_sub_overflow(q->heap[1].at, off, &due))
+            due = off < 0 ? INT64_MAX : INT64_MIN;
+        if (due > now) {
+            q->vwake = due; /* read only on the wall clock */
             break;
+        }
         /* the clock, not `now`: earlier runs may have spent time, and fixed
          * delay counts from when the task is taken */
-        run_task(q, take_due(q, tb_clock_now(s)));
+        run_task(q, take_due(q, tb_add_sat(atomic_load_explicit(
+                                                   &s->vnow,
+                                                   memory_order_relaxed),
+                                               off)));
         ran++;
     }
     return ran;
@@ -477,10 +551,18 @@ static void *timer_main(void *arg)
             drop_zombie_head(q);
             continue;
         }
-        int64_t now = tb_monotonic_ns();
+        int64_t now = tt_clock(q);
         if (head->deadline > now) {
+            /* queue.wait(executionTime - currentTime): relative, so a step
+             * of the wall clock during the wait changes nothing until the
+             * thread looks again */
+            int64_t until = head->deadline;
+            if (q->base.wall) {
+                int64_t m = tb_monotonic_ns(), rel = head->deadline - now;
+                until = rel > INT64_MAX - m ? INT64_MAX : m + rel;
+            }
             struct timespec ts;
-            tb_abstime(&ts, head->deadline);
+            tb_abstime(&ts, until);
             q->st.timed_waits++;
             pthread_cond_timedwait(&q->available, &q->lock, &ts);
             q->st.wakeups++;
@@ -543,6 +625,7 @@ static int tt_init(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     q->cap = TT_INITIAL_CAPACITY;
+    q->vwake = INT64_MIN;
     q->heap = heap_alloc(q, q->cap, &q->heap_mem);
     if (!q->heap)
         return TB_ENOMEM;
@@ -713,6 +796,7 @@ const struct tb_backend tb_backend_timerthread = {
     .name = "timerthread",
     .description = "JDK java.util.Timer: 1-based binary heap, lazy cancel, "
                    "one timer thread",
-    .caps = TB_CAP_PURGE | TB_CAP_FAIL_KILLS | TB_CAP_LAZY_CANCEL,
+    .caps = TB_CAP_PURGE | TB_CAP_FAIL_KILLS | TB_CAP_LAZY_CANCEL |
+            TB_CAP_WALL_CLOCK,
     .ops = &tt_ops,
 };

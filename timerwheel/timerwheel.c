@@ -70,9 +70,17 @@
  * revolution, which is the price of this design (counted as `visits`).
  *
  * Threads.  Monotonic mode: one worker thread sleeps (timed condition wait)
- * until start + tick*duration of the next tick, so a stalled worker catches
+ * toward start + tick*duration of the next tick, so a stalled worker catches
  * up tick by tick without drift, and wakes every tick even when nothing is
- * due (`empty_ticks`).  Tasks run on the worker, as with Netty's default
+ * due (`empty_ticks`).  It sleeps as Netty's waitForNextTick does: whole
+ * milliseconds rounded up, (target - now + 999999) / 1000000 of them,
+ * counted from the moment it reads the clock, then it reads the clock
+ * again; so a tick starts up to 1 ms after its boundary on top of the wake-up
+ * latency, and since each sleep starts where the last tick's work ended,
+ * the excess wanders over [0, 1 ms) from tick to tick.  Netty on Windows
+ * sleeps in steps of 10 ms (sleepTimeMs / 10 * 10, its issue 356); that is
+ * not modelled.  TB_F_EXACT_SLEEP waits to the target's nanosecond
+ * instead, to measure what the rounding costs (DECISIONS.md D14).  Tasks run on the worker, as with Netty's default
  * executor.  The wheel, the inbox's front and the list of expired
  * timeouts belong to the worker; it holds `mu` while it works on them and
  * drops it around each task, so a task may call any function of this
@@ -108,8 +116,8 @@
  *     task that fails stops (like a Netty task that throws before re-arming
  *     itself); a one-shot failure is counted and the worker goes on.
  *   - Deadline rounding and tick numbering as described under Time.
- *   - The worker sleeps on a CLOCK_MONOTONIC condition variable to the
- *     nanosecond; Netty sleeps in whole milliseconds.
+ *   - The worker sleeps on a CLOCK_MONOTONIC condition variable (Netty:
+ *     Thread.sleep, which a shutdown interrupts as our signal does).
  *   - tb_start() starts the worker (Netty also starts it on first use), and
  *     takes the start time itself instead of waiting for the worker to.
  *   - shutdown_now (Netty's stop()) does not join the worker: it removes and
@@ -344,6 +352,7 @@ static inline uint64_t pending_take(struct tw *q)
 }
 
 tw_hook_fn tw_test_hook;
+tw_sleep_hook_fn tw_sleep_hook;
 
 /* The test hook, if set: lets a test act inside a window that another
  * thread could hit (see timerwheel_hook.h).  One load and a branch never
@@ -888,12 +897,22 @@ static void *worker_main(void *arg)
     struct tw *q = arg;
     tw_self = q;
     pthread_mutex_lock(&q->mu);
+    bool exact = q->base.cfg.flags & TB_F_EXACT_SLEEP;
     while (!atomic_load(&q->shut)) {
         /* waitForNextTick: absolute target, so a late tick never drifts */
         int64_t target = q->start_ns + q->next_tick * q->tick_ns;
-        if (tb_monotonic_ns() < target) {
+        int64_t now = tb_monotonic_ns();
+        if (now < target) {
+            /* Netty: Thread.sleep((deadline - currentTime + 999999) /
+             * 1000000), whole milliseconds rounded up, from now; then it
+             * reads the clock again.  TB_F_EXACT_SLEEP: to the target. */
+            int64_t until = exact ? target
+                                  : now + (target - now + TB_MS - 1) /
+                                              TB_MS * TB_MS;
+            if (__builtin_expect(tw_sleep_hook != NULL, 0))
+                tw_sleep_hook(&q->base, now, until, target);
             struct timespec ts;
-            tb_abstime(&ts, target);
+            tb_abstime(&ts, until);
             q->st.timed_waits++;
             pthread_cond_timedwait(&q->wake, &q->mu, &ts);
             q->st.wakeups++;
@@ -1432,6 +1451,6 @@ const struct tb_backend tb_backend_timerwheel = {
     .description = "Netty HashedWheelTimer: power-of-two ring of doubly "
                    "linked buckets with remainingRounds, one ticking worker, "
                    "lock-free MPSC inbox",
-    .caps = TB_CAP_TICKED | TB_CAP_LAZY_CANCEL,
+    .caps = TB_CAP_TICKED | TB_CAP_LAZY_CANCEL | TB_CAP_SLEEP_MS,
     .ops = &tw_ops,
 };

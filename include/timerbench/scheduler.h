@@ -19,6 +19,13 @@
  * Both modes run the same structure code; the monotonic mode adds the
  * original's way of waiting and its locks around the same expiry path.
  *
+ * A second clock, the wall clock (tb_wall_now()), stands for Java's
+ * System.currentTimeMillis: CLOCK_REALTIME in monotonic mode; in virtual
+ * mode the virtual time plus an offset that tb_wall_step() moves, so a test
+ * can set the "system clock" back and forth without touching the machine's.
+ * Only a backend with TB_CAP_WALL_CLOCK (java.util.Timer) keeps its deadlines
+ * on it; every other backend ignores it, as the JDK's pool does (nanoTime).
+ *
  * Contract (every backend, checked by the conformance suite):
  *   - Never early: a task never starts before its deadline.  Wheels round
  *     deadlines up to their tick (TB_CAP_GRANULAR: to their level's
@@ -80,6 +87,9 @@ const char *tb_strerror(int err);
 /** CLOCK_MONOTONIC in nanoseconds. */
 int64_t tb_monotonic_ns(void);
 
+/** CLOCK_REALTIME in nanoseconds (the wall clock of monotonic mode). */
+int64_t tb_realtime_ns(void);
+
 /* ---- Tasks and handles ------------------------------------------------- */
 
 /** A task.  Returning non-zero is the C analogue of a thrown exception; each
@@ -117,6 +127,20 @@ enum {
     /** heapqueue: on tb_shutdown(), keep periodic tasks running
      *  (STPE setContinueExistingPeriodicTasksAfterShutdownPolicy(true)). */
     TB_F_KEEP_PERIODIC_ON_SHUTDOWN = 1u << 3,
+    /** timerwheel: the worker sleeps to the next tick's boundary to the
+     *  nanosecond.  By default it sleeps as Netty's waitForNextTick does,
+     *  in whole milliseconds rounded up from when it reads the clock
+     *  ((deadline - now + 999999) / 1000000), so a tick starts up to 1 ms
+     *  past its boundary on top of the wake-up latency.  The flag is there
+     *  to measure the rounding's share of the lateness. */
+    TB_F_EXACT_SLEEP = 1u << 4,
+    /** timerthread: deadlines on the monotonic (or virtual) clock.  By
+     *  default they are on the wall clock, as java.util.Timer's are on
+     *  System.currentTimeMillis (TB_CAP_WALL_CLOCK), so setting the clock
+     *  moves them: a step back by d delays every pending task by d, a step
+     *  forward runs them early.  The flag keeps the suite's measurements
+     *  free of that when a run must not depend on the machine's clock. */
+    TB_F_MONOTONIC_DEADLINES = 1u << 5,
 };
 
 /** Allocator hook: every byte a scheduler holds comes through it, which is
@@ -174,6 +198,16 @@ enum {
                                     deadline: neither a heap nor a wheel
                                     (the report's third family; without
                                     this or TB_CAP_TICKED, a heap) */
+    TB_CAP_SLEEP_MS = 1u << 10,  /* its thread sleeps in whole
+                                    milliseconds rounded up, as Netty's
+                                    worker does, unless TB_F_EXACT_SLEEP:
+                                    the runtime benchmarks measure it both
+                                    ways (sleep=exact) */
+    TB_CAP_WALL_CLOCK = 1u << 11,/* its deadlines are on the wall clock
+                                    (tb_wall_now(); java.util.Timer's
+                                    System.currentTimeMillis) unless
+                                    TB_F_MONOTONIC_DEADLINES: a clock step
+                                    moves them */
 };
 
 struct tb_backend_ops; /* internal: core/tb_core.h */
@@ -224,6 +258,26 @@ int tb_start(struct tb_sched *s);
 
 /** The scheduler's clock: the virtual time, or tb_monotonic_ns(). */
 int64_t tb_now(const struct tb_sched *s);
+
+/** The scheduler's wall clock, Java's System.currentTimeMillis in ns: in
+ *  monotonic mode tb_realtime_ns(); in virtual mode tb_now() plus the sum
+ *  of every tb_wall_step() so far (0 at creation, so both clocks start
+ *  together).  Every scheduler has one; only a backend with
+ *  TB_CAP_WALL_CLOCK (and without TB_F_MONOTONIC_DEADLINES) schedules on
+ *  it.  0 for a NULL scheduler. */
+int64_t tb_wall_now(const struct tb_sched *s);
+
+/** Virtual mode: sets the wall clock `delta_ns` forward (negative: back),
+ *  as an administrator or NTP stepping the system clock would, without
+ *  moving the virtual time and without running anything: a backend whose
+ *  deadlines are on the wall clock sees the step the next time it reads
+ *  the clock (java.util.Timer: when its thread next wakes up; a step does
+ *  not wake it, as it does not end Java's Object.wait).  May be called from
+ *  inside a task.  TB_OK; TB_ESTATE in monotonic mode (the machine's clock
+ *  is never touched); TB_EINVAL for a NULL scheduler, or when the total
+ *  offset would pass +-TB_MAX_DELAY or the wall clock leave the int64
+ *  range. */
+int tb_wall_step(struct tb_sched *s, int64_t delta_ns);
 
 /* ---- Scheduling -------------------------------------------------------- */
 
