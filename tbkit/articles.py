@@ -400,12 +400,12 @@ STATEMENTS = (
         "Timer schedules on absolute time and is sensitive to the system time",
         "Setting the system clock moves Timer's pending deadlines.",
         "planned:timer_wall_clock",
-        "a settable wall clock in virtual mode, read by Timer as "
-        "System.currentTimeMillis: a step back by D delays Timer's pending tasks by D "
-        "and not STPE's (nanoTime). Today timerthread reads CLOCK_MONOTONIC and "
-        "declares it",
-        see=("difference:timerthread",),
-        key="Java's Timer uses wall-clock time"),
+        "timerthread's deadlines are on a wall clock (CLOCK_REALTIME; in virtual "
+        "mode one a test steps with tb_wall_step), read as System.currentTimeMillis, "
+        "while heapqueue reads the monotonic clock as STPE reads nanoTime (D15)",
+        see=(_t(TT, "test_wall_step_back_delays_timer_not_pool"),
+             _t(TT, "test_wall_step_forward_runs_early"),
+             _t(TT, "test_wall_step_periodic"))),
     Statement(
         "timer_exception_kills", A2,
         "由于Timer是单线程，所以一旦出现异常，则线程就会终止，其他任务也得不到执行",
@@ -588,11 +588,11 @@ STATEMENTS = (
         "Netty sleeps in whole milliseconds rounded up, so it fires up to a tick late "
         "as it really sleeps.",
         "planned:netty_sleep_lateness",
-        "the faithful millisecond sleep becomes the default, the exact one a policy "
-        "flag measured beside it, and the lateness claim judges the faithful one; "
-        "today timerwheel waits to the nanosecond and declares it",
-        see=("difference:timerwheel",),
-        key="Netty sleeps in whole milliseconds."),
+        "timerwheel sleeps as waitForNextTick does, in whole milliseconds rounded "
+        "up (the default), and TB_F_EXACT_SLEEP's nanosecond wait is measured beside "
+        "it as sleep=exact (D14)",
+        see=(_t(TW, "test_threaded_sleep_whole_ms"),
+             _t(TW, "test_threaded_sleep_exact"))),
     Statement(
         "netty_cancels_before_walk", A3,
         "this.processCancelledTasks();//先处理取消了的任务",
