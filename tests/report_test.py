@@ -29,9 +29,14 @@ GENERATE = os.path.join(ROOT, "report", "generate.py")
 FIXTURE = os.path.join(HERE, "fixtures", "report-quick")
 HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import tb_figures  # noqa: E402
-import tb_stats  # noqa: E402
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import claims as C  # noqa: E402
+from tbkit import figures as tb_figures  # noqa: E402
+from tbkit import numbers as A  # noqa: E402
+from tbkit import replaydata as RD  # noqa: E402
+from tbkit import report as generate  # noqa: E402
+from tbkit import results as tb_results  # noqa: E402
+from tbkit import stats as tb_stats  # noqa: E402
 
 # The verdicts' tests need the Mann-Whitney U test (Debian python3-scipy).
 NEED_SCIPY = unittest.skipUnless(tb_stats.have_scipy(), "scipy (python3-scipy) is not installed")
@@ -503,12 +508,12 @@ class HeapClaims(unittest.TestCase):
         data["benchmarks"] += extra
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f)
-        # its capabilities as the binary's --info lists them: a heap (not
-        # ticked) that cancels lazily
+        # its capabilities as the binary's --info lists them, beside the
+        # others': a heap (not ticked) that cancels lazily
         path = os.path.join(d, "machine.json")
         with open(path, encoding="utf-8") as f:
             machine = json.load(f)
-        machine["build"]["backend_caps"] = {"quadheap": ["lazy_cancel", "skip_missed"]}
+        machine["build"].setdefault("backend_caps", {})["quadheap"] = ["lazy_cancel", "skip_missed"]
         with open(path, "w", encoding="utf-8") as f:
             json.dump(machine, f)
 
@@ -778,7 +783,6 @@ class GrowthRule(unittest.TestCase):
     """tb_claims' rule for one operation on one part (work or time)."""
 
     def test_rule(self):
-        import tb_claims as C
         v = C._part_verdict
         grows, flat = ("grows", 4.0, 6.0), ("flat", 0.9, 1.1)
         self.assertEqual(v([grows, grows], [flat, flat]), C.HOLDS)
@@ -1113,8 +1117,6 @@ class SafeWrites(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import generate
         cls.generate = generate
 
     def setUp(self):
@@ -1237,8 +1239,6 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(top)), ["notes.txt", "results"])
 
     def test_known_files_or_benchmark_json_make_one(self):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_results
         d = os.path.join(self.tmp, "d")
         os.makedirs(d)
         self.assertIn("is not a results directory", tb_results.results_dir_problem(d))
@@ -1310,8 +1310,6 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         # partial: every instance is there
         self.assertIn("Unfinished record:", md)
         self.assertNotIn("Partial results:", md)
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_results
         self.assertEqual(tb_results.load(d).missing, [])
 
     def test_problems_in_the_report_are_capped(self):
@@ -1479,8 +1477,6 @@ class Precision(unittest.TestCase):
         self.assertEqual(self.rc, 0, self.err)
 
     def test_budget_and_beyond_counts_come_from_the_json(self):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_analysis as A
         t = self.replay["traces"][0]
         b = t["budget"]
         self.assertIn("%s of %s timers have one" % (A.fmt_n(b["timers_with_budget"]),
@@ -1495,8 +1491,7 @@ class Precision(unittest.TestCase):
         self.assertIn("skipped: " + t["sweep"][-1]["skipped"], self.md)
 
     def test_verdict_text_is_tb_precisions(self):
-        import tb_precision
-        v = tb_precision.verdict(copy.deepcopy(self.replay["traces"][0]))
+        v = RD.budget_verdict(copy.deepcopy(self.replay["traces"][0]))
         line = next(l for l in self.md.splitlines() if "Which one for this trace:" in l)
         self.assertIn(", ".join(v["recommended"]), line)
         self.assertIn(v["rule"], line)

@@ -21,6 +21,17 @@ class Bold(str):
     """Strong emphasis."""
 
 
+def join(items, sep=", "):
+    """Spans of `items` (each a span or a tuple of spans) with `sep`
+    between them."""
+    out = []
+    for i, it in enumerate(items):
+        if i:
+            out.append(sep)
+        out.extend(it if isinstance(it, tuple) else (it,))
+    return out
+
+
 class Doc:
     """An ordered list of blocks: headings, paragraphs, lists, tables,
     figures, preformatted text."""
