@@ -1263,10 +1263,10 @@ def recommend(ctx):
     return rows, notes
 
 
-def recommend_replay(ctx):
+def recommend_replay(ctx, classes=True):
     """Rows of "Which one to use" ([workload, recommended, precision,
     compared, measured]): per replayed trace its verdict (budgets kept),
-    then the cheapest candidate in each precision class."""
+    then (with `classes`) the cheapest candidate in each precision class."""
     rows = []
     for t in ctx.res.replay:
         names, _ = RD.verdict_text(t)
@@ -1287,7 +1287,7 @@ def recommend_replay(ctx):
             "trace gives no budget)",
             tuple(_sjoin(ev, ", "))])
         pcands = F.replay_candidates(t, RD.per_event)
-        if not any(c["sweep"] for c in pcands):
+        if not classes or not any(c["sweep"] for c in pcands):
             continue
         for label, cnames, best in F.cheapest_by_class(pcands):
             if best is None or label == "any":

@@ -8,8 +8,23 @@ import re
 
 from tbkit import numbers as A
 from tbkit.analysis import is_floor
-from tbkit.doc import Code
+from tbkit.doc import Code, Link
 from tbkit.figures import FLOOR_COLOUR, assign_colours
+
+
+# The headings a section links to, by anchor: one place, so that a link
+# from one section to another needs no import of the other.
+HEADINGS = {
+    "micro": "Micro-benchmarks: cost per operation against N",
+    "choose": "Which one to use",
+    "machine": "Machine and build",
+    "appendix-machine": "Appendix: machine.json in full",
+}
+
+
+def link(text, anchor):
+    """A Link to the section `anchor` (one of HEADINGS)."""
+    return Link(text, anchor, HEADINGS[anchor])
 
 
 class Page:
@@ -30,6 +45,7 @@ class Page:
         self.findings = []       # (priority, spans) for the summary
         self.missing = []        # (section, what is missing)
         self.micro_best = {}     # op -> (N, workload, best, t, worst, t)
+        self.headline = None     # (figure name, series): the summary's figure
         self.fig_count = 0
 
     def __getattr__(self, name):

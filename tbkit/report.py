@@ -147,11 +147,14 @@ def build(res, figs):
     sec_claims.choose_section(ctx, after)
     sec_claims.limitations_section(ctx, after)
 
+    sec_summary.appendix_section(ctx, after)
+
+    # first screen first: the summary, then the method
     doc = Doc("timerbench report")
     sec_summary.summary_section(ctx, doc, claims)
+    sec_summary.method_section(ctx, doc, micro_ops)
     sec_summary.how_to_read_section(ctx, doc)
     sec_summary.machine_section(ctx, doc)
-    sec_summary.method_section(ctx, doc, micro_ops)
     doc.blocks += body.blocks + after.blocks
     return doc
 

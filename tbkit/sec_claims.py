@@ -15,10 +15,27 @@ from tbkit import numbers as A
 from tbkit import stats as S
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_front
+from tbkit.page import HEADINGS
 
 # Files with problems the Limitations section names one by one; the rest
 # are counted (a directory of 10^5 damaged files makes no 10^5-line report).
 PROBLEMS_LISTED = 20
+
+
+def measured_items(spans):
+    """A claim's measured figures as list items: its spans split where the
+    claim joined its parts ("; " between them)."""
+    items, cur = [], []
+    for sp in spans:
+        if isinstance(sp, str) and not isinstance(sp, (Bold, Code)) and sp == "; ":
+            if cur:
+                items.append(tuple(cur))
+            cur = []
+        else:
+            cur.append(sp)
+    if cur:
+        items.append(tuple(cur))
+    return items or [("",)]
 
 
 def claims_section(ctx, doc, claims):
@@ -27,9 +44,16 @@ def claims_section(ctx, doc, claims):
           "is decided by the rule shown, never typed in.")
     rows = []
     for c in claims:
-        rows.append([c["claim"], c["source"], c["experiment"], c["measured"],
-                     (Bold(c["verdict"]),)])
-    doc.table(["claim", "source", "experiment", "measured", "verdict"], rows)
+        rows.append([c["claim"], c["source"], c["experiment"], (Bold(c["verdict"]),)])
+    doc.table(["claim", "source", "experiment", "verdict"], rows)
+    doc.p("Measured, per claim:")
+    for c in claims:
+        items = measured_items(c["measured"])
+        if len(items) == 1:
+            doc.p(Bold(c["claim"]), ": ", *items[0])
+        else:
+            doc.p(Bold(c["claim"]), ":")
+            doc.ul(items)
     doc.p("Rules:")
     doc.ul([(Bold(c["claim"]), ": ", c["rule"]) for c in claims])
 
@@ -117,7 +141,7 @@ def _micro_front(ctx, doc):
 
 
 def choose_section(ctx, doc):
-    doc.h(2, "Which one to use", "choose")
+    doc.h(2, HEADINGS["choose"], "choose")
     recs, notes = C.recommend(ctx)
     ctx.missing.extend(notes)
     rows = [r[:2] + [_row_precision(ctx, r[1])] + r[2:] for r in recs]

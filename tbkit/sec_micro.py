@@ -14,7 +14,7 @@ from tbkit import numbers as A
 from tbkit import stats as S
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_n_figure, series_order
-from tbkit.page import generic_table
+from tbkit.page import HEADINGS, generic_table
 
 
 def _left_to_full(res):
@@ -32,7 +32,7 @@ def _left_to_full(res):
 def micro_section(ctx, doc):
     res = ctx.res
     ops = [op for op in AN.MICRO_OPS if any(m.n is not None for m in res.select(op=op))]
-    doc.h(2, "Micro-benchmarks: cost per operation against N", "micro")
+    doc.h(2, HEADINGS["micro"], "micro")
     if not ops:
         doc.p("No micro-benchmark results (", *_join([Code(o) for o in AN.MICRO_OPS]),
               ") in this results directory: this section has no data.")
@@ -74,6 +74,11 @@ def micro_section(ctx, doc):
                         " (%s), %s. Log-log axes; error bars from the fastest to the "
                         "slowest repetition." % (ctx.config_text(series), what),),
                        "ns per operation against N, series " + series)
+            # the summary opens with the head-to-head main figure (else
+            # the first series drawn)
+            if name and stem == "micro-" + series and (
+                    ctx.headline is None or (series == "h2h" and ctx.headline[1] != "h2h")):
+                ctx.headline = (name, series)
     for op in ops:
         micro_op_section(ctx, doc, op)
     parts = []

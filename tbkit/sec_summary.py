@@ -15,7 +15,10 @@ from tbkit import analysis as AN
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
-from tbkit.doc import Bold, Code, join as _join
+from tbkit import claims as C
+from tbkit.doc import Bold, Code, Doc, join as _join
+from tbkit.figures import add_figure
+from tbkit.page import HEADINGS, link
 
 
 def run_state_text(res):
@@ -59,10 +62,42 @@ def run_state_text(res):
 
 
 
+def _short(spans):
+    """A recommendation's spans with the granular wheels' caveat cut to a
+    few words (the full table has it whole)."""
+    spans = spans if isinstance(spans, tuple) else (spans,)
+    return tuple(" (late by up to 1/8 of the delay)" if isinstance(sp, str) and
+                 sp.startswith(" — fires up to 1/8") else sp for sp in spans)
+
+
 def summary_section(ctx, doc, claims):
+    """The first screen: what happened to the run (when it did not go
+    through), the headline figure, the recommendations in short (the full
+    table is "Which one to use"), then the findings and the verdicts."""
     doc.h(2, "Summary", "summary")
     for spans in run_state_text(ctx.res):
         doc.p(*spans)
+    left, right = Doc(""), Doc("")
+    if ctx.headline:
+        name, series = ctx.headline
+        add_figure(ctx, left, name, (
+            "Time per operation against N, series ", Code(series), " (%s), the main "
+            "workload of each operation; the section " % ctx.config_text(series),
+            link("Micro-benchmarks", "micro"), " has every series "
+            "and workload."), "ns per operation against N, series " + series)
+    recs, _ = C.recommend(ctx)
+    rows = [[r[0], _short(r[1])] for r in recs] + \
+        [[r[0], _short(r[1])] for r in C.recommend_replay(ctx, classes=False)]
+    if rows:
+        right.p(Bold("Which one to use"), ", in short: the backend with the best measured "
+                "number for each workload (ties named together). ",
+                link("The full table", "choose"), " gives the evidence, "
+                "the precision each holds at and the cheapest structure per precision class.")
+        right.table(["workload", "recommended"], rows)
+    if left.blocks and right.blocks:
+        doc.columns(left, right)
+    else:
+        doc.blocks += left.blocks + right.blocks
     picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
     if not picked:
         doc.p("This results directory holds no measurement from which a finding "
@@ -161,8 +196,87 @@ def _flatten(prefix, value, out):
 
 
 
+def _caches(res):
+    """The CPU caches as Google Benchmark's context lists them, or None."""
+    for _, c in res.contexts:
+        v = c.get("caches")
+        if isinstance(v, list) and v:
+            return ", ".join("L%s %s %s KiB" % (x.get("level"), x.get("type"),
+                                              (x.get("size") or 0) // 1024)
+                             for x in v if isinstance(x, dict))
+    return None
+
+
+def _loads(v):
+    return ", ".join("%.2f" % x for x in v) if isinstance(v, list) and v else None
+
+
+def machine_rows(res):
+    """[fact, value] rows of what readers compare machines by; a fact the
+    run did not record says so."""
+    m = res.machine if isinstance(res.machine, dict) else {}
+    mach = m.get("machine") if isinstance(m.get("machine"), dict) else {}
+    build = m.get("build") if isinstance(m.get("build"), dict) else {}
+    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    run = res.run if isinstance(res.run, dict) else {}
+    none = "not recorded"
+    rows = []
+    cpu = mach.get("cpu_model")
+    rows.append(["CPU", "%s%s" % (cpu, " (%s)" % mach["arch"] if mach.get("arch") else "")
+                 if cpu else none])
+    cores = mach.get("cores")
+    rows.append(["cores", "%s%s" % (cores, ", %s usable" % mach["cores_usable"]
+                                    if mach.get("cores_usable") is not None else "")
+                 if cores is not None else none])
+    rows.append(["caches", _caches(res) or "not recorded (Google Benchmark's context lists none)"])
+    st = res.machine_state()
+    if st:
+        lat = st["latency"]
+        rows.append(["memory latency (measured)", "%s median over %d repetitions, %s at most "
+                     "(a dependent load over 16 MiB; Method)" % (
+                         A.fmt_ns(statistics.median(lat)), st["reps"], A.fmt_ns(lat[-1]))])
+    else:
+        rows.append(["memory latency (measured)", none])
+    kern = mach.get("kernel")
+    rows.append(["kernel", "%s%s" % (kern, " (%s)" % mach["os"] if mach.get("os") else "")
+                 if kern else none])
+    cc = build.get("c_compiler")
+    rows.append(["compiler", "%s%s" % (cc, ", %s build" % build["build_type"]
+                                       if build.get("build_type") else "") if cc else none])
+    commit = build.get("git_commit") or (git.get("commit") or "")[:12]
+    rows.append(["commit", (Code(commit), " with uncommitted changes" if git.get("dirty") else "")
+                 if commit else none])
+    prof = run.get("profile")
+    rows.append(["profile", Code(prof) if isinstance(prof, str) else none])
+    secs = run.get("total_seconds")
+    rows.append(["wall time", "%s s, started %s" % (A.fmt_num(secs), run.get("started_utc", "?"))
+                 if isinstance(secs, (int, float)) else none])
+    start, end = _loads(mach.get("load_average_at_start")), _loads(mach.get("load_average_at_end"))
+    rows.append(["load (1, 5, 15 min)", "%s at the start%s" % (start, "; %s at the end" % end
+                                                                if end else "")
+                 if start else none])
+    return rows
+
+
 def machine_section(ctx, doc):
-    doc.h(2, "Machine and build", "machine")
+    """What a reader compares machines by, in one short table; everything
+    the run recorded is in the appendix (appendix_section)."""
+    doc.h(2, HEADINGS["machine"], "machine")
+    res = ctx.res
+    if res.machine is None:
+        ctx.missing.append(("Machine and build", "no machine.json in the results directory"))
+        doc.p("No machine.json in this results directory: only the facts Google "
+              "Benchmark and the harnesses put in the JSON context are known (",
+              link("appendix", "appendix-machine"), ").")
+        return
+    doc.table(["fact", "value"], machine_rows(res))
+    doc.p("Every fact the run recorded (machine.json, Google Benchmark's context): ",
+          link("the appendix", "appendix-machine"), ".")
+
+
+def appendix_section(ctx, doc):
+    """machine.json in full, and the JSON context's facts."""
+    doc.h(2, HEADINGS["appendix-machine"], "appendix-machine")
     res = ctx.res
     rows = []
     if res.machine is not None:
@@ -186,15 +300,10 @@ def machine_section(ctx, doc):
             elif isinstance(v, dict):
                 v = ", ".join("%s=%s" % kv for kv in sorted(v.items()))
             rows.append((Code(key), str(v)[:300]))
-    if res.machine is None:
-        ctx.missing.append(("Machine and build", "no machine.json in the results directory"))
-        doc.p("No machine.json in this results directory: the facts below are "
-              "only those Google Benchmark and the harnesses put in the JSON context.")
     if rows:
         doc.table(["fact", "value"], rows)
     else:
         doc.p("No machine or build facts were recorded.")
-
 
 
 def method_section(ctx, doc, micro_ops):
