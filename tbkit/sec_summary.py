@@ -92,7 +92,7 @@ def summary_section(ctx, doc, claims):
         right.p(Bold("Which one to use"), ", in short: the backend with the best measured "
                 "number for each workload (ties named together). ",
                 link("The full table", "choose"), " gives the evidence, "
-                "the precision each holds at and the cheapest structure per precision class.")
+                "the precision of each and the cheapest structure per precision class.")
         right.table(["workload", "recommended"], rows)
     if left.blocks and right.blocks:
         doc.columns(left, right)

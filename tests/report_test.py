@@ -113,6 +113,25 @@ def md_table_rows(text):
     return rows
 
 
+def claim_rows(md):
+    """The claims as rows [claim, source, experiment, measured, verdict]:
+    the claims table gives all but the measured figures, listed under it
+    per claim (one paragraph, or a list whose items were joined by "; ")."""
+    sec = md_section(md, "What the classic write-ups claim, checked")
+    rows = [r for r in md_table_rows(sec)[1:] if len(r) == 4]
+    measured = {}
+    part = sec.split("Measured, per claim:", 1)[1].split("\nRules:", 1)[0]
+    cur = None
+    for line in part.splitlines():
+        m = re.match(r"^\*\*(.+?)\*\*:(.*)$", line)
+        if m:
+            cur = m.group(1)
+            measured[cur] = [m.group(2).strip()] if m.group(2).strip() else []
+        elif line.startswith("- ") and cur is not None:
+            measured[cur].append(line[2:])
+    return [[c, src, exp, "; ".join(measured.get(c, [])), v] for c, src, exp, v in rows]
+
+
 def unmd(text):
     """Markdown cell text back to plain text."""
     t = re.sub(r"\\(.)", r"\1", text.replace("`", "").replace("**", ""))
@@ -144,12 +163,53 @@ class FixtureReport(unittest.TestCase):
 
     def test_sections_in_order(self):
         heads = re.findall(r"^## (.+)$", self.md, re.M)
-        want = ["Summary", "How to read this report", "Machine and build", "Method",
+        want = ["Summary", "Method", "How to read this report", "Machine and build",
                 "Micro-benchmarks: cost per operation against N", "Memory per pending task",
                 "Runtime behaviour (monotonic clock, real threads)",
                 "What the classic write-ups claim, checked", "Which one to use",
                 "Limitations and noise"]
         self.assertEqual([h for h in heads if h in want], want)
+
+    def test_first_screen_is_the_figure_and_the_recommendations(self):
+        s = md_section(self.md, "Summary")
+        first = [l for l in s.splitlines() if l.strip()][:4]
+        self.assertTrue(first[0].startswith("!["), first)          # the headline figure
+        self.assertIn("[The full table](#which-one-to-use)", s)
+        short = md_table_rows(s)
+        self.assertEqual(short[0], ["workload", "recommended"])
+        full = md_table_rows(md_section(self.md, "Which one to use"))
+        # the short form names, per workload, what the full table recommends
+        want = {r[0]: r[1] for r in full[1:]}
+        for w, rec in short[1:]:
+            self.assertIn(w, want)
+            for name in re.findall(r"`([^`]+)`", rec):
+                self.assertIn("`%s`" % name, want[w])
+        with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
+            html_text = f.read()
+        self.assertIn('<a href="#choose">The full table</a>', html_text)
+
+    def test_machine_is_a_compact_table_and_the_rest_an_appendix(self):
+        rows = md_table_rows(md_section(self.md, "Machine and build"))
+        facts = [unmd(r[0]) for r in rows[1:]]
+        self.assertEqual(facts, ["CPU", "cores", "caches", "memory latency (measured)",
+                                 "kernel", "compiler", "commit", "profile", "wall time",
+                                 "load (1, 5, 15 min)"])
+        with open(os.path.join(self.dir, "machine.json"), encoding="utf-8") as f:
+            machine = json.load(f)
+        vals = {unmd(r[0]): unmd(r[1]) for r in rows[1:]}
+        self.assertIn(machine["machine"]["kernel"], vals["kernel"])
+        self.assertIn(machine["build"]["c_compiler"], vals["compiler"])
+        appendix = md_table_rows(md_section(self.md, "Appendix: machine.json in full"))
+        keys = {unmd(r[0]) for r in appendix[1:]}
+        self.assertIn("machine.kernel", keys)
+        self.assertIn("build.c_compiler", keys)
+        self.assertGreater(len(keys), 3 * len(facts))
+
+    def test_measured_figures_are_listed_under_each_claim(self):
+        rows = claim_rows(self.md)
+        self.assertTrue(all(r[3] for r in rows), rows)
+        sec = md_section(self.md, "What the classic write-ups claim, checked")
+        self.assertNotIn("| measured |", sec)
 
     def test_summary_has_numbers(self):
         s = md_section(self.md, "Summary")
@@ -180,8 +240,7 @@ class FixtureReport(unittest.TestCase):
         self.assertNotIn("@import", self.html)
 
     def test_every_claim_has_a_computed_verdict(self):
-        s = md_section(self.md, "What the classic write-ups claim, checked")
-        rows = md_table_rows(s)[1:]
+        rows = claim_rows(self.md)
         self.assertGreaterEqual(len(rows), 8)
         for r in rows:
             self.assertEqual(len(r), 5, r)
@@ -341,7 +400,7 @@ class VerdictsAreComputed(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             md = f.read()
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         return {unmd(r[0]): unmd(r[4]) for r in rows}
 
     def _claim_with(self, d, name, data, start):
@@ -487,7 +546,7 @@ class HeapClaims(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             md = f.read()
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         hits = [(unmd(r[3]), unmd(r[4])) for r in rows if unmd(r[0]).startswith(start)]
         self.assertEqual(len(hits), 1)
         return hits[0]
@@ -628,7 +687,7 @@ class WorkAndCounts(unittest.TestCase):
             return f.read(), err
 
     def _growth_verdict(self, md):
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         return [unmd(r[4]) for r in rows if unmd(r[0]).startswith("Heap insert and removal")][0]
 
     def _set_work(self, d, heap_work):
@@ -866,7 +925,7 @@ class MissingAndHostile(unittest.TestCase):
         lim = md_section(md, "Limitations and noise")
         self.assertIn("Missing data:", lim)
         self.assertIn("Runtime behaviour", lim)
-        claims = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        claims = claim_rows(md)
         slow = [unmd(r[4]) for r in claims if unmd(r[0]).startswith("A slow task")][0]
         self.assertTrue(slow.startswith("not tested: no interference results"), slow)
 
