@@ -69,7 +69,9 @@ class Analysis:
     `backends` (registry order, those with results, floors left out),
     `floor` (the floor pseudo-backends), `caps` ({backend: capabilities}),
     `series` ({(op, series, workload): {label: [Measurement by N]}}),
-    `memory_main` ((N, workload, [(bytes per task, backend)]) at the
+    `micro_best` ({op: (N, workload, fastest, its median, slowest, its
+    median)} at the largest N every line of the head-to-head main workload
+    reached), `memory_main` ((N, workload, [(bytes per task, backend)]) at the
     largest N, or None), `rt` (the runtime experiments' measurements, labels
     and floor comparison, by experiment) and `ticks` ({series: {tick}})."""
 
@@ -86,6 +88,7 @@ class Analysis:
             if m.cfg.get("tick"):
                 self.ticks.setdefault(m.series, set()).add(m.cfg["tick"])
         self.series = micro_series(res)
+        self.micro_best = micro_best(res, self.series, self.backend_sort_key())
         self.memory_main = memory_main(res)
         self.rt = runtime_data(res, self.floor)
 
@@ -310,6 +313,31 @@ def micro_series(res):
             sms = [m for m in ms if m.series == series]
             for wl in workloads_of(sms):
                 out[(op, series, wl)] = legend_groups([m for m in sms if m.workload == wl])
+    return out
+
+
+def micro_best(res, series, key):
+    """{op: (N, workload, fastest label, its median, slowest label, its
+    median)} for each operation's head-to-head main workload, at the
+    largest N every line reached; an operation with instances of that
+    series missing, or with one line, has none."""
+    out = {}
+    for (op, config, wl), lines in series.items():
+        if config != "h2h" or wl != workloads_of(res.select(op=op))[0]:
+            continue
+        if res.missing_for((op,), config, wl):
+            continue
+        order = sorted(lines, key=lambda s: (key(lines[s][0].backend), s))
+        common = None
+        for label in order:
+            s = {m.n for m in lines[label]}
+            common = s if common is None else common & s
+        if common and len(order) > 1:
+            n = max(common)
+            at = sorted(((lines[l][[m.n for m in lines[l]].index(n)], l) for l in order),
+                        key=lambda x: x[0].median)
+            (best, bl), (worst, wl_) = at[0], at[-1]
+            out[op] = (n, wl, bl, best.median, wl_, worst.median)
     return out
 
 

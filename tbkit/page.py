@@ -44,7 +44,6 @@ class Page:
             self.colours[b] = FLOOR_COLOUR
         self.findings = []       # (priority, spans) for the summary
         self.missing = []        # (section, what is missing)
-        self.micro_best = {}     # op -> (N, workload, best, t, worst, t)
         self.headline = None     # (figure name, series): the summary's figure
         self.fig_count = 0
 

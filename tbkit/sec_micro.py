@@ -251,8 +251,6 @@ def micro_findings(ctx, op, config, wl, series):
         items.append(("At N = %s " % A.fmt_n(n), Code(bl), " is fastest (%s); " % A.fmt_ns(best.median),
                       Code(wl_), " takes %s as long (%s%s)." % (
                           A.fmt_ratio(worst.median / best.median), A.fmt_ns(worst.median), how)))
-        if config == "h2h" and wl == AN.workloads_of(ctx.res.select(op=op))[0]:
-            ctx.micro_best[op] = (n, wl, bl, best.median, wl_, worst.median)
     # Crossovers between every pair of series, when at both ends of the
     # N range the two differ significantly (Mann-Whitney over the
     # repetitions).
