@@ -51,7 +51,7 @@ PCT_Q = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
 
 def pct_value(m, key, prefix=""):
     """A percentile counter's median over the repetitions, or None when too
-    few samples back it (see tb_stats.pct_supported) or it is absent."""
+    few samples back it (see tbkit.stats.pct_supported) or it is absent."""
     v = m.counter(prefix + key)
     q = PCT_Q.get(key)
     if v is None or q is None:

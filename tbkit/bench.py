@@ -159,7 +159,7 @@ def run_harness(binary, opts, harness, outdir, total, t_start, session=1,
                 stop=None, lock=None, out=None, extra=()):
     """Runs one harness; returns (exit status, seconds, the last instance
     it started as (index, name) or None).  Its results go to its journal
-    (tb_runstate) as each instance finishes; with `out` (the stopping
+    (tbkit.runstate) as each instance finishes; with `out` (the stopping
     rule's extra repetitions) to that file as Google Benchmark writes it."""
     args = base_args(opts, harness) + ["--progress"] + list(extra)
     if out:

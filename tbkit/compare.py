@@ -4,7 +4,7 @@ For every benchmark instance present in both, prints the median time per
 operation in A and B, the ratio B/A, the p-value of a two-sided
 Mann-Whitney U test over the two sets of repetitions, and a verdict:
 "faster" or "slower" only when the test says different (p < ALPHA) AND
-the medians differ by at least MIN_EFFECT (tb_stats explains why: two runs
+the medians differ by at least MIN_EFFECT (tbkit.stats explains why: two runs
 of one commit differ by more than the repetitions inside one run do);
 "~" otherwise; "too few repetitions to test" when no ordering of so few
 repetitions could reach ALPHA.  Ends with the number of instances flagged

@@ -1,4 +1,4 @@
-"""tb_doc — a tiny document model rendered both as Markdown and as HTML.
+"""tbkit.doc — a tiny document model (bottom layer), rendered both as Markdown and as HTML.
 
 The report is built once as a list of blocks and written twice, so the two
 files always say the same thing.  Every piece of text that may come from a

@@ -2,8 +2,9 @@
 (bottom layer).
 
 Growth fits, crossover points, ratios and percentile helpers.  Every rule
-that turns numbers into words (what counts as "flat", as "grows") is a named constant here, and the report prints those rules in
-its "How to read it" section, so a reader can check each verdict by hand.
+that turns numbers into words (what counts as "flat", as "grows") is a
+named constant here, and the report prints those rules in its "How to
+read it" section, so a reader can check each verdict by hand.
 """
 
 import math

@@ -1,15 +1,12 @@
-"""tb_precision — precision, the second axis (issue 27): the grammar of a
-lateness budget (`--lateness SPEC`, tracegen's `--slack SPEC`), the
-precision classes, and the verdict of a replayed trace that only
-recommends structures which kept the trace's budgets.
+"""tbkit.precision — precision, the second axis (issue 27; bottom layer):
+the grammar of a lateness budget (`--lateness SPEC`, tracegen's `--slack
+SPEC`) and the precision classes a candidate's lateness falls in.
 
-Pure functions on the dicts of replay.json (bench/README.md, "Replay":
-a trace as bench/replay.c writes it, with `backends[]`, `sweep[]` and
-`budget`): bench/replay.py writes `verdict(trace)` into replay.json and
-the report calls the same function, so the two never disagree.  Standard
-library only, besides report/tb_replay.py's rule for a tie (`tied_with`,
-`per_event`), imported when first needed so that tb_replay may import this
-module too.
+Pure functions on numbers and on the dicts of replay.json (bench/README.md,
+"Replay").  The verdict that recommends only structures which kept the
+trace's budgets is tbkit.replaydata.budget_verdict, which bench/replay.py
+writes into replay.json and the report calls, so the two never disagree.
+Standard library only.
 """
 
 import re

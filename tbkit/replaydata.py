@@ -195,7 +195,7 @@ def verdict_text(t):
     """(names, text) for the trace: what was recommended and why."""
     v = precision_verdict(t)
     if not budgeted(t) or v is None or not v.get("recommended"):
-        # no budget: tb_precision applies this module's cost rule, whose
+        # no budget: budget_verdict applies the cost rule, whose
         # own sentence gives the ratio to the runner-up
         kind, text, best = cost_verdict(t)
         return ([best] if best else tied_names(t)), text

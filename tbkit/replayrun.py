@@ -145,8 +145,8 @@ def replay_errors(path):
 
 
 def add_verdicts(path):
-    """Writes each trace's `verdict` (report/tb_precision.py, the rule the
-    report applies too) into the replay.json at path."""
+    """Writes each trace's `verdict` (tbkit/replaydata.py budget_verdict,
+    the rule the report applies too) into the replay.json at path."""
     with open(path, encoding="utf-8", errors="replace") as f:
         doc = json.load(f)
     for t in doc.get("traces", []):

@@ -1,4 +1,5 @@
-"""tb_results — reads one timerbench results directory into plain records.
+"""tbkit.results — reads one timerbench results directory into plain
+records (results layer).
 
 This is the only module that knows the on-disk format, so that when the
 benchmark driver (bench/run.py) changes what it writes, only this file moves.
@@ -774,7 +775,7 @@ def _read_budget(b):
 
 def _read_verdict(v):
     """replay.json's verdict as bench/replay.py wrote it (the report
-    recomputes it with tb_precision.verdict and says so if they differ)."""
+    recomputes it with tbkit.replaydata.budget_verdict and says so if they differ)."""
     if not isinstance(v, dict) or not isinstance(v.get("recommended"), list):
         return None
     missed = v.get("missed") if isinstance(v.get("missed"), dict) else {}
@@ -844,7 +845,7 @@ def _read_replay(res, path):
             "sweep": [p for p in (_read_sweep_point(p) for p in t.get("sweep", []))
                       if p is not None] if isinstance(t.get("sweep"), list) else [],
             "verdict": _read_verdict(t.get("verdict")),
-            # the trace as written, for tb_precision.verdict (the rule
+            # the trace as written, for replaydata.budget_verdict (the rule
             # bench/replay.py applied, so both read the same fields)
             "raw": t})
     if bad:

@@ -98,7 +98,7 @@ def _budget_sentence(t, meta):
 
 
 def draw_front(ctx, t):
-    """The trace's cost-precision front (tb_front.draw_front)."""
+    """The trace's cost-precision front (tbkit.figures.draw_front)."""
     return _draw_front(ctx, ctx.fig_name("replay-front-" + RD.trace_label(t)),
                         "Replay of %s: CPU per event against lateness" % RD.trace_label(t),
                         F.replay_candidates(t, RD.per_event), "CPU time per event (ns)")

@@ -1,4 +1,4 @@
-"""tb_trace.py — the timerbench trace format (DECISIONS.md D4): a strict
+"""tbkit.trace (command tools/tb_trace.py) — the timerbench trace format (DECISIONS.md D4): a strict
 reader that checks every rule, a writer, and the statistics a trace's
 README quotes.  The importer (perf2trace.py), the generators (tracegen.py)
 and the tests share it, so everything this directory writes is read back

@@ -17,7 +17,7 @@ Ids are never reused.
 --slack SPEC gives every timer a lateness budget, written in the slack
 column of trace format v2 (issue 27; the replay holds every backend to
 it, DECISIONS.md D9): SPEC is the grammar of `--lateness`
-(report/tb_precision.py parse_spec, the one function both use): an
+(tbkit/precision.py parse_spec, the one function both use): an
 absolute `<int><ns|us|ms|s>` (`50us`, `1ms`, `0ns`), which must be a
 whole number of us (the trace's unit), or a share `<number>%` of each
 timer's delay (`1%`, `12.5%`; 0 < pct <= 100), floored to whole ns as

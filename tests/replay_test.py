@@ -1396,7 +1396,7 @@ class Budgets(unittest.TestCase):
 
 
 class Verdict(unittest.TestCase):
-    """report/tb_precision.py's rule on hand-made replay.json traces."""
+    """tbkit/replaydata.py's budget rule on hand-made replay.json traces."""
 
     @staticmethod
     def cand(name, cpu, beyond, fires=10, sweep=False, reps=None):

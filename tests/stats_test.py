@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""stats_test.py — report/tb_stats.py, the statistics every verdict and
+"""stats_test.py — tbkit/stats.py, the statistics every verdict and
 `compare` rely on: the Mann-Whitney U test (two samples that differ are
 significant and print their p-value; two that do not are not flagged; too
 few repetitions are said to be too few, never a crash), the confidence

@@ -1470,7 +1470,7 @@ class Generators(unittest.TestCase):
 
 class GeneratorSlack(unittest.TestCase):
     """tracegen --slack SPEC: the grammar of --lateness
-    (report/tb_precision.py parse_spec), written as format v2."""
+    (tbkit/precision.py parse_spec), written as format v2."""
 
     def test_default_is_v1_without_budgets(self):
         text, tr = gen("hold", "--events", "50")
