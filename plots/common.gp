@@ -2,7 +2,7 @@
 # fonts, grid and line styles.  Each figure script sets `W` and `H` (pixels)
 # and then, once per format, `eval term_for(fmt)` and draws.
 #
-# Variables from report/generate.py (tb_figures.py): out (path without
+# Variables from report/generate.py (tbkit/figures.py): out (path without
 # extension), plotdir (this folder).  Titles and series names arrive in the
 # data files, read as data, never as commands; so `noenhanced` keeps `_`
 # and `^` in backend names literal.

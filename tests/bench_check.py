@@ -24,6 +24,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout, for tbkit
+from tbkit import bench as tb_bench  # noqa: E402
+
 MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
 # The structure's work per operation (tb_stats deltas across the timed
 # parts), on every micro result; bench/README.md defines them.
@@ -408,14 +411,8 @@ def check_profiles(info):
 
 
 def load_run_py():
-    """bench/run.py as a module (it runs nothing on import)."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                        "bench", "run.py")
-    spec = importlib.util.spec_from_file_location("tb_run", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """bench/run.py's module, tbkit.bench (it runs nothing on import)."""
+    return tb_bench
 
 
 def check_run_py():

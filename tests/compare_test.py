@@ -22,9 +22,9 @@ import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
-sys.path.insert(0, os.path.join(root, "report"))
-import compare  # noqa: E402
-import tb_stats  # noqa: E402
+sys.path.insert(0, root)  # the checkout, for tbkit
+from tbkit import compare  # noqa: E402
+from tbkit import stats as tb_stats  # noqa: E402
 
 if not tb_stats.have_scipy():
     print("SKIP: scipy (Debian package python3-scipy) is not installed")

@@ -22,10 +22,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import run  # noqa: E402  (bench/run.py)
-import tb_counts  # noqa: E402
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import bench as run  # noqa: E402  (bench/run.py)
+from tbkit import countsdata as tb_counts  # noqa: E402
+from tbkit import machine  # noqa: E402
 
 BINARY = None
 BACKEND = "heapqueue"
@@ -72,7 +72,7 @@ class Counts(unittest.TestCase):
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
                         BINARY, "--backend", BACKEND, "--op", "insert", "--n", str(N)],
                        capture_output=True, check=True)
-        ev, _ = run.parse_callgrind(out)
+        ev, _ = machine.parse_callgrind(out)
         self.assertGreater(ev["Ir"], 5 * self.first["totals"]["Ir"])
 
     def test_same_work_without_valgrind(self):
@@ -139,7 +139,7 @@ if __name__ == "__main__":
     if len(sys.argv) < 2 or not os.path.isfile(sys.argv[1]):
         print("SKIP: timerbench-counts was not built (valgrind/callgrind.h missing)")
         sys.exit(77)
-    if not run.valgrind_version():
+    if not machine.valgrind_version():
         print("SKIP: valgrind is not installed (Debian package valgrind)")
         sys.exit(77)
     BINARY = os.path.abspath(sys.argv.pop(1))

@@ -33,9 +33,14 @@ DRIVER = os.path.join(ROOT, "bench", "replay.py")
 HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 BINARY = None
 
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import tb_replay
-import tb_stats as S  # noqa: E402
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import claims as tb_claims  # noqa: E402
+from tbkit import precision as P  # noqa: E402
+from tbkit import replaydata as RD  # noqa: E402
+from tbkit import replayrun  # noqa: E402
+from tbkit import results as tb_results  # noqa: E402
+from tbkit import stats as S  # noqa: E402
+from tbkit import trace as tb_trace  # noqa: E402
 
 MS = 1000000
 
@@ -265,11 +270,6 @@ class SameFormatAsTheTools(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ROOT, "tools"))
-        try:
-            import tb_trace
-        except ImportError:
-            raise unittest.SkipTest("tools/tb_trace.py is not in this checkout")
         cls.T = tb_trace
 
     def test_same_errors_on_the_same_lines(self):
@@ -815,10 +815,7 @@ class TreeAndWheelClaim(unittest.TestCase):
                 "backends": list(backends), "sweep": list(sweep)}
 
     def judge(self, traces):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
         import types
-        import tb_claims
-        import tb_results
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "replay.json"), "w") as f:
                 json.dump({"reps": 7, "tick_ns": 1000000, "traces": traces}, f)
@@ -843,26 +840,26 @@ class TreeAndWheelClaim(unittest.TestCase):
         return [tl, hr]
 
     def test_holds_when_wheels_win_timeouts_and_only_the_tree_keeps_budgets(self):
-        if S._mwu is None:
+        if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams())
         self.assertEqual(c["verdict_kind"], "holds", c)
 
     def test_a_cheaper_wheel_within_budget_makes_it_partial(self):
-        if S._mwu is None:
+        if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(fine_wheel_cpu=30.0))
         self.assertEqual(c["verdict_kind"], "holds only in part", c)
         self.assertIn("hierwheel tick=10us", c["verdict"])
 
     def test_a_dearer_wheel_within_budget_does_not_matter(self):
-        if S._mwu is None:
+        if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(fine_wheel_cpu=90.0))
         self.assertEqual(c["verdict_kind"], "holds", c)
 
     def test_timeouts_not_won_by_a_wheel(self):
-        if S._mwu is None:
+        if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(timer_best="hrtree"))
         self.assertEqual(c["verdict_kind"], "holds only in part", c)
@@ -908,8 +905,7 @@ class ProfileStep(unittest.TestCase):
     missing file or a failing generator is skipped with its reason."""
 
     def setUp(self):
-        sys.path.insert(0, os.path.join(ROOT, "bench"))
-        import replay as R
+        R = replayrun
         self.R = R
         self.tmp = tempfile.mkdtemp()
         self.saved = (R.ROOT, dict(R.PROFILE_REPLAY))
@@ -966,7 +962,7 @@ class ProfileStep(unittest.TestCase):
         self.assertEqual(doc["reps"], 1)
         self.assertTrue(os.path.exists(os.path.join(out, "traces", "purgatory.trace")))
         for t in doc["traces"]:
-            self.assertEqual(t["verdict"], P.verdict(t))
+            self.assertEqual(t["verdict"], RD.budget_verdict(t))
         self.assertIsNone(doc["lateness_override"])
         # run.py's --lateness reaches the replay: every timer gets it
         out = self.out("c")
@@ -1023,11 +1019,11 @@ class Report(unittest.TestCase):
             self.assertIn("### Trace %s" % label, sec)
             row = [l for l in sec.splitlines() if l.startswith("| `%s` |" % label)][0]
             self.assertIn("%.1f %%" % (100 * t["cancel_ratio"]), row)
-            kind, text, best = tb_replay.verdict({"backends": [
+            kind, text, best = RD.cost_verdict({"backends": [
                 {"name": b["name"], "ns_per_event": b["ns_per_event"],
                  "cpu_ms_per_million_events": b["cpu_ms_per_million_events"]}
                 for b in t["backends"]]})
-            shown = best or "tied: " + ", ".join(tb_replay.tied_names(t))
+            shown = best or "tied: " + ", ".join(RD.tied_names(t))
             self.assertIn("**%s**" % shown, row)
             self.assertIn("**Which one for this trace:** %s." % text, sec)
             # the verdict follows its rule, from the JSON, on CPU time per
@@ -1058,7 +1054,7 @@ class Report(unittest.TestCase):
             self.assertTrue(any(stem in f and f.endswith(".png") for f in figs), (stem, figs))
 
     def test_verdict_rule(self):
-        if S._mwu is None:
+        if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
 
         def t(*bs):
@@ -1067,19 +1063,19 @@ class Report(unittest.TestCase):
                 for n, r in bs]}
         fast = (10, 10.2, 9.9, 10.1, 10.3, 9.8, 10.0)
         slow = (20, 20.5, 19.8, 20.2, 19.9, 20.1, 20.3)
-        self.assertEqual(tb_replay.verdict(t(("a", fast), ("b", slow)))[2], "a")
-        self.assertEqual(tb_replay.verdict(t(("b", slow), ("a", fast)))[2], "a")
+        self.assertEqual(RD.cost_verdict(t(("a", fast), ("b", slow)))[2], "a")
+        self.assertEqual(RD.cost_verdict(t(("b", slow), ("a", fast)))[2], "a")
         # within MIN_EFFECT of the best: tied, whatever the test says
         near = tuple(v * (1 + S.MIN_EFFECT / 2) for v in fast)
-        v = tb_replay.verdict(t(("a", fast), ("b", near), ("c", slow)))
+        v = RD.cost_verdict(t(("a", fast), ("b", near), ("c", slow)))
         self.assertEqual((v[0], v[2]), ("tied", None))
-        self.assertEqual(tb_replay.tied_names(t(("a", fast), ("b", near), ("c", slow))),
+        self.assertEqual(RD.tied_names(t(("a", fast), ("b", near), ("c", slow))),
                          ["a", "b"])
         # a slower median that the repetitions do not separate: tied
         wild = (10.5, 30, 9.0, 31, 9.5, 29, 12)
-        self.assertEqual(tb_replay.verdict(t(("a", fast), ("b", wild)))[0], "tied")
+        self.assertEqual(RD.cost_verdict(t(("a", fast), ("b", wild)))[0], "tied")
         # one repetition each: too few to test, so not decided
-        self.assertEqual(tb_replay.verdict(t(("a", (10,)), ("b", (20,))))[0], "tied")
+        self.assertEqual(RD.cost_verdict(t(("a", (10,)), ("b", (20,))))[0], "tied")
 
     def test_valgrind_counts_column(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -1156,7 +1152,6 @@ class Report(unittest.TestCase):
 
 # ---- Precision (issue 27): the slack column, budgets, the sweep, the verdict
 
-import tb_precision as P  # noqa: E402
 
 
 def write_v2(path, unit, lines):
@@ -1349,7 +1344,7 @@ class Budgets(unittest.TestCase):
             rc, out, err = replay("--reps", "5", "--sweep-reps", "5", "--quiet", path)
             self.assertEqual(rc, 0, err)
             t = json.loads(out)["traces"][0]
-            v = P.verdict(t)
+            v = RD.budget_verdict(t)
             names = {b["name"] for b in t["backends"]} | {p["name"] for p in t["sweep"]}
             self.assertIn(v["kind"], ("best", "tied"))
             self.assertTrue(v["recommended"])
@@ -1372,7 +1367,7 @@ class Budgets(unittest.TestCase):
             with open(os.path.join(out, "replay.json")) as f:
                 t = json.load(f)["traces"][0]
             v = t["verdict"]
-            self.assertEqual(v, P.verdict(t))
+            self.assertEqual(v, RD.budget_verdict(t))
             names = {b["name"] for b in t["backends"]} | {p["name"] for p in t["sweep"]}
             self.assertTrue(v["recommended"])
             self.assertTrue(set(v["recommended"]) <= set(v["within_budget"]) <= names)
@@ -1401,7 +1396,7 @@ class Budgets(unittest.TestCase):
 
 
 class Verdict(unittest.TestCase):
-    """report/tb_precision.py's rule on hand-made replay.json traces."""
+    """tbkit/replaydata.py's budget rule on hand-made replay.json traces."""
 
     @staticmethod
     def cand(name, cpu, beyond, fires=10, sweep=False, reps=None):
@@ -1424,29 +1419,24 @@ class Verdict(unittest.TestCase):
              "sweep": [self.cand("wheel tick=1us", 30, 0, sweep=True),
                        {"name": "wheel tick=1ns", "backend": "wheel", "tick_ns": 1,
                         "skipped": "too many ticks"}]}
-        v = P.verdict(t)
-        # far apart, but only the Mann-Whitney test (scipy) can say so:
-        # without it tb_replay.tied_with keeps them tied
-        if S.decide([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]).kind == "no scipy":
-            self.assertEqual((v["kind"], v["recommended"]),
-                             ("tied", ["wheel tick=1us", "heap", "tree"]))
-        else:
-            self.assertEqual((v["kind"], v["recommended"]), ("best", ["wheel tick=1us"]))
+        v = RD.budget_verdict(t)
+        # far apart by the Mann-Whitney test over the repetitions
+        self.assertEqual((v["kind"], v["recommended"]), ("best", ["wheel tick=1us"]))
         self.assertEqual(v["within_budget"], ["heap", "tree", "wheel tick=1us"])
         self.assertEqual(v["missed"], {"wheel": 0.3, "heap": 0.0, "tree": 0.0, "wheel tick=1us": 0.0})
         # none kept every budget: the smallest share missed
         t2 = dict(t, backends=[self.cand("wheel", 10, 3), self.cand("heap", 50, 1)], sweep=[])
-        v = P.verdict(t2)
+        v = RD.budget_verdict(t2)
         self.assertEqual((v["kind"], v["recommended"]), ("none_within_budget", ["heap"]))
         # no budget: cost alone, over backends[] only
         t3 = dict(t, budget={"source": "none", "timers_with_budget": 0, "timers": 5})
-        v = P.verdict(t3)
+        v = RD.budget_verdict(t3)
         self.assertEqual(v["recommended"][0], "wheel")
         self.assertEqual(v["within_budget"], [])
         self.assertIn("no lateness budget", v["rule"])
         # a tie within MIN_EFFECT keeps both
         t4 = dict(t, backends=[self.cand("heap", 50, 0), self.cand("tree", 51, 0)], sweep=[])
-        v = P.verdict(t4)
+        v = RD.budget_verdict(t4)
         self.assertEqual((v["kind"], sorted(v["recommended"])), ("tied", ["heap", "tree"]))
 
     def test_precision_classes(self):

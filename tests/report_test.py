@@ -29,9 +29,14 @@ GENERATE = os.path.join(ROOT, "report", "generate.py")
 FIXTURE = os.path.join(HERE, "fixtures", "report-quick")
 HAVE_GNUPLOT = shutil.which("gnuplot") is not None
 
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import tb_figures  # noqa: E402
-import tb_stats  # noqa: E402
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import claims as C  # noqa: E402
+from tbkit import figures as tb_figures  # noqa: E402
+from tbkit import numbers as A  # noqa: E402
+from tbkit import replaydata as RD  # noqa: E402
+from tbkit import report as generate  # noqa: E402
+from tbkit import results as tb_results  # noqa: E402
+from tbkit import stats as tb_stats  # noqa: E402
 
 # The verdicts' tests need the Mann-Whitney U test (Debian python3-scipy).
 NEED_SCIPY = unittest.skipUnless(tb_stats.have_scipy(), "scipy (python3-scipy) is not installed")
@@ -108,6 +113,25 @@ def md_table_rows(text):
     return rows
 
 
+def claim_rows(md):
+    """The claims as rows [claim, source, experiment, measured, verdict]:
+    the claims table gives all but the measured figures, listed under it
+    per claim (one paragraph, or a list whose items were joined by "; ")."""
+    sec = md_section(md, "What the classic write-ups claim, checked")
+    rows = [r for r in md_table_rows(sec)[1:] if len(r) == 4]
+    measured = {}
+    part = sec.split("Measured, per claim:", 1)[1].split("\nRules:", 1)[0]
+    cur = None
+    for line in part.splitlines():
+        m = re.match(r"^\*\*(.+?)\*\*:(.*)$", line)
+        if m:
+            cur = m.group(1)
+            measured[cur] = [m.group(2).strip()] if m.group(2).strip() else []
+        elif line.startswith("- ") and cur is not None:
+            measured[cur].append(line[2:])
+    return [[c, src, exp, "; ".join(measured.get(c, [])), v] for c, src, exp, v in rows]
+
+
 def unmd(text):
     """Markdown cell text back to plain text."""
     t = re.sub(r"\\(.)", r"\1", text.replace("`", "").replace("**", ""))
@@ -139,12 +163,53 @@ class FixtureReport(unittest.TestCase):
 
     def test_sections_in_order(self):
         heads = re.findall(r"^## (.+)$", self.md, re.M)
-        want = ["Summary", "How to read this report", "Machine and build", "Method",
+        want = ["Summary", "Method", "How to read this report", "Machine and build",
                 "Micro-benchmarks: cost per operation against N", "Memory per pending task",
                 "Runtime behaviour (monotonic clock, real threads)",
                 "What the classic write-ups claim, checked", "Which one to use",
                 "Limitations and noise"]
         self.assertEqual([h for h in heads if h in want], want)
+
+    def test_first_screen_is_the_figure_and_the_recommendations(self):
+        s = md_section(self.md, "Summary")
+        first = [l for l in s.splitlines() if l.strip()][:4]
+        self.assertTrue(first[0].startswith("!["), first)          # the headline figure
+        self.assertIn("[The full table](#which-one-to-use)", s)
+        short = md_table_rows(s)
+        self.assertEqual(short[0], ["workload", "recommended"])
+        full = md_table_rows(md_section(self.md, "Which one to use"))
+        # the short form names, per workload, what the full table recommends
+        want = {r[0]: r[1] for r in full[1:]}
+        for w, rec in short[1:]:
+            self.assertIn(w, want)
+            for name in re.findall(r"`([^`]+)`", rec):
+                self.assertIn("`%s`" % name, want[w])
+        with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
+            html_text = f.read()
+        self.assertIn('<a href="#choose">The full table</a>', html_text)
+
+    def test_machine_is_a_compact_table_and_the_rest_an_appendix(self):
+        rows = md_table_rows(md_section(self.md, "Machine and build"))
+        facts = [unmd(r[0]) for r in rows[1:]]
+        self.assertEqual(facts, ["CPU", "cores", "caches", "memory latency (measured)",
+                                 "kernel", "compiler", "commit", "profile", "wall time",
+                                 "load (1, 5, 15 min)"])
+        with open(os.path.join(self.dir, "machine.json"), encoding="utf-8") as f:
+            machine = json.load(f)
+        vals = {unmd(r[0]): unmd(r[1]) for r in rows[1:]}
+        self.assertIn(machine["machine"]["kernel"], vals["kernel"])
+        self.assertIn(machine["build"]["c_compiler"], vals["compiler"])
+        appendix = md_table_rows(md_section(self.md, "Appendix: machine.json in full"))
+        keys = {unmd(r[0]) for r in appendix[1:]}
+        self.assertIn("machine.kernel", keys)
+        self.assertIn("build.c_compiler", keys)
+        self.assertGreater(len(keys), 3 * len(facts))
+
+    def test_measured_figures_are_listed_under_each_claim(self):
+        rows = claim_rows(self.md)
+        self.assertTrue(all(r[3] for r in rows), rows)
+        sec = md_section(self.md, "What the classic write-ups claim, checked")
+        self.assertNotIn("| measured |", sec)
 
     def test_summary_has_numbers(self):
         s = md_section(self.md, "Summary")
@@ -175,8 +240,7 @@ class FixtureReport(unittest.TestCase):
         self.assertNotIn("@import", self.html)
 
     def test_every_claim_has_a_computed_verdict(self):
-        s = md_section(self.md, "What the classic write-ups claim, checked")
-        rows = md_table_rows(s)[1:]
+        rows = claim_rows(self.md)
         self.assertGreaterEqual(len(rows), 8)
         for r in rows:
             self.assertEqual(len(r), 5, r)
@@ -336,7 +400,7 @@ class VerdictsAreComputed(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             md = f.read()
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         return {unmd(r[0]): unmd(r[4]) for r in rows}
 
     def _claim_with(self, d, name, data, start):
@@ -482,7 +546,7 @@ class HeapClaims(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             md = f.read()
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         hits = [(unmd(r[3]), unmd(r[4])) for r in rows if unmd(r[0]).startswith(start)]
         self.assertEqual(len(hits), 1)
         return hits[0]
@@ -503,12 +567,12 @@ class HeapClaims(unittest.TestCase):
         data["benchmarks"] += extra
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f)
-        # its capabilities as the binary's --info lists them: a heap (not
-        # ticked) that cancels lazily
+        # its capabilities as the binary's --info lists them, beside the
+        # others': a heap (not ticked) that cancels lazily
         path = os.path.join(d, "machine.json")
         with open(path, encoding="utf-8") as f:
             machine = json.load(f)
-        machine["build"]["backend_caps"] = {"quadheap": ["lazy_cancel", "skip_missed"]}
+        machine["build"].setdefault("backend_caps", {})["quadheap"] = ["lazy_cancel", "skip_missed"]
         with open(path, "w", encoding="utf-8") as f:
             json.dump(machine, f)
 
@@ -623,7 +687,7 @@ class WorkAndCounts(unittest.TestCase):
             return f.read(), err
 
     def _growth_verdict(self, md):
-        rows = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        rows = claim_rows(md)
         return [unmd(r[4]) for r in rows if unmd(r[0]).startswith("Heap insert and removal")][0]
 
     def _set_work(self, d, heap_work):
@@ -778,7 +842,6 @@ class GrowthRule(unittest.TestCase):
     """tb_claims' rule for one operation on one part (work or time)."""
 
     def test_rule(self):
-        import tb_claims as C
         v = C._part_verdict
         grows, flat = ("grows", 4.0, 6.0), ("flat", 0.9, 1.1)
         self.assertEqual(v([grows, grows], [flat, flat]), C.HOLDS)
@@ -862,7 +925,7 @@ class MissingAndHostile(unittest.TestCase):
         lim = md_section(md, "Limitations and noise")
         self.assertIn("Missing data:", lim)
         self.assertIn("Runtime behaviour", lim)
-        claims = md_table_rows(md_section(md, "What the classic write-ups claim, checked"))[1:]
+        claims = claim_rows(md)
         slow = [unmd(r[4]) for r in claims if unmd(r[0]).startswith("A slow task")][0]
         self.assertTrue(slow.startswith("not tested: no interference results"), slow)
 
@@ -1113,8 +1176,6 @@ class SafeWrites(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import generate
         cls.generate = generate
 
     def setUp(self):
@@ -1237,8 +1298,6 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(top)), ["notes.txt", "results"])
 
     def test_known_files_or_benchmark_json_make_one(self):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_results
         d = os.path.join(self.tmp, "d")
         os.makedirs(d)
         self.assertIn("is not a results directory", tb_results.results_dir_problem(d))
@@ -1310,8 +1369,6 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         # partial: every instance is there
         self.assertIn("Unfinished record:", md)
         self.assertNotIn("Partial results:", md)
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_results
         self.assertEqual(tb_results.load(d).missing, [])
 
     def test_problems_in_the_report_are_capped(self):
@@ -1479,8 +1536,6 @@ class Precision(unittest.TestCase):
         self.assertEqual(self.rc, 0, self.err)
 
     def test_budget_and_beyond_counts_come_from_the_json(self):
-        sys.path.insert(0, os.path.join(ROOT, "report"))
-        import tb_analysis as A
         t = self.replay["traces"][0]
         b = t["budget"]
         self.assertIn("%s of %s timers have one" % (A.fmt_n(b["timers_with_budget"]),
@@ -1495,8 +1550,7 @@ class Precision(unittest.TestCase):
         self.assertIn("skipped: " + t["sweep"][-1]["skipped"], self.md)
 
     def test_verdict_text_is_tb_precisions(self):
-        import tb_precision
-        v = tb_precision.verdict(copy.deepcopy(self.replay["traces"][0]))
+        v = RD.budget_verdict(copy.deepcopy(self.replay["traces"][0]))
         line = next(l for l in self.md.splitlines() if "Which one for this trace:" in l)
         self.assertIn(", ".join(v["recommended"]), line)
         self.assertIn(v["rule"], line)

@@ -30,10 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RUN = os.path.join(ROOT, "bench", "run.py")
 GENERATE = os.path.join(ROOT, "report", "generate.py")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import tb_runstate as RS  # noqa: E402
-import tb_results  # noqa: E402
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import results as tb_results  # noqa: E402
+from tbkit import runstate as RS  # noqa: E402
 
 BINARY = None
 BUILD = None
@@ -402,18 +401,18 @@ class WriteFailures(unittest.TestCase):
 
     def test_results_file_on_a_full_disk(self):
         # writing micro.json fails as on a full disk (bench/run.py in a
-        # process whose tb_runstate.atomic_write raises ENOSPC for it)
+        # process whose tbkit.formats.atomic_write raises ENOSPC for it)
         out = os.path.join(self.tmp, "out")
         code = ("import errno, os, sys\n"
                 "sys.path.insert(0, %r)\n"
-                "import run, tb_runstate as RS\n"
-                "real = RS.atomic_write\n"
+                "from tbkit import bench as run, formats\n"
+                "real = formats.atomic_write\n"
                 "def full(path, text):\n"
                 "    if path.endswith('micro.json'):\n"
                 "        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path + '.tmp')\n"
                 "    real(path, text)\n"
-                "RS.atomic_write = full\n"
-                "sys.exit(run.main(sys.argv[1:]))\n" % os.path.join(ROOT, "bench"))
+                "formats.atomic_write = full\n"
+                "sys.exit(run.main(sys.argv[1:]))\n" % ROOT)
         r = subprocess.run([sys.executable, "-c", code, "--build-dir", BUILD,
                             "--no-build", "--profile", PROFILE, "--filter", FILTER,
                             "--harness", "micro", "--out", out],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""stats_test.py — report/tb_stats.py, the statistics every verdict and
+"""stats_test.py — tbkit/stats.py, the statistics every verdict and
 `compare` rely on: the Mann-Whitney U test (two samples that differ are
 significant and print their p-value; two that do not are not flagged; too
 few repetitions are said to be too few, never a crash), the confidence
@@ -17,8 +17,12 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "report"))
-import tb_stats as S  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))  # the checkout, for tbkit
+from tbkit import analysis as AN  # noqa: E402
+from tbkit import claims as C  # noqa: E402
+from tbkit import numbers as A  # noqa: E402
+from tbkit import results as R  # noqa: E402
+from tbkit import stats as S  # noqa: E402
 
 
 class MannWhitney(unittest.TestCase):
@@ -194,7 +198,6 @@ class Ties(unittest.TestCase):
     def test_recommendation_ties(self):
         # backends within MIN_EFFECT of the best are named together: the
         # order among them moved between two runs of one commit
-        import tb_claims as C
         self.assertEqual(C.tied_with_best([(32.8, "a"), (33.0, "b"),
                                            (33.5, "c"), (160.0, "d")]),
                          ["a", "b", "c"])
@@ -210,8 +213,6 @@ class Ties(unittest.TestCase):
 
 class GranularCaveat(unittest.TestCase):
     def test_a_granular_wheel_is_never_recommended_without_its_lateness(self):
-        import tb_claims as C
-        import tb_analysis as A
 
         class Ctx:
             caps = {"kernelwheel": {"ticked", "granular"},
@@ -223,8 +224,8 @@ class GranularCaveat(unittest.TestCase):
                           A.fmt_ns, "expire", Ctx())
         self.assertNotIn("late", "".join(str(x) for x in row[1]))
         # tied with the best: said too
-        self.assertTrue(A.granular_caveat(Ctx(), ["hierwheel", "kernelwheel h2h"]))
-        self.assertEqual(A.granular_caveat(Ctx(), ["hierwheel", "quadheap"]), "")
+        self.assertTrue(AN.granular_caveat(Ctx(), ["hierwheel", "kernelwheel h2h"]))
+        self.assertEqual(AN.granular_caveat(Ctx(), ["hierwheel", "quadheap"]), "")
 
 
 class NonCascadingClaim(unittest.TestCase):
@@ -233,7 +234,6 @@ class NonCascadingClaim(unittest.TestCase):
     traces' largest lateness beyond a tick, as a share of the delay."""
 
     def _m(self, workload, ns, backend="kernelwheel", ticks=None):
-        import tb_results as R
         m = R.Measurement(("expire", backend, workload, "series=h2h,tick=1ms",
                            (("N", "1000000"),)), "micro.json")
         m.times = [ns * (1 + k / 100.0) for k in range(5)]
@@ -255,7 +255,6 @@ class NonCascadingClaim(unittest.TestCase):
                                      res=types.SimpleNamespace(replay=replay))
 
     def test_verdict_follows_the_data(self):
-        import tb_claims as C
         flat_s, flat_w = self._m("short", 100.0, ticks=0.01), self._m("wide", 110.0, ticks=0.02)
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.124]))
         self.assertEqual(c["verdict_kind"], C.HOLDS)
@@ -285,7 +284,6 @@ class NonCascadingClaim(unittest.TestCase):
         self.assertIn("which cascades", "".join(str(x) for x in c["measured"]))
 
     def test_missing_data_is_not_tested(self):
-        import tb_claims as C
         s, w = self._m("short", 100.0), self._m("wide", 110.0)
         c = C.non_cascading(self._ctx(s, w, []))
         self.assertEqual(c["verdict_kind"], C.UNTESTED)
@@ -312,7 +310,6 @@ class Fits(unittest.TestCase):
     def test_fit_of_medians(self):
         # the micro harness registers one family per N, so the report fits
         # the medians itself, with Google Benchmark's curves and RMS rule
-        import tb_results as R
         flat = R.fit_complexity([(100, 10.0), (1000, 10.4), (10000, 9.7),
                                  (100000, 10.2)])
         self.assertEqual(flat["big_o"], "(1)")

@@ -28,10 +28,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 TOOLS = os.path.join(TOP, "tools")
-sys.path.insert(0, TOOLS)
-import perf2trace  # noqa: E402
-import tb_trace  # noqa: E402
-import tracegen  # noqa: E402
+sys.path.insert(0, TOP)  # the checkout, for tbkit
+from tbkit import perf2trace  # noqa: E402
+from tbkit import trace as tb_trace  # noqa: E402
+from tbkit import tracegen  # noqa: E402
 
 SAMPLE = os.path.join(HERE, "fixtures", "perf-script-sample.txt")
 HEAD = "#timerbench-trace v1 unit=us\n# c\ntime,op,id,delay,period\n"
@@ -1470,7 +1470,7 @@ class Generators(unittest.TestCase):
 
 class GeneratorSlack(unittest.TestCase):
     """tracegen --slack SPEC: the grammar of --lateness
-    (report/tb_precision.py parse_spec), written as format v2."""
+    (tbkit/precision.py parse_spec), written as format v2."""
 
     def test_default_is_v1_without_budgets(self):
         text, tr = gen("hold", "--events", "50")

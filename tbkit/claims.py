@@ -1,15 +1,16 @@
-"""tb_claims — the classic claims about these timers, each checked against
+"""tbkit.claims — the classic claims (claims layer: reads an analysis,
+renders nothing) about these timers, each checked against
 the run's measurements, and the "which one to use" table.
 
 A claim is fixed text (what the write-ups say, and where); its verdict is
-computed here from the numbers the sections gathered, by the rule printed
+computed here from the numbers tbkit.analysis gathered, by the rule printed
 beside it.  A claim whose experiment is not in the results gets the verdict
 "not tested", with what is missing.  Every comparison of two measured sets
-is decided by the Mann-Whitney U test over their repetitions (tb_stats);
+is decided by the Mann-Whitney U test over their repetitions (tbkit.stats);
 when the decisive one is not significant, or has too few repetitions to be
 tested, the verdict is "undecided" and says which, with the p-value.  Where
 a claim names an effect (one thing faster, or dearer, than another), the
-effect must also be large enough to come back in a rerun (tb_stats.direction):
+effect must also be large enough to come back in a rerun (tbkit.stats.direction):
 medians that miss that mark say the effect is not there, whatever the
 p-value, so that a verdict does not wander with the p-value of an effect
 near zero (two runs of a39ffc0 disagreed on three of eleven verdicts so).
@@ -17,11 +18,13 @@ near zero (two runs of a39ffc0 disagreed on three of eleven verdicts so).
 
 import math
 
-import tb_analysis as A
-import tb_experiments
-import tb_results
-import tb_stats as S
-from tb_doc import Code
+from tbkit import analysis as AN
+from tbkit import front as F
+from tbkit import numbers as A
+from tbkit import replaydata as RD
+from tbkit import results as tb_results
+from tbkit import stats as S
+from tbkit.doc import Code, join as _sjoin
 
 HOLDS = "holds"
 FAILS = "does not hold"
@@ -46,7 +49,7 @@ def _reps(m, counter=None):
 
 def _undecided(c, d, measured, what=""):
     """Sets the verdict for a decisive comparison d that picked no side."""
-    if d.kind in ("too few", "no scipy"):
+    if d.kind == "too few":
         return _set(c, UNDECIDED, "undecided%s: %s" % (what, d.text()), measured)
     return _set(c, UNDECIDED, "%s%s (not significant, %s)" % (UNDECIDED, what, d.text()),
                 measured)
@@ -85,42 +88,67 @@ def _main_workload(ctx, op, series="h2h"):
 
 
 def _lazy(ctx, backend):
-    c = ctx.caps.get(backend)
-    if c is not None:
-        return "lazy_cancel" in c
-    return backend == "timerthread"
+    """Cancels lazily (TB_CAP_LAZY_CANCEL), by the capabilities the run's
+    binary listed."""
+    return "lazy_cancel" in (ctx.caps.get(backend) or ())
 
 
-def evaluate(ctx):
-    claims = [heap_vs_wheel_growth(ctx), slow_task(ctx), failing_task(ctx),
-              netty_ticks(ctx), kafka_no_empty_advances(ctx), hierarchy(ctx),
-              leader_follower(ctx), crossover(ctx), four_ary_heap(ctx),
-              lazy_deletion(ctx), non_cascading(ctx), tree_and_wheel(ctx)]
-    for c, needs in zip(claims, NEEDS):
-        _untested_if_partial(ctx, c, needs)
-    return claims
+# ---- the registry -------------------------------------------------------------
+#
+# Every claim is one function below, registered by @claim with its stable
+# id (the function's name) and the data it needs: the operations, and the
+# series when only one counts.  A run that stopped before all their
+# instances ran leaves the claim "not tested": a verdict on part of the
+# data could be the opposite of the whole's.  The report lists the claims
+# in the order they are registered (the order of this file); the summary
+# quotes them by id.  Adding a claim: write its function here under
+# @claim(...); nothing else changes.
+
+class Spec:
+    """A registered claim: its id, what it needs, and its function."""
+
+    def __init__(self, cid, ops, series, fn):
+        self.id, self.ops, self.series, self.fn = cid, ops, series, fn
 
 
-# What each claim (in evaluate's order) reads: operations, and the series
-# when only one counts.  A run that stopped before all their instances ran
-# leaves the claim "not tested": a verdict on part of the data could be the
-# opposite of the whole's.
-NEEDS = [(("insert", "cancel"), "h2h"), (("interference",), None),
-         (("failure",), None), (("idle", "lateness"), None), (("idle",), None),
-         (("insert", "expire"), "h2h"), (("workers",), None),
-         (("timeouts",), "h2h"), (("expire",), "h2h"),
-         (("cancel", "timeouts"), "h2h"), (("expire",), "h2h"), ((), None)]
+REGISTRY = []
 
 
-def missing_text(keys):
-    """"3 instances of insert (heapqueue/uniform N 10^5, ...)": short."""
-    by_op = {}
-    for k in keys:
-        by_op.setdefault(k[0], []).append(k)
-    parts = []
-    for op, ks in sorted(by_op.items()):
-        parts.append("%d of %s" % (len(ks), op))
-    return "%d instance%s (%s)" % (len(keys), "" if len(keys) == 1 else "s", ", ".join(parts))
+def claim(ops=(), series=None):
+    """Registers the decorated claim function under its name, needing the
+    operations `ops` (of `series` when given)."""
+    def register(fn):
+        if any(s.id == fn.__name__ for s in REGISTRY):
+            raise ValueError("claim %s registered twice" % fn.__name__)
+        REGISTRY.append(Spec(fn.__name__, tuple(ops), series, fn))
+        return fn
+    return register
+
+
+def ids():
+    """The registered claims' ids, in the report's order."""
+    return [s.id for s in REGISTRY]
+
+
+def evaluate(an):
+    """Every registered claim's verdict on the analysis `an`, in order: a
+    dict per claim (id, claim, source, experiment, rule, measured, verdict,
+    verdict_kind)."""
+    out = []
+    for spec in REGISTRY:
+        c = spec.fn(an)
+        _untested_if_partial(an, c, (spec.ops, spec.series))
+        c["id"] = spec.id
+        out.append(c)
+    return out
+
+
+def by_id(claims, cid):
+    """The evaluated claim with id `cid` (a KeyError names an unknown id)."""
+    for c in claims:
+        if c.get("id") == cid:
+            return c
+    raise KeyError("no claim %r; registered: %s" % (cid, ", ".join(ids())))
 
 
 def _untested_if_partial(ctx, c, needs):
@@ -129,7 +157,7 @@ def _untested_if_partial(ctx, c, needs):
     if not gone:
         return
     _set(c, UNTESTED, UNTESTED + ": the run stopped before %s ran (see Limitations)"
-         % missing_text(gone), c["measured"] if c["verdict_kind"] != UNTESTED else "no data")
+         % AN.missing_text(gone), c["measured"] if c["verdict_kind"] != UNTESTED else "no data")
 
 
 # ---- 1. heaps grow as log n, wheels stay flat --------------------------------
@@ -192,6 +220,7 @@ def _combine(verdicts):
     return PARTLY
 
 
+@claim(("insert", "cancel"), "h2h")
 def heap_vs_wheel_growth(ctx):
     c = _claim("Heap insert and removal grow as log n while a timing wheel's stay constant",
                "Varghese & Lauck, \"Hashed and Hierarchical Timing Wheels\" (SOSP 1987); "
@@ -303,6 +332,7 @@ def _max_lateness(m):
     return m.counter("max")
 
 
+@claim(("interference",))
 def slow_task(ctx):
     c = _claim("A slow task in java.util.Timer delays every other task; a pool does not",
                "java.util.Timer Javadoc (\"timer tasks should complete quickly\"); "
@@ -344,6 +374,7 @@ def slow_task(ctx):
 
 # ---- 3. a failing task -------------------------------------------------------
 
+@claim(("failure",))
 def failing_task(ctx):
     c = _claim("A task that throws kills a java.util.Timer, but not a thread pool",
                "java.util.Timer Javadoc; Goetz et al., Java Concurrency in Practice, 6.2.5 "
@@ -377,6 +408,7 @@ def failing_task(ctx):
 
 # ---- 4. Netty: a tick every tick, up to a tick late --------------------------
 
+@claim(("idle", "lateness"))
 def netty_ticks(ctx):
     c = _claim("Netty's HashedWheelTimer wakes every tick even when idle, and fires up to a tick late",
                "Netty HashedWheelTimer Javadoc (\"does not execute the scheduled TimerTask on time\")",
@@ -393,7 +425,7 @@ def netty_ticks(ctx):
     idle = [m for m in rt.get("idle", []) if m.backend == "timerwheel"]
     late = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == "timerwheel"
             and m.workload == "light" and m.cfg.get("slack", "default") == "default"]
-    floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == tb_experiments.primary_floor(ctx)
+    floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == AN.primary_floor(ctx.floor)
              and m.cfg.get("slack", "default") == "default"]
     if not idle and not late:
         return _set(c, UNTESTED, UNTESTED + ": no idle or lateness results for timerwheel", "no data")
@@ -463,6 +495,7 @@ def netty_ticks(ctx):
 
 # ---- 5. Kafka: no empty advances ---------------------------------------------
 
+@claim(("idle",))
 def kafka_no_empty_advances(ctx):
     c = _claim("Kafka's delay queue of buckets removes the empty clock advances of a ticking wheel",
                "Yasuhiro Matsuda, \"Apache Kafka, Purgatory, and Hierarchical Timing Wheels\" "
@@ -526,6 +559,7 @@ def _at_largest(ctx, op, series, wl, backend):
     return None
 
 
+@claim(("insert", "expire"), "h2h")
 def hierarchy(ctx):
     c = _claim("Hierarchical levels cover long ranges with few buckets, at the price of cascades",
                "Varghese & Lauck 1987 (scheme 7); Matsuda, Confluent blog, 2015",
@@ -581,204 +615,9 @@ def hierarchy(ctx):
     return _set(c, FAILS, FAILS, measured)
 
 
-# ---- 6b. the kernel's non-cascading wheel -------------------------------------
-
-# The 2016 rework's bound: a timer in level n waits for a bucket of 8^n ticks
-# and lies at least 63 * 8^(n-1) ticks away, so it runs at most about 1/8 of
-# its delay late, beyond the tick every wheel rounds to.
-KERNEL_LATENESS_BOUND = 1.0 / 8
-
-
-def non_cascading(ctx, backend="kernelwheel"):
-    c = _claim("A non-cascading wheel keeps expiry cost flat across delay ranges, at the "
-               "price of lateness up to 1/8 of the delay",
-               "Gleixner, \"timers: Switch to a non-cascading wheel\" (Linux 4.8, 2016); "
-               "LWN, \"Reinventing the timer wheel\" (2015)",
-               "micro-benchmark expire, workloads short and wide, series h2h; lateness of "
-               "every timer of the replayed traces (exact, virtual clock)",
-               "flat: the kernel wheel's expire per task on the wide workload costs under "
-               "%s its cost on the short one at the largest N, by a Mann-Whitney U test over "
-               "the repetitions (p < %s); the price: on every replayed trace its largest "
-               "lateness beyond one tick is at most %s of the timer's delay. Holds when both "
-               "do; holds only in part when one does"
-               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA),
-                  A.fmt_num(KERNEL_LATENESS_BOUND)))
-    short = _at_largest(ctx, "expire", "h2h", "short", backend)
-    wide = _at_largest(ctx, "expire", "h2h", "wide", backend)
-    traces = []
-    for t in getattr(ctx.res, "replay", None) or []:
-        for b in t.get("backends", []):
-            if b.get("backend") == backend and b.get("name") == backend \
-                    and b.get("beyond_tick_frac") is not None:
-                traces.append((t["name"], b["beyond_tick_frac"]))
-    missing = []
-    if short is None or wide is None:
-        missing.append("no %s expire results on both short and wide (the wide workload "
-                       "runs in the standard and full profiles)" % backend)
-    if not traces:
-        missing.append("no replayed trace with %s's lateness (the standard profile "
-                       "replays traces; so does ./timerbench replay)" % backend)
-    if missing:
-        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
-    d = S.decide(_reps(wide), _reps(short), A.CLEAR_FACTOR)
-    worst = max(f for _, f in traces)
-    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
-                 "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
-                             A.fmt_ratio(wide.median / short.median), d.text()))]
-    ts, tw = short.counter("ticks_per_op"), wide.counter("ticks_per_op")
-    if ts is not None and tw is not None:
-        measured.append("buckets collected per task %s (short) against %s (wide), counted"
-                        % (A.fmt_num(ts), A.fmt_num(tw)))
-    hw = _at_largest(ctx, "expire", "h2h", "wide", "hierwheel")
-    hs = _at_largest(ctx, "expire", "h2h", "short", "hierwheel")
-    if hw and hs:
-        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
-                         % (A.fmt_ns(hs.median), A.fmt_ns(hw.median))))
-    measured.append("largest lateness beyond one tick, as a share of the delay: "
-                    + ", ".join("%s %s" % (name, A.fmt_num(f)) for name, f in traces))
-    measured = _join(measured)
-    if not d.significant:
-        return _undecided(c, d, measured, " on the flat cost")
-    flat = d.kind == "less"
-    bounded = worst <= KERNEL_LATENESS_BOUND
-    if flat and bounded:
-        return _set(c, HOLDS, HOLDS, measured)
-    if flat:
-        return _set(c, PARTLY, "holds only for the flat cost: a timer was late by %s of its "
-                    "delay beyond a tick" % A.fmt_num(worst), measured)
-    if bounded:
-        return _set(c, PARTLY, "holds only for the lateness: expiry on the wide workload "
-                    "costs %s the short one" % A.fmt_ratio(wide.median / short.median),
-                    measured)
-    return _set(c, FAILS, FAILS, measured)
-
-
-# ---- 12. wheels for timeouts, a tree for precise timers ----------------------
-
-# A trace imported by tools/perf2trace.py names its stream in a comment.
-_STREAM = ("source: perf script of ", ", stream ")
-
-
-def kernel_stream(t):
-    """"timer" or "hrtimer" for a trace imported from the kernel's
-    tracepoints (perf2trace's comment), else None."""
-    for line in t.get("comments", []):
-        line = line.lstrip("#").strip()   # as written: "# source: ..."
-        if line.startswith(_STREAM[0]) and _STREAM[1] in line:
-            rest = line.split(_STREAM[1], 1)[1]
-            stream = rest.split(" ", 1)[0]
-            if stream in ("timer", "hrtimer"):
-                return stream
-    return None
-
-
-def tree_and_wheel(ctx, tree="hrtree"):
-    import tb_precision as P
-    import tb_replay as R
-    c = _claim("Timeouts, which are mostly cancelled, suit a timer wheel; timers that mostly "
-               "expire and need exact expiry suit a tree",
-               "Linux, Documentation/timers/hrtimers.rst (Gleixner and Molnar: why hrtimers "
-               "keep a red-black tree beside the timer wheel)",
-               "replay of the kernel's two timer streams recorded together (perf2trace: "
-               "timer-list and hrtimer), each with its own lateness budgets",
-               "on the timer-list stream (timeouts: more than half of its timers cancelled), "
-               "the budget-respecting verdict recommends wheels only (a wheel tied with "
-               "another structure leaves it undecided); on the hrtimer stream (more "
-               "than half of its timers expire), the tree keeps every budget while every wheel "
-               "at the common tick misses some, and no wheel at any swept tick keeps them all "
-               "at a CPU cost per event below the tree's (Mann-Whitney U test over the "
-               "repetitions, p < %s, and at least %s apart). Holds when both streams agree; "
-               "holds only in part when one does" % (A.fmt_num(S.ALPHA),
-                                                     A.fmt_pct(S.MIN_EFFECT)))
-    streams = {}
-    for t in getattr(ctx.res, "replay", None) or []:
-        k = kernel_stream(t)
-        if k and k not in streams and isinstance(t.get("raw"), dict):
-            streams[k] = t
-    missing = [s for s in ("timer", "hrtimer") if s not in streams]
-    if missing:
-        return _set(c, UNTESTED, UNTESTED + ": no replayed kernel trace of the %s stream "
-                    "(traces/README.md; the standard profile replays both)"
-                    % " and ".join(missing), "no data")
-    for k, t in streams.items():
-        if not P.has_budgets(t["raw"]):
-            return _set(c, UNTESTED, UNTESTED + ": the %s stream's trace carries no lateness "
-                        "budgets (format v1: re-import it with perf2trace)" % k, "no data")
-    ticked = {b["backend"] for t in streams.values() for b in t["backends"] if b.get("ticked")}
-    measured, parts, undecided = [], [], None
-    # timeouts: a wheel recommended
-    tl = streams["timer"]
-    v = P.verdict(tl["raw"])
-    cands = {x["name"]: x for x in P.candidates(tl["raw"])}
-    wheel_rec = [n for n in v["recommended"] if n in cands and cands[n].get("backend") in ticked]
-    other_rec = [n for n in v["recommended"] if n not in wheel_rec]
-    mostly_cancelled = tl["cancel_ratio"] > 0.5
-    measured.append(("timer-list stream ", Code(tl["name"]), ": %s of its timers cancelled; "
-                     "recommended within its budgets: %s" % (
-                         A.fmt_pct(tl["cancel_ratio"]),
-                         ", ".join(v["recommended"]) or "none")))
-    if mostly_cancelled and wheel_rec and other_rec:
-        # a wheel tied with a heap or the tree: the stream does not choose
-        return _set(c, UNDECIDED, "%s: on the timer-list stream the wheels are tied with "
-                    "%s" % (UNDECIDED, ", ".join(other_rec)), _join(measured))
-    parts.append(mostly_cancelled and bool(wheel_rec))
-    # precise timers: the tree keeps the budgets, no cheaper wheel does
-    hr = streams["hrtimer"]
-    raw = hr["raw"]
-    cands = P.candidates(raw)
-    by = {x["name"]: x for x in cands}
-    t_entry = by.get(tree)
-    mostly_expire = hr["cancel_ratio"] < 0.5
-    if t_entry is None:
-        return _set(c, UNTESTED, UNTESTED + ": %s was not replayed on the hrtimer stream"
-                    % tree, "no data")
-    tree_kept = (t_entry.get("lateness") or {}).get("beyond_budget", 0) == 0
-    main_wheels = [b for b in raw.get("backends", []) if b.get("backend") in ticked
-                   and b["name"] in by]
-    wheels_missed = [b["name"] for b in main_wheels
-                     if (b.get("lateness") or {}).get("beyond_budget", 0) > 0]
-    kept_wheels = [x for x in cands if (x.get("backend") in ticked)
-                   and (x.get("lateness") or {}).get("beyond_budget", 0) == 0]
-    cheaper = []
-    for w in kept_wheels:
-        # the tree dearer than this wheel, significantly and by MIN_EFFECT
-        d = S.decide(R.per_event(t_entry).get("reps") or [R.per_event(t_entry)["median"]],
-                     R.per_event(w).get("reps") or [R.per_event(w)["median"]])
-        way = S.direction(d, "greater")
-        if way == "yes":
-            cheaper.append(w["name"])
-        elif way == "undecided":
-            undecided = undecided or d
-    measured.append(("hrtimer stream ", Code(hr["name"]), ": %s of its timers cancelled; "
-                     "%s kept every budget: %s; wheels at the common tick beyond budget: %s; "
-                     "wheels (any tick) within budget: %s; of those cheaper than the tree: %s"
-                     % (A.fmt_pct(hr["cancel_ratio"]), tree, "yes" if tree_kept else "no",
-                        ", ".join(wheels_missed) or "none",
-                        ", ".join(x["name"] for x in kept_wheels) or "none",
-                        ", ".join(cheaper) or "none")))
-    precise = mostly_expire and tree_kept and len(wheels_missed) == len(main_wheels) \
-        and bool(main_wheels) and not cheaper
-    if undecided is not None and mostly_expire and tree_kept and not cheaper:
-        return _undecided(c, undecided, _join(measured), " on the hrtimer stream's cost")
-    parts.append(precise)
-    measured = _join(measured)
-    if all(parts):
-        return _set(c, HOLDS, HOLDS, measured)
-    if parts[0]:
-        return _set(c, PARTLY, "holds only for the timeouts: on the hrtimer stream %s" % (
-            "a wheel keeps every budget more cheaply (%s)" % ", ".join(cheaper) if cheaper
-            else "the tree missed budgets" if not tree_kept
-            else "most timers are cancelled" if not mostly_expire
-            else "a wheel at the common tick kept every budget"), measured)
-    if parts[1]:
-        return _set(c, PARTLY, "holds only for the precise timers: on the timer-list stream "
-                    "%s" % ("no wheel is recommended" if mostly_cancelled
-                            else "most timers expire"), measured)
-    return _set(c, FAILS, FAILS, measured)
-
-
 # ---- 7. leader-follower ------------------------------------------------------
 
+@claim(("workers",))
 def leader_follower(ctx):
     c = _claim("The leader-follower protocol saves timed waits in a pool",
                "ScheduledThreadPoolExecutor.DelayedWorkQueue source comments (JDK)",
@@ -843,6 +682,7 @@ def _envelope(ctx, op, series, wl, pick):
     return out
 
 
+@claim(("timeouts",), "h2h")
 def crossover(ctx):
     c = _claim("Heaps suit few timers and wheels suit many: there is a crossover N",
                "Varghese & Lauck 1987; Matsuda, Confluent blog, 2015",
@@ -915,6 +755,7 @@ def _pairs_at_largest(lines_a, lines_b):
             yield la, lb, common, a, b, S.decide(_reps(a), _reps(b))
 
 
+@claim(("expire",), "h2h")
 def four_ary_heap(ctx):
     c = _claim("A 4-ary heap beats a binary heap at large N",
                "libev documentation (EV_USE_4HEAP: \"faster for large heaps\"); "
@@ -996,6 +837,7 @@ def four_ary_heap(ctx):
 
 # ---- 10. lazy deletion: cheap cancel, memory kept until cleaned --------------------
 
+@claim(("cancel", "timeouts"), "h2h")
 def lazy_deletion(ctx):
     c = _claim("Lazy deletion makes cancel cheap but keeps memory until the zombies are cleaned",
                "Go runtime, runtime/time.go (zombies, cleaned past a quarter of the heap); "
@@ -1084,6 +926,202 @@ def lazy_deletion(ctx):
     return _set(c, FAILS, FAILS, measured)
 
 
+# ---- 6b. the kernel's non-cascading wheel -------------------------------------
+
+# The 2016 rework's bound: a timer in level n waits for a bucket of 8^n ticks
+# and lies at least 63 * 8^(n-1) ticks away, so it runs at most about 1/8 of
+# its delay late, beyond the tick every wheel rounds to.
+KERNEL_LATENESS_BOUND = 1.0 / 8
+
+
+@claim(("expire",), "h2h")
+def non_cascading(ctx, backend="kernelwheel"):
+    c = _claim("A non-cascading wheel keeps expiry cost flat across delay ranges, at the "
+               "price of lateness up to 1/8 of the delay",
+               "Gleixner, \"timers: Switch to a non-cascading wheel\" (Linux 4.8, 2016); "
+               "LWN, \"Reinventing the timer wheel\" (2015)",
+               "micro-benchmark expire, workloads short and wide, series h2h; lateness of "
+               "every timer of the replayed traces (exact, virtual clock)",
+               "flat: the kernel wheel's expire per task on the wide workload costs under "
+               "%s its cost on the short one at the largest N, by a Mann-Whitney U test over "
+               "the repetitions (p < %s); the price: on every replayed trace its largest "
+               "lateness beyond one tick is at most %s of the timer's delay. Holds when both "
+               "do; holds only in part when one does"
+               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA),
+                  A.fmt_num(KERNEL_LATENESS_BOUND)))
+    short = _at_largest(ctx, "expire", "h2h", "short", backend)
+    wide = _at_largest(ctx, "expire", "h2h", "wide", backend)
+    traces = []
+    for t in getattr(ctx.res, "replay", None) or []:
+        for b in t.get("backends", []):
+            if b.get("backend") == backend and b.get("name") == backend \
+                    and b.get("beyond_tick_frac") is not None:
+                traces.append((t["name"], b["beyond_tick_frac"]))
+    missing = []
+    if short is None or wide is None:
+        missing.append("no %s expire results on both short and wide (the wide workload "
+                       "runs in the standard and full profiles)" % backend)
+    if not traces:
+        missing.append("no replayed trace with %s's lateness (the standard profile "
+                       "replays traces; so does ./timerbench replay)" % backend)
+    if missing:
+        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
+    d = S.decide(_reps(wide), _reps(short), A.CLEAR_FACTOR)
+    worst = max(f for _, f in traces)
+    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
+                 "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
+                             A.fmt_ratio(wide.median / short.median), d.text()))]
+    ts, tw = short.counter("ticks_per_op"), wide.counter("ticks_per_op")
+    if ts is not None and tw is not None:
+        measured.append("buckets collected per task %s (short) against %s (wide), counted"
+                        % (A.fmt_num(ts), A.fmt_num(tw)))
+    hw = _at_largest(ctx, "expire", "h2h", "wide", "hierwheel")
+    hs = _at_largest(ctx, "expire", "h2h", "short", "hierwheel")
+    if hw and hs:
+        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
+                         % (A.fmt_ns(hs.median), A.fmt_ns(hw.median))))
+    measured.append("largest lateness beyond one tick, as a share of the delay: "
+                    + ", ".join("%s %s" % (name, A.fmt_num(f)) for name, f in traces))
+    measured = _join(measured)
+    if not d.significant:
+        return _undecided(c, d, measured, " on the flat cost")
+    flat = d.kind == "less"
+    bounded = worst <= KERNEL_LATENESS_BOUND
+    if flat and bounded:
+        return _set(c, HOLDS, HOLDS, measured)
+    if flat:
+        return _set(c, PARTLY, "holds only for the flat cost: a timer was late by %s of its "
+                    "delay beyond a tick" % A.fmt_num(worst), measured)
+    if bounded:
+        return _set(c, PARTLY, "holds only for the lateness: expiry on the wide workload "
+                    "costs %s the short one" % A.fmt_ratio(wide.median / short.median),
+                    measured)
+    return _set(c, FAILS, FAILS, measured)
+
+
+# ---- 12. wheels for timeouts, a tree for precise timers ----------------------
+
+# A trace imported by tools/perf2trace.py names its stream in a comment.
+_STREAM = ("source: perf script of ", ", stream ")
+
+
+def kernel_stream(t):
+    """"timer" or "hrtimer" for a trace imported from the kernel's
+    tracepoints (perf2trace's comment), else None."""
+    for line in t.get("comments", []):
+        line = line.lstrip("#").strip()   # as written: "# source: ..."
+        if line.startswith(_STREAM[0]) and _STREAM[1] in line:
+            rest = line.split(_STREAM[1], 1)[1]
+            stream = rest.split(" ", 1)[0]
+            if stream in ("timer", "hrtimer"):
+                return stream
+    return None
+
+
+@claim()
+def tree_and_wheel(ctx, tree="hrtree"):
+    c = _claim("Timeouts, which are mostly cancelled, suit a timer wheel; timers that mostly "
+               "expire and need exact expiry suit a tree",
+               "Linux, Documentation/timers/hrtimers.rst (Gleixner and Molnar: why hrtimers "
+               "keep a red-black tree beside the timer wheel)",
+               "replay of the kernel's two timer streams recorded together (perf2trace: "
+               "timer-list and hrtimer), each with its own lateness budgets",
+               "on the timer-list stream (timeouts: more than half of its timers cancelled), "
+               "the budget-respecting verdict recommends wheels only (a wheel tied with "
+               "another structure leaves it undecided); on the hrtimer stream (more "
+               "than half of its timers expire), the tree keeps every budget while every wheel "
+               "at the common tick misses some, and no wheel at any swept tick keeps them all "
+               "at a CPU cost per event below the tree's (Mann-Whitney U test over the "
+               "repetitions, p < %s, and at least %s apart). Holds when both streams agree; "
+               "holds only in part when one does" % (A.fmt_num(S.ALPHA),
+                                                     A.fmt_pct(S.MIN_EFFECT)))
+    streams = {}
+    for t in getattr(ctx.res, "replay", None) or []:
+        k = kernel_stream(t)
+        if k and k not in streams and isinstance(t.get("raw"), dict):
+            streams[k] = t
+    missing = [s for s in ("timer", "hrtimer") if s not in streams]
+    if missing:
+        return _set(c, UNTESTED, UNTESTED + ": no replayed kernel trace of the %s stream "
+                    "(traces/README.md; the standard profile replays both)"
+                    % " and ".join(missing), "no data")
+    for k, t in streams.items():
+        if not RD.has_budgets(t["raw"]):
+            return _set(c, UNTESTED, UNTESTED + ": the %s stream's trace carries no lateness "
+                        "budgets (format v1: re-import it with perf2trace)" % k, "no data")
+    ticked = {b["backend"] for t in streams.values() for b in t["backends"] if b.get("ticked")}
+    measured, parts, undecided = [], [], None
+    # timeouts: a wheel recommended
+    tl = streams["timer"]
+    v = RD.budget_verdict(tl["raw"])
+    cands = {x["name"]: x for x in RD.candidates(tl["raw"])}
+    wheel_rec = [n for n in v["recommended"] if n in cands and cands[n].get("backend") in ticked]
+    other_rec = [n for n in v["recommended"] if n not in wheel_rec]
+    mostly_cancelled = tl["cancel_ratio"] > 0.5
+    measured.append(("timer-list stream ", Code(tl["name"]), ": %s of its timers cancelled; "
+                     "recommended within its budgets: %s" % (
+                         A.fmt_pct(tl["cancel_ratio"]),
+                         ", ".join(v["recommended"]) or "none")))
+    if mostly_cancelled and wheel_rec and other_rec:
+        # a wheel tied with a heap or the tree: the stream does not choose
+        return _set(c, UNDECIDED, "%s: on the timer-list stream the wheels are tied with "
+                    "%s" % (UNDECIDED, ", ".join(other_rec)), _join(measured))
+    parts.append(mostly_cancelled and bool(wheel_rec))
+    # precise timers: the tree keeps the budgets, no cheaper wheel does
+    hr = streams["hrtimer"]
+    raw = hr["raw"]
+    cands = RD.candidates(raw)
+    by = {x["name"]: x for x in cands}
+    t_entry = by.get(tree)
+    mostly_expire = hr["cancel_ratio"] < 0.5
+    if t_entry is None:
+        return _set(c, UNTESTED, UNTESTED + ": %s was not replayed on the hrtimer stream"
+                    % tree, "no data")
+    tree_kept = (t_entry.get("lateness") or {}).get("beyond_budget", 0) == 0
+    main_wheels = [b for b in raw.get("backends", []) if b.get("backend") in ticked
+                   and b["name"] in by]
+    wheels_missed = [b["name"] for b in main_wheels
+                     if (b.get("lateness") or {}).get("beyond_budget", 0) > 0]
+    kept_wheels = [x for x in cands if (x.get("backend") in ticked)
+                   and (x.get("lateness") or {}).get("beyond_budget", 0) == 0]
+    cheaper = []
+    for w in kept_wheels:
+        # the tree dearer than this wheel, significantly and by MIN_EFFECT
+        d = S.decide(RD.per_event(t_entry).get("reps") or [RD.per_event(t_entry)["median"]],
+                     RD.per_event(w).get("reps") or [RD.per_event(w)["median"]])
+        way = S.direction(d, "greater")
+        if way == "yes":
+            cheaper.append(w["name"])
+        elif way == "undecided":
+            undecided = undecided or d
+    measured.append(("hrtimer stream ", Code(hr["name"]), ": %s of its timers cancelled; "
+                     "%s kept every budget: %s; wheels at the common tick beyond budget: %s; "
+                     "wheels (any tick) within budget: %s; of those cheaper than the tree: %s"
+                     % (A.fmt_pct(hr["cancel_ratio"]), tree, "yes" if tree_kept else "no",
+                        ", ".join(wheels_missed) or "none",
+                        ", ".join(x["name"] for x in kept_wheels) or "none",
+                        ", ".join(cheaper) or "none")))
+    precise = mostly_expire and tree_kept and len(wheels_missed) == len(main_wheels) \
+        and bool(main_wheels) and not cheaper
+    if undecided is not None and mostly_expire and tree_kept and not cheaper:
+        return _undecided(c, undecided, _join(measured), " on the hrtimer stream's cost")
+    parts.append(precise)
+    measured = _join(measured)
+    if all(parts):
+        return _set(c, HOLDS, HOLDS, measured)
+    if parts[0]:
+        return _set(c, PARTLY, "holds only for the timeouts: on the hrtimer stream %s" % (
+            "a wheel keeps every budget more cheaply (%s)" % ", ".join(cheaper) if cheaper
+            else "the tree missed budgets" if not tree_kept
+            else "most timers are cancelled" if not mostly_expire
+            else "a wheel at the common tick kept every budget"), measured)
+    if parts[1]:
+        return _set(c, PARTLY, "holds only for the precise timers: on the timer-list stream "
+                    "%s" % ("no wheel is recommended" if mostly_cancelled
+                            else "most timers expire"), measured)
+    return _set(c, FAILS, FAILS, measured)
+
+
 # ---- which one to use ----------------------------------------------------------
 
 def _best_per_backend(ctx, op, series, wl, n):
@@ -1100,7 +1138,7 @@ def _best_per_backend(ctx, op, series, wl, n):
 def tied_with_best(cands):
     """The labels of the sorted (value, label) candidates within
     S.MIN_EFFECT of the best, lower being better: closer than two runs of
-    one commit differ (tb_stats), so no order among them is a finding."""
+    one commit differ (tbkit.stats), so no order among them is a finding."""
     if not cands or cands[0][0] is None:
         return []
     best = cands[0][0]
@@ -1124,21 +1162,26 @@ def _rank_row(workload, cands, evidence_fmt, measure, ctx=None):
     else:
         rec = (Code(tied[0]),)
     if ctx is not None:
-        rec += (A.granular_caveat(ctx, tied),)
+        rec += (AN.granular_caveat(ctx, tied),)
     return [workload, rec, measure, tuple(_join(ev, ", "))]
 
 
-def _partial(ctx, what, ops, series=None, workload=None):
-    """True (and noted for Limitations) when instances of a row's evidence
-    are missing: that row is not given rather than decided on part of it."""
+def _partial(ctx, notes, what, ops, series=None, workload=None):
+    """True (and noted in `notes` for Limitations) when instances of a
+    row's evidence are missing: that row is not given rather than decided
+    on part of it."""
     gone = ctx.res.missing_for(ops, series, workload)
     if gone:
-        ctx.missing.append(("Which one to use", "no recommendation for \"%s\": %s "
-                            "of its evidence were not measured" % (what, missing_text(gone))))
+        notes.append(("Which one to use", "no recommendation for \"%s\": %s "
+                            "of its evidence were not measured" % (what, AN.missing_text(gone))))
     return bool(gone)
 
 
 def recommend(ctx):
+    """("Which one to use" rows, [(section, what is missing)]): a row per
+    workload whose evidence is whole, the notes for Limitations for those
+    left out."""
+    notes = []
     rows = []
     ops = [o for o in ("insert", "cancel", "expire", "timeouts") if _main_workload(ctx, o)]
     if ops:
@@ -1155,7 +1198,7 @@ def recommend(ctx):
             cands = [(A.geomean(v), b) for b, v in per.items() if len(v) == len(ops)]
             r = _rank_row("%s (N = %s)" % (what, A.fmt_n(n)), cands, A.fmt_ns,
                           "geometric mean of the medians of %s (series h2h)" % ", ".join(ops), ctx)
-            if r and not _partial(ctx, what, ops, "h2h"):
+            if r and not _partial(ctx, notes, what, ops, "h2h"):
                 rows.append(r)
     for op, what in (("timeouts", "Server timeouts, most cancelled before they fire"),
                      ("periodic", "Many periodic tasks")):
@@ -1168,7 +1211,7 @@ def recommend(ctx):
         per = _best_per_backend(ctx, op, "h2h", wl, ns[-1])
         r = _rank_row("%s (N = %s)" % (what, A.fmt_n(ns[-1])), [(t, l) for t, l in per.values()],
                       A.fmt_ns, "median time per operation of %s (series h2h)" % op, ctx)
-        if r and not _partial(ctx, what, (op,), "h2h", wl):
+        if r and not _partial(ctx, notes, what, (op,), "h2h", wl):
             rows.append(r)
     wl = "wide"
     if ("expire", "h2h", wl) in ctx.series:
@@ -1178,14 +1221,14 @@ def recommend(ctx):
             r = _rank_row("Delays from milliseconds to a day (expire, N = %s)" % A.fmt_n(ns[-1]),
                           [(t, l) for t, l in per.values()], A.fmt_ns,
                           "median expire time per task, wide workload (series h2h)", ctx)
-            if r and not _partial(ctx, "Delays from milliseconds to a day", ("expire",), "h2h", wl):
+            if r and not _partial(ctx, notes, "Delays from milliseconds to a day", ("expire",), "h2h", wl):
                 rows.append(r)
     rt = getattr(ctx, "rt", {}) or {}
     lat = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend not in ctx.floor
            and m.workload == "light" and m.cfg.get("slack", "default") == "default"]
     # the highest percentile every candidate has enough samples for
     key = next((k for k in ("p99", "p90", "p50")
-                if lat and all(S.pct_supported(m.counter("count"), tb_experiments.PCT_Q[k])
+                if lat and all(S.pct_supported(m.counter("count"), AN.PCT_Q[k])
                                for m in lat)), None)
     if lat and key:
         labels = rt["lateness"]["labels"]
@@ -1193,14 +1236,14 @@ def recommend(ctx):
         r = _rank_row("Punctual firing (lowest %s lateness, light load)" % name,
                       [(m.counter(key), labels[id(m)]) for m in lat], A.fmt_ns,
                       "%s lateness, experiment lateness" % name)
-        if r and not _partial(ctx, "Punctual firing", ("lateness",)):
+        if r and not _partial(ctx, notes, "Punctual firing", ("lateness",)):
             rows.append(r)
     inter = [m for m in rt.get("interference", {}).get("ms", []) if m.backend not in ctx.floor]
     if inter:
         labels = rt["interference"]["labels"]
         r = _rank_row("Slow tasks among fast ones (lowest max lateness of the others)",
                       [(m.counter("max"), labels[id(m)]) for m in inter], A.fmt_ns, "max lateness of the fast tasks, experiment interference")
-        if r and not _partial(ctx, "Slow tasks among fast ones", ("interference",)):
+        if r and not _partial(ctx, notes, "Slow tasks among fast ones", ("interference",)):
             rows.append(r)
     idle = [m for m in rt.get("idle", []) if m.backend not in ctx.floor]
     if idle:
@@ -1208,13 +1251,51 @@ def recommend(ctx):
         r = _rank_row("A mostly idle process (fewest wake-ups)",
                       [(m.counter("wakeups_per_s"), labels.get(id(m), m.backend)) for m in idle],
                       A.fmt_num, "wake-ups per second, experiment idle")
-        if r and not _partial(ctx, "A mostly idle process", ("idle",)):
+        if r and not _partial(ctx, notes, "A mostly idle process", ("idle",)):
             rows.append(r)
     if getattr(ctx, "memory_main", None):
         n, wl, cands = ctx.memory_main
         r = _rank_row("Least memory per pending task (N = %s)" % A.fmt_n(n),
                       cands, lambda v: "%.1f B" % v,
                       "bytes per pending task, workload %s" % wl)
-        if r and not _partial(ctx, "Least memory per pending task", ("fill", "timeouts"), None, wl):
+        if r and not _partial(ctx, notes, "Least memory per pending task", ("fill", "timeouts"), None, wl):
             rows.append(r)
+    return rows, notes
+
+
+def recommend_replay(ctx, classes=True):
+    """Rows of "Which one to use" ([workload, recommended, precision,
+    compared, measured]): per replayed trace its verdict (budgets kept),
+    then (with `classes`) the cheapest candidate in each precision class."""
+    rows = []
+    for t in ctx.res.replay:
+        names, _ = RD.verdict_text(t)
+        v = RD.precision_verdict(t)
+        cands = sorted(t["backends"], key=lambda b: RD.per_event(b)["median"])
+        ev = [(Code(b["name"]), " " + A.fmt_ns(RD.per_event(b)["median"])) for b in cands]
+        tied = len(names) > 1
+        rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
+            RD.trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
+            tuple(_sjoin([Code(n) for n in names], ", ")) + (
+                (" (%s)" % (v.get("kind") if v else RD.TIED),) if tied or (
+                    v and v.get("kind") == "none_within_budget") else ())
+            + (AN.granular_caveat(ctx, names),),
+            RD.precision_of_names(t, names),
+            ("median CPU time per event over the replays, among those within every "
+             "timer's budget (section Replayed traces)") if RD.budgeted(t) else
+            "median CPU time per event over the replays (section Replayed traces; the "
+            "trace gives no budget)",
+            tuple(_sjoin(ev, ", "))])
+        pcands = F.replay_candidates(t, RD.per_event)
+        if not classes or not any(c["sweep"] for c in pcands):
+            continue
+        for label, cnames, best in F.cheapest_by_class(pcands):
+            if best is None or label == "any":
+                continue
+            rows.append(["Replay of trace %s, precision %s" % (RD.trace_label(t), label),
+                         tuple(_sjoin([Code(n) for n in cnames], ", ")),
+                         "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
+                         "cheapest median CPU time per event among the backends and tick "
+                         "sweep points whose lateness fits the class",
+                         "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
     return rows

@@ -1,4 +1,4 @@
-"""tb_doc — a tiny document model rendered both as Markdown and as HTML.
+"""tbkit.doc — a tiny document model (bottom layer), rendered both as Markdown and as HTML.
 
 The report is built once as a list of blocks and written twice, so the two
 files always say the same thing.  Every piece of text that may come from a
@@ -19,6 +19,39 @@ class Code(str):
 
 class Bold(str):
     """Strong emphasis."""
+
+
+class Link(str):
+    """A link to a section of the same document: `anchor` is the heading's
+    id in HTML; in Markdown the link goes to the slug a viewer derives
+    from the heading's text (`heading`)."""
+
+    def __new__(cls, text, anchor, heading):
+        s = str.__new__(cls, text)
+        s.anchor, s.heading = anchor, heading
+        return s
+
+
+def md_slug(heading):
+    """The anchor GitHub and most Markdown viewers give a heading."""
+    out = []
+    for ch in str(heading).strip().lower():
+        if ch.isalnum() or ch in "-_":
+            out.append(ch)
+        elif ch == " ":
+            out.append("-")
+    return "".join(out)
+
+
+def join(items, sep=", "):
+    """Spans of `items` (each a span or a tuple of spans) with `sep`
+    between them."""
+    out = []
+    for i, it in enumerate(items):
+        if i:
+            out.append(sep)
+        out.extend(it if isinstance(it, tuple) else (it,))
+    return out
 
 
 class Doc:
@@ -49,6 +82,11 @@ class Doc:
 
     def pre(self, text):
         self.blocks.append(("pre", text))
+
+    def columns(self, left, right):
+        """Two Docs' blocks side by side in HTML (the left one wider), one
+        after the other in Markdown."""
+        self.blocks.append(("cols", left.blocks, right.blocks))
 
 
 # ---- Markdown -------------------------------------------------------------
@@ -90,6 +128,8 @@ def _md_spans(spans):
             out.append(_md_code(s))
         elif isinstance(s, Bold):
             out.append("**%s**" % md_escape(s))
+        elif isinstance(s, Link):
+            out.append("[%s](#%s)" % (md_escape(s), md_slug(s.heading)))
         elif isinstance(s, tuple):
             out.append(_md_spans(s))
         else:
@@ -103,8 +143,16 @@ def _cell(c):
 
 def to_markdown(doc, rel_to):
     lines = ["# " + md_escape(doc.title), ""]
-    for b in doc.blocks:
+    _md_blocks(doc.blocks, rel_to, lines)
+    return "\n".join(lines)
+
+
+def _md_blocks(blocks, rel_to, lines):
+    for b in blocks:
         kind = b[0]
+        if kind == "cols":
+            _md_blocks(b[1], rel_to, lines)
+            _md_blocks(b[2], rel_to, lines)
         if kind == "h":
             lines += ["#" * b[1] + " " + md_escape(b[2]), ""]
         elif kind == "p":
@@ -131,7 +179,6 @@ def to_markdown(doc, rel_to):
             while fence in b[1]:
                 fence += "`"
             lines += [fence, b[1], fence, ""]
-    return "\n".join(lines)
 
 
 # ---- HTML -----------------------------------------------------------------
@@ -147,6 +194,8 @@ def _html_spans(spans):
             out.append("<code>%s</code>" % _h(s))
         elif isinstance(s, Bold):
             out.append("<strong>%s</strong>" % _h(s))
+        elif isinstance(s, Link):
+            out.append('<a href="#%s">%s</a>' % (_h(s.anchor), _h(s)))
         elif isinstance(s, tuple):
             out.append(_html_spans(s))
         else:
@@ -164,7 +213,10 @@ th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 code{background:#f4f4f4;padding:0 .25em;border-radius:3px}
 figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #e4e4e4}
 figcaption{font-size:.9em;color:#444}pre{background:#f6f6f6;padding:.8em;overflow:auto}
-nav ul{columns:2}
+nav ul{columns:3;margin:0}
+.cols{display:flex;gap:1.5em;align-items:flex-start}.cols>div{flex:1 1 0;min-width:0}
+.cols>div.wide{flex:1.4 1 0}.cols figure{margin-top:0}
+@media (max-width:800px){.cols{display:block}}
 """
 
 
@@ -190,9 +242,21 @@ def to_html(doc):
         parts.append("<nav><ul>" + "".join(
             '<li><a href="#%s">%s</a></li>' % (_h(a), _h(t)) for t, a in toc)
             + "</ul></nav>")
-    for b in doc.blocks:
+    _html_blocks(doc.blocks, parts)
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _html_blocks(blocks, parts):
+    for b in blocks:
         kind = b[0]
-        if kind == "h":
+        if kind == "cols":
+            parts.append('<div class="cols"><div class="wide">')
+            _html_blocks(b[1], parts)
+            parts.append('</div><div>')
+            _html_blocks(b[2], parts)
+            parts.append('</div></div>')
+        elif kind == "h":
             anchor = ' id="%s"' % _h(b[3]) if b[3] else ""
             parts.append("<h%d%s>%s</h%d>" % (b[1], anchor, _h(b[2]), b[1]))
         elif kind == "p":
@@ -220,5 +284,3 @@ def to_html(doc):
                          % (uri, _h(alt), _html_spans(caption)))
         elif kind == "pre":
             parts.append("<pre>%s</pre>" % _h(b[1]))
-    parts.append("</body></html>")
-    return "\n".join(parts)

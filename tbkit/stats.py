@@ -1,4 +1,4 @@
-"""tb_stats — the statistics behind every "different", "grows" and every
+"""tbkit.stats — the statistics (bottom layer) behind every "different", "grows" and every
 percentile or fit the report and `compare` print: one place, one set of
 named thresholds, each printed by the report beside what it decides.
 
@@ -16,13 +16,9 @@ named thresholds, each printed by the report beside what it decides.
 - Complexity fits: shown only when their RMS error is at most FIT_MAX_RMS.
 """
 
+import importlib.util
 import math
 import statistics
-
-try:
-    from scipy.stats import mannwhitneyu as _mwu
-except ImportError:  # the report still renders; tests need scipy
-    _mwu = None
 
 # Significance level of every test.
 ALPHA = 0.05
@@ -50,7 +46,9 @@ FIT_MAX_RMS = 0.20
 
 
 def have_scipy():
-    return _mwu is not None
+    """Whether scipy (Debian's python3-scipy), which every test of
+    significance needs, can be imported."""
+    return importlib.util.find_spec("scipy") is not None
 
 
 def min_p(n1, n2):
@@ -72,13 +70,17 @@ def _clean(values):
 
 def mann_whitney(a, b):
     """Two-sided Mann-Whitney U p-value of samples a and b; None when they
-    are too few to test (or scipy is missing).  All values equal: 1."""
+    are too few to test.  All values equal: 1.  Needs scipy (imported
+    here, on first use, so that the runners, which decide nothing under
+    the PATH python3 of `--check`, load without it); without it this
+    raises ImportError."""
     a, b = _clean(a), _clean(b)
-    if not testable(len(a), len(b)) or _mwu is None:
+    if not testable(len(a), len(b)):
         return None
     if len(set(a) | set(b)) == 1:
         return 1.0
-    p = float(_mwu(a, b, alternative="two-sided").pvalue)
+    from scipy.stats import mannwhitneyu
+    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     return p if math.isfinite(p) else 1.0
 
 
@@ -97,8 +99,6 @@ class Decision:
 
     def text(self):
         """"p = 0.008" or "too few repetitions to test (1 and 1)"."""
-        if self.kind == "no scipy":
-            return "no test: scipy (Debian package python3-scipy) is not installed"
         if self.kind == "too few":
             return "too few repetitions to test (%d and %d)" % (self.na, self.nb)
         return "p = %s" % fmt_p(self.p)
@@ -114,8 +114,7 @@ def decide(a, b, factor=1.0, shift=0.0):
     ratio = ma / mb if ma is not None and mb else None
     p = mann_whitney(a, b)
     if p is None:
-        kind = "no scipy" if _mwu is None and testable(len(a), len(b)) else "too few"
-        return Decision(kind, None, ratio, len(a), len(b))
+        return Decision("too few", None, ratio, len(a), len(b))
     if p >= ALPHA or ratio is None or ratio == 1:
         return Decision("undecided", p, ratio, len(a), len(b))
     return Decision("greater" if ratio > 1 else "less", p, ratio, len(a), len(b))
@@ -209,7 +208,7 @@ def compare_rule(a, b):
     p, ratio of medians B/A).  Flagged only when the test says different
     (p < ALPHA) and the medians differ by at least MIN_EFFECT."""
     d = decide(b, a)
-    if d.kind in ("too few", "no scipy"):
+    if d.kind == "too few":
         return "too few", None, d.ratio
     for want, verdict in (("greater", "slower"), ("less", "faster")):
         if direction(d, want) == "yes":

@@ -1,9 +1,10 @@
-"""tb_analysis — the arithmetic behind every sentence of the report.
+"""tbkit.numbers — the arithmetic behind every sentence of the report
+(bottom layer).
 
 Growth fits, crossover points, ratios and percentile helpers.  Every rule
-that turns numbers into words (what counts as "flat", as "grows", as "within
-the noise") is a named constant here, and the report prints those rules in
-its "How to read it" section, so a reader can check each verdict by hand.
+that turns numbers into words (what counts as "flat", as "grows") is a
+named constant here, and the report prints those rules in its "How to
+read it" section, so a reader can check each verdict by hand.
 """
 
 import math
@@ -16,11 +17,6 @@ GROW_RATIO = 1.5
 # Log-log slopes: below LOG_SLOPE_MAX a growing series is sub-linear
 # (consistent with log n plus cache effects); at or above it, closer to n.
 LOG_SLOPE_MAX = 0.5
-# (No longer used by the report, whose comparisons are Mann-Whitney U tests
-# in tb_stats; kept for callers outside it.)  Two medians whose ratio is
-# within 1 + max(cv_a, cv_b) * NOISE_K are
-# "within the noise" of each other.
-NOISE_K = 2.0
 # "Much" larger / smaller for the behavioural claims.
 CLEAR_FACTOR = 2.0
 
@@ -151,15 +147,6 @@ def _interp(n0, n1, da, db):
     return math.exp(math.log(n0) + f * (math.log(n1) - math.log(n0)))
 
 
-def within_noise(a, b, cv_a, cv_b):
-    """True when medians a and b differ by less than their repetitions'
-    spread allows (see NOISE_K)."""
-    if a is None or b is None or a <= 0 or b <= 0:
-        return False
-    tol = 1.0 + NOISE_K * max(cv_a or 0.0, cv_b or 0.0)
-    return max(a, b) / min(a, b) <= tol
-
-
 def percentile(sorted_values, q):
     """Nearest-rank percentile (q in 0..100) of an already sorted list."""
     if not sorted_values:
@@ -245,13 +232,3 @@ def _num_or(text, default=0.0):
         return float(text)
     except (TypeError, ValueError):
         return default
-
-
-def granular_caveat(ctx, labels):
-    """What a recommendation of a granular wheel (TB_CAP_GRANULAR: Linux's
-    levels) must say beside its speed: it fires late by up to 1/8 of the
-    delay.  "" when none of the labels is one."""
-    if any("granular" in ctx.caps.get(l.split(" ")[0], ()) for l in labels):
-        return (" — fires up to 1/8 of the delay late (its levels' "
-                "granularity; see the non-cascading wheel claim)")
-    return ""

@@ -1,6 +1,6 @@
-"""tb_runstate — what keeps a benchmark run's results valid when the run is
+"""tbkit.runstate — what keeps a benchmark run's results valid when the run is
 interrupted, and lets it continue (Python standard library only; used by
-bench/run.py).
+tbkit.bench and tbkit.replayrun).
 
 A results directory in the making holds, besides the files
 bench/README.md describes:
@@ -42,17 +42,15 @@ import signal
 import subprocess
 import sys
 
-# 1: machine.json without format_version (timerbench before issue 17);
-# 2: status, instances, sessions, journals.
-FORMAT_VERSION = 2
-LOCK = ".lock"
-JOURNAL_DIR = "journal"
+from tbkit import formats
+from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, JOURNAL_DIR, LOCK,  # noqa: F401
+                           loads, write_json)
+
 # Google Benchmark's own name segments; what is left is the canonical name
 # the samples CSV uses.
 _GB_SEGMENT = re.compile(r"^(manual_time|real_time|process_time|"
                          r"iterations:\d+|repeats:\d+|threads:\d+|"
                          r"min_time:[\d.]+s?|min_warmup_time:[\d.]+s?)$")
-_GB_KEYS = ("iterations", "repeats", "threads", "min_time", "min_warmup_time")
 # A --benchmark_filter argument stays well under Linux's 128 KiB per
 # argument; more missing instances than fit run in several processes.
 MAX_FILTER_CHARS = 60000
@@ -75,38 +73,6 @@ def say(text):
         pass
 
 
-def atomic_write(path, text):
-    """Writes `path` whole or not at all (temporary file, fsync, rename);
-    on failure (a full disk) the old file stays and no temporary is left."""
-    tmp = "%s.tmp-%d" % (path, os.getpid())
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_json(path, doc):
-    atomic_write(path, json.dumps(doc, indent=2) + "\n")
-
-
-def _json_int(text):
-    """A JSON integer; past 1000 digits a float (inf), never Python's
-    ValueError for more than 4300 digits (report/tb_results.py reads alike)."""
-    return int(text) if len(text) <= 1000 else float(text)
-
-
-def loads(text):
-    return json.loads(text, parse_int=_json_int)
-
-
 def shell_word(text):
     """`text` quoted for a POSIX shell: a results directory's name in a
     command the user is told to paste may hold quotes, newlines or
@@ -126,7 +92,7 @@ def family_of(run_name):
     out = []
     for p in run_name.split("/"):
         k, colon, _ = p.partition(":")
-        if (colon and k not in _GB_KEYS) or p.isdigit():
+        if (colon and k not in GB_SUFFIX_KEYS) or p.isdigit():
             continue
         out.append(p)
     return "/".join(out)
@@ -144,6 +110,27 @@ def registered_backends(root):
     if not m:
         return None
     return re.findall(r"'([^']+)'", m.group(1))
+
+
+def check_backends(backends, root, variants=False):
+    """Every name of a --backends list is in meson.build's registry (no
+    build needed); with `variants`, NAME+roc (NAME's remove-on-cancel
+    variant, which the replay binary refuses for a backend without that
+    policy) too.  An empty list (`--backends ''`, `a,,b`) is refused, not
+    read as every backend.  None (no --backends) passes.  Raises RunError."""
+    if backends is None:
+        return
+    registered = registered_backends(root) or []
+    names = backends.split(",")
+    if not all(n.strip() for n in names):
+        raise RunError("--backends %r has an empty name; give one or more "
+                       "of: %s (or leave --backends out for all)" % (
+                           backends, ", ".join(registered)))
+    bad = [b for b in names
+           if (b[:-4] if variants and b.endswith("+roc") else b) not in registered]
+    if bad:
+        raise RunError("no backend %s; the registered backends are: %s" % (
+            ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
 
 
 def source_state(root):
@@ -524,7 +511,7 @@ def _commit_samples(outdir, sessions, done_by):
             if done_by.get(name) == k:
                 rows.append(line)
     if any_file:
-        atomic_write(os.path.join(outdir, "samples.csv"),
+        formats.atomic_write(os.path.join(outdir, "samples.csv"),
                      "\n".join([header or "benchmark,metric,rep,seq,value_ns,weight"] + rows) + "\n")
 
 

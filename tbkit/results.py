@@ -1,4 +1,5 @@
-"""tb_results — reads one timerbench results directory into plain records.
+"""tbkit.results — reads one timerbench results directory into plain
+records (results layer).
 
 This is the only module that knows the on-disk format, so that when the
 benchmark driver (bench/run.py) changes what it writes, only this file moves.
@@ -31,18 +32,15 @@ import math
 import os
 import statistics
 
+from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, GB_SUFFIX_WORDS,
+                           loads)
+
 # Google Benchmark appends these `key:value` / bare parts to a name.
-_GB_SUFFIX_KEYS = ("repeats", "iterations", "min_time", "min_warmup_time",
-                   "threads")
-_GB_SUFFIX_WORDS = ("manual_time", "real_time", "process_time")
 _TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 _AGGREGATES = ("mean", "median", "stddev", "cv")
 # Files this package writes into a results directory; never read back.
 # (Its figures/ and bench/run.py's journal/ are subdirectories: not read.)
 _OWN_OUTPUTS = ("report.md", "report.html")
-# The newest results format this reader knows (machine.json's
-# format_version; bench/tb_runstate.py writes it); format 1 had none.
-FORMAT_VERSION = 2
 # What makes a directory a results directory: at its top level,
 # machine.json or one of the files a run writes (bench/run.py,
 # bench/replay.py, report/probe.c, the counts profile).  Google Benchmark
@@ -53,9 +51,6 @@ KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
                "probe.json", "counts.json", "replay.json", "samples.csv")
 # How much of another *.json is read to tell Google Benchmark output.
 _SNIFF_BYTES = 4096
-# Digits of a JSON integer read as a number; longer ones (Python refuses
-# past 4300) are read as a float, an overflow that the checks then refuse.
-_MAX_INT_DIGITS = 1000
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 # Operations in which bench/ measures itself (shim overhead, self-tests):
@@ -357,10 +352,10 @@ def parse_name(name):
     for p in parts:
         if ":" in p:
             k, _, v = p.partition(":")
-            if k in _GB_SUFFIX_KEYS:
+            if k in GB_SUFFIX_KEYS:
                 continue
             params.append((k, v))
-        elif p in _GB_SUFFIX_WORDS:
+        elif p in GB_SUFFIX_WORDS:
             continue
         elif params:
             # a bare word after the parameters: keep it as a flag.
@@ -392,20 +387,6 @@ def _read_text(path, problems):
         problems.append(Problem(path, "cannot be read (%s)" % e.strerror))
     return None
 
-
-def _json_int(text):
-    """An integer of a JSON text: exact when it has at most _MAX_INT_DIGITS
-    digits, else a float (inf past 308 digits), never Python's ValueError
-    for more than 4300 digits."""
-    if len(text) <= _MAX_INT_DIGITS:
-        return int(text)
-    return float(text)
-
-
-def loads(text):
-    """json.loads as every reader of results must call it: a 5,000-digit
-    number is a value the checks refuse, not an exception."""
-    return json.loads(text, parse_int=_json_int)
 
 
 def _load_json(path, problems):
@@ -794,7 +775,7 @@ def _read_budget(b):
 
 def _read_verdict(v):
     """replay.json's verdict as bench/replay.py wrote it (the report
-    recomputes it with tb_precision.verdict and says so if they differ)."""
+    recomputes it with tbkit.replaydata.budget_verdict and says so if they differ)."""
     if not isinstance(v, dict) or not isinstance(v.get("recommended"), list):
         return None
     missed = v.get("missed") if isinstance(v.get("missed"), dict) else {}
@@ -864,7 +845,7 @@ def _read_replay(res, path):
             "sweep": [p for p in (_read_sweep_point(p) for p in t.get("sweep", []))
                       if p is not None] if isinstance(t.get("sweep"), list) else [],
             "verdict": _read_verdict(t.get("verdict")),
-            # the trace as written, for tb_precision.verdict (the rule
+            # the trace as written, for replaydata.budget_verdict (the rule
             # bench/replay.py applied, so both read the same fields)
             "raw": t})
     if bad:

@@ -1,14 +1,15 @@
-"""tb_front — the cost-precision front (issue 27): for a replayed trace or
+"""tbkit.front — the cost-precision front as data (issue 27; analysis
+layer, drawn by tbkit.figures.draw_front): for a replayed trace or
 the `timeouts` micro workload, what each candidate (a backend, or a ticked
 backend at one tick of its sweep) cost against how late it ran timers, the
 cheapest candidate in each precision class, and the figure: one line per
 ticked backend through its sweep points, the exact structures as single
 points at the axis' "exact" position.
 
-Precision classes are tb_precision's (CLASSES, precision_class: the rule
+Precision classes are tbkit.precision's (CLASSES, precision_class: the rule
 bench/replay.py applies too): exact (max lateness 0), <= 50 us, <= 1 ms,
 <= 1/8 of the delay (every fire's lateness at most an eighth of its
-delay), any.  A replay candidate's class is tb_precision.precision_class
+delay), any.  A replay candidate's class is tbkit.precision.precision_class
 of its entry in replay.json; a micro candidate's is the same test on its
 counters (lateness_max_ns, and lateness_max_share for the 1/8 rule).  The
 cheapest in a class is the one with the lowest median cost, with those
@@ -16,13 +17,9 @@ within S.MIN_EFFECT of it named beside it (two runs of one commit differ
 by that much).
 """
 
-import math
-import os
-
-import tb_analysis as A
-import tb_precision as P
-import tb_stats as S
-from tb_figures import RawPath
+from tbkit import numbers as A
+from tbkit import precision as P
+from tbkit import stats as S
 
 CLASSES = P.CLASSES
 
@@ -34,7 +31,7 @@ def fits(cand, cls):
 
 
 def _micro_class(max_ns, max_share):
-    """tb_precision.precision_class's rule on the micro counters."""
+    """tbkit.precision.precision_class's rule on the micro counters."""
     return P.precision_class({"lateness": {"max_ns": max_ns, "beyond_eighth_of_delay":
                                            0 if max_share is not None and max_share <= 0.125
                                            else 1}})
@@ -63,8 +60,8 @@ def class_of(cand):
 def replay_candidates(t, per_event):
     """A replayed trace's candidates: every backends[] entry (its lateness
     from the check pass) and every sweep point that ran and passed.
-    per_event: tb_replay.per_event (the spread the verdict compares).  The
-    class of each is tb_precision's, on its entry in replay.json."""
+    per_event: tbkit.replaydata.per_event (the spread the verdict compares).  The
+    class of each is tbkit.precision's, on its entry in replay.json."""
     raw = {}
     for e in list(t["raw"].get("backends") or []) + list(t["raw"].get("sweep") or []):
         if isinstance(e, dict) and isinstance(e.get("name"), str):
@@ -131,56 +128,3 @@ def class_sentence(cands):
             label, " and ".join(names) + (" tied" if len(names) > 1 else ""),
             A.fmt_ns(best["cost"]), A.fmt_ns(best["max_ns"])))
     return "; ".join(parts)
-
-
-def draw_front(ctx, name, title, cands, ylabel):
-    """The front: two panels (max and p99 lateness on x, log scale; cost on
-    y), one line per ticked backend through its sweep points in the
-    backend's colour, the exact structures (and any point that was never
-    late) at the left-most "exact" position.  Returns the figure's name or
-    None.  The data files keep the true lateness (0 for exact) in a column
-    beside the x drawn."""
-    lines = {}
-    for c in cands:
-        if c["sweep"]:
-            lines.setdefault(c["backend"], []).append(c)
-    points = [c for c in cands if not c["sweep"] and not (c["ticked"] and c["backend"] in lines)]
-    late = [c[k] for c in cands for k in ("max_ns", "p99_ns") if c.get(k)]
-    if not cands:
-        return None
-    # "exact" sits one decade left of the smallest lateness drawn (in us)
-    floor_us = min(late) / 1e3 if late else 1.0
-    exact_x = 10 ** (math.floor(math.log10(floor_us)) - 1)
-    order = {b: i for i, b in enumerate(ctx.res.registry())}
-    series = [(b, sorted(ps, key=lambda c: c["tick_ns"])) for b, ps in
-              sorted(lines.items(), key=lambda kv: order.get(kv[0], len(order)))]
-    series += [(c["name"], [c]) for c in sorted(points, key=lambda c: (
-        order.get(c["backend"], len(order)), c["name"]))]
-    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
-         "npanels": 2, "exact_x": float(exact_x), "ylabel": ylabel,
-         "xlabel": "lateness (us, log scale; exact = never late)"}
-    for k, key, what in ((1, "max_ns", "max lateness"), (2, "p99_ns", "p99 lateness")):
-        blocks, colours, dashes = [], [], []
-        for title_s, ps in series:
-            rows = []
-            for c in ps:
-                x = c.get(key)
-                if x is None:
-                    continue
-                rows.append([exact_x if x <= 0 else x / 1e3, c["cost"], x,
-                             "tick=%s" % A.fmt_ns(c["tick_ns"]) if c["ticked"] else
-                             "exact" if x <= 0 else "no tick"])
-            if not rows:
-                continue
-            blocks.append((title_s, rows))
-            colours.append(ctx.colour(ps[0]["backend"]))
-            dashes.append("1" if ps[0]["sweep"] or "+" not in ps[0]["name"] else "2")
-        if not blocks:
-            return None
-        ctx.figs.write_blocks("%s_%d" % (name, k), blocks,
-                              ["series", "cost", "lateness_ns", "point"])
-        v["ptitle_%d" % k] = "cost against %s" % what
-        v["nseries_%d" % k] = len(blocks)
-        v["colours_%d" % k] = " ".join(colours)
-        v["dashes_%d" % k] = " ".join(dashes)
-    return name if ctx.figs.draw("front", name, v) else None

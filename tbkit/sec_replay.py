@@ -1,11 +1,11 @@
-"""tb_replay — the report's section on replayed timer traces (replay.json,
+"""tbkit.sec_replay — the report's section on replayed timer traces (replay.json,
 written by bench/replay.c through `./timerbench replay` or the standard
 profile): per trace, the trace's own make-up, what each backend did with
 it, a figure of the cost per operation, and a verdict; one figure of every
 trace's delay distribution with its cancel ratio; rows for "Which one to
 use".
 
-The verdict for a trace is tb_precision.verdict(trace) (issue 27), the
+The verdict for a trace is tbkit.replaydata.budget_verdict(trace) (issue 27), the
 rule bench/replay.py applied when it wrote replay.json: among the
 candidates (every backend, and every point of the ticked backends' tick
 sweep) that kept every timer within its lateness budget, the cheapest by
@@ -13,7 +13,7 @@ CPU time per event, unless others are tied with it (tied_with below); the
 share each missed by where none did; today's rule on the backends alone
 when the trace gives no budget.  Per trace the section also shows the
 budget applied, each backend's fires beyond their budget, the
-cost-precision front (tb_front) and the cheapest structure in each
+cost-precision front (tbkit.front) and the cheapest structure in each
 precision class.  The time is the replay
 thread's CPU time per event: on these shared machines a repetition whose
 thread was descheduled for a while has a wall time several times the
@@ -23,12 +23,12 @@ count the time it waited (the wall time is shown beside it).
 
 import os
 
-import tb_analysis as A
-import tb_front as F
-import tb_stats as S
-from tb_doc import Bold, Code
-from tb_experiments import _join, draw_bars
-from tb_figures import RawPath, add_figure, colour_for
+from tbkit import front as F
+from tbkit import numbers as A
+from tbkit import replaydata as RD
+from tbkit import stats as S
+from tbkit.doc import Bold, Code, join as _join
+from tbkit.figures import RawPath, add_figure, colour_for, draw_bars, draw_front as _draw_front
 
 # Operation kinds in the order the figure and tables show them, with what
 # each one's time covers.
@@ -36,8 +36,6 @@ KINDS = [("schedule", "schedule"), ("periodic", "periodic schedule"),
          ("cancel", "cancel"), ("reschedule", "reschedule (the backend's re-arm, else cancel + schedule)"),
          ("advance", "clock advance, per call (its fires included)"),
          ("expire", "expiry per timer fired (advance time / fires)")]
-UNDECIDED = "undecided"
-TIED = "tied"
 
 
 def _fmt_bytes(b):
@@ -65,96 +63,6 @@ def _ordered(ctx, backends):
     pos = {b: i for i, b in enumerate(reg)}
     return sorted(backends, key=lambda b: (pos.get(b["backend"], len(pos)),
                                            backends.index(b)))
-
-
-def per_event(b):
-    """The spread the verdict compares: CPU ns per event (replay.json's CPU
-    ms per 10^6 events, the same number), else wall ns per event."""
-    return b.get("cpu_ms_per_million_events") or b["ns_per_event"]
-
-
-def tied_with(best, others):
-    """The backends no different from `best` by the report's rule: a median
-    within S.MIN_EFFECT of its median (closer than two runs of one commit
-    differ), or more but not significantly so by the Mann-Whitney test over
-    the repetitions (too few repetitions to test counts as not)."""
-    pb = per_event(best)
-    out = []
-    for b in others:
-        pe = per_event(b)
-        if pe["median"] <= pb["median"] * (1 + S.MIN_EFFECT):
-            out.append(b)
-            continue
-        d = S.decide(pe.get("reps") or [pe["median"]], pb.get("reps") or [pb["median"]])
-        if d.kind != "greater":
-            out.append(b)
-    return out
-
-
-def verdict(trace):
-    """(kind, text, best name or None): the backend with the lowest median
-    CPU time per event when every other is slower by the rule of tied_with,
-    else "tied" and the backends tied with it."""
-    cands = sorted(trace["backends"], key=lambda b: per_event(b)["median"])
-    if not cands:
-        return UNDECIDED, "no backend was replayed", None
-    best = cands[0]
-    if len(cands) == 1:
-        return "best", "only %s was replayed" % best["name"], best["name"]
-    tied = tied_with(best, cands[1:])
-    if tied:
-        return (TIED, "%s tied: within %s of each other's CPU time per event, or not "
-                "significantly different (Mann-Whitney over the repetitions)" % (
-                    " and ".join([best["name"]] + [b["name"] for b in tied]),
-                    A.fmt_pct(S.MIN_EFFECT)), None)
-    second = cands[1]
-    b1, b2 = per_event(best)["median"], per_event(second)["median"]
-    return ("best", "%s, %s of CPU per event against %s for %s (%s)" % (
-        best["name"], A.fmt_ns(b1), A.fmt_ns(b2), second["name"],
-        A.fmt_ratio(b2 / b1) if b1 > 0 else "n/a"), best["name"])
-
-
-def precision_verdict(t):
-    """The trace's verdict by tb_precision.verdict (the rule bench/replay.py
-    wrote into replay.json): {recommended, kind, rule, within_budget,
-    missed}."""
-    return F.P.verdict(t["raw"])
-
-
-def _budgeted(t):
-    """Whether the trace was replayed with budgets (some timer had one)."""
-    b = t.get("budget")
-    return bool(b and b["source"] != "none" and b.get("timers_with_budget"))
-
-
-def verdict_names(t):
-    """The recommended names: the budget-respecting verdict where the run
-    has it, else the fastest (and those tied with it) by the old rule."""
-    v = precision_verdict(t)
-    if v is not None and v.get("recommended"):
-        return list(v["recommended"])
-    return tied_names(t)
-
-
-def verdict_text(t):
-    """(names, text) for the trace: what was recommended and why."""
-    v = precision_verdict(t)
-    if not _budgeted(t) or v is None or not v.get("recommended"):
-        # no budget: tb_precision applies this module's cost rule, whose
-        # own sentence gives the ratio to the runner-up
-        kind, text, best = verdict(t)
-        return ([best] if best else tied_names(t)), text
-    names = list(v["recommended"])
-    text = "%s (%s): %s" % (", ".join(names), v.get("kind") or "?", v.get("rule") or "")
-    if v.get("kind") == "none_within_budget" and v.get("missed"):
-        text += "; share of budgeted fires beyond budget: " + ", ".join(
-            "%s %s" % (n, A.fmt_pct(x)) for n, x in sorted(v["missed"].items(),
-                                                           key=lambda kv: kv[1]))
-    written = t.get("verdict")
-    if written and sorted(written["recommended"]) != sorted(names):
-        text += (" (replay.json recorded %s: the rule changed since the replay)"
-                 % ", ".join(written["recommended"]))
-    return names, text
 
 
 def _beyond_text(bud):
@@ -190,23 +98,10 @@ def _budget_sentence(t, meta):
 
 
 def draw_front(ctx, t):
-    """The trace's cost-precision front (tb_front.draw_front)."""
-    return F.draw_front(ctx, ctx.fig_name("replay-front-" + _trace_label(t)),
-                        "Replay of %s: CPU per event against lateness" % _trace_label(t),
-                        F.replay_candidates(t, per_event), "CPU time per event (ns)")
-
-
-def tied_names(trace):
-    """The best backend and those tied with it (one name when decided)."""
-    cands = sorted(trace["backends"], key=lambda b: per_event(b)["median"])
-    if not cands:
-        return []
-    return [cands[0]["name"]] + [b["name"] for b in tied_with(cands[0], cands[1:])]
-
-
-def _trace_label(t):
-    name = t["name"]
-    return name[:-len(".trace")] if name.endswith(".trace") else name
+    """The trace's cost-precision front (tbkit.figures.draw_front)."""
+    return _draw_front(ctx, ctx.fig_name("replay-front-" + RD.trace_label(t)),
+                        "Replay of %s: CPU per event against lateness" % RD.trace_label(t),
+                        F.replay_candidates(t, RD.per_event), "CPU time per event (ns)")
 
 
 def _delay_text(t):
@@ -245,7 +140,7 @@ def draw_delays(ctx, traces):
         pts = [(max(x, 1e3) / 1e3, f) for x, f in t["delay_cdf"]]
         if not pts:
             continue
-        blocks.append(("%s (cancel ratio %s)" % (_trace_label(t), A.fmt_pct(t["cancel_ratio"])),
+        blocks.append(("%s (cancel ratio %s)" % (RD.trace_label(t), A.fmt_pct(t["cancel_ratio"])),
                        [[x, f] for x, f in pts]))
         colours.append(colour_for(i))
     if not blocks:
@@ -266,16 +161,16 @@ def draw_costs(ctx, t):
     per event, one bar per backend in its colour, min..max as the spread."""
     bs = _ordered(ctx, t["backends"])
     panels = [("all events: CPU time per event", "ns per event", False,
-               [(b["name"], b["backend"], (per_event(b)["median"], per_event(b)["min"],
-                                        per_event(b)["max"])) for b in bs])]
+               [(b["name"], b["backend"], (RD.per_event(b)["median"], RD.per_event(b)["min"],
+                                        RD.per_event(b)["max"])) for b in bs])]
     for k, what in KINDS:
         bars = [(b["name"], b["backend"], (b["kinds"][k]["median"], b["kinds"][k]["min"],
                                         b["kinds"][k]["max"]))
                 for b in bs if k in b["kinds"]]
         if bars:
             panels.append((what, "ns per operation", False, bars))
-    return draw_bars(ctx, "replay-cost-" + _trace_label(t),
-                     "Replay of %s: time per operation" % _trace_label(t), panels)
+    return draw_bars(ctx, "replay-cost-" + RD.trace_label(t),
+                     "Replay of %s: time per operation" % RD.trace_label(t), panels)
 
 
 def replay_section(ctx, doc):
@@ -319,7 +214,7 @@ def replay_section(ctx, doc):
     failed = [(t, n, why) for t in res.replay for n, why in t.get("failed", [])]
     if failed:
         doc.p(Bold("Failed checks:"), " ", *_join(
-            [(Code(n), " on ", Code(_trace_label(t)), " (%s)" % why)
+            [(Code(n), " on ", Code(RD.trace_label(t)), " (%s)" % why)
              for t, n, why in failed]),
               ". A backend that failed its check on a trace has no numbers for "
               "it and is left out of that trace's verdict; the other backends' "
@@ -332,15 +227,15 @@ def replay_section(ctx, doc):
     rows = []
     for t in res.replay:
         by = {b["name"]: b for b in t["backends"]}
-        row = [Code(_trace_label(t)), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"]),
+        row = [Code(RD.trace_label(t)), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"]),
                _delay_text(t)]
         for n in names:
             b = by.get(n)
-            row.append("%s, %s" % (A.fmt_ns(per_event(b)["median"]),
+            row.append("%s, %s" % (A.fmt_ns(RD.per_event(b)["median"]),
                                    _fmt_bytes(b["bytes_at_peak"])) if b else
                        "failed its check" if n in dict(t.get("failed", [])) else "not replayed")
-        row.append((Bold(", ".join(verdict_names(t)) if _budgeted(t) else
-                         verdict(t)[2] or "tied: " + ", ".join(tied_names(t))),))
+        row.append((Bold(", ".join(RD.verdict_names(t)) if RD.budgeted(t) else
+                         RD.cost_verdict(t)[2] or "tied: " + ", ".join(RD.tied_names(t))),))
         rows.append(row)
     doc.table(["trace", "events", "cancel ratio", "delays"] +
               ["%s: CPU per event, peak bytes" % n for n in names] +
@@ -351,7 +246,7 @@ def replay_section(ctx, doc):
              "its cancel ratio (timers cancelled or re-armed before they fired, "
              "of all timers) in the legend."), "delay distributions of the traces")
     for t in res.replay:
-        label = _trace_label(t)
+        label = RD.trace_label(t)
         doc.h(3, "Trace %s" % label, "replay-" + label)
         src = [c.lstrip("# ").strip() for c in t["comments"]][:4]
         doc.p(Code(t["file"]), ": %s events over %s, %s timers; op mix %s; cancel ratio %s; "
@@ -378,7 +273,7 @@ def replay_section(ctx, doc):
                                                            for q in ("p50", "p99", "max"))
                     if b["ticked"] else "0 (no ticks)" if not b["lateness_ns"].get("max")
                     else "max %s" % A.fmt_ns(b["lateness_ns"]["max"]))
-            table.append([Code(b["name"]), _spread_text(per_event(b)),
+            table.append([Code(b["name"]), _spread_text(RD.per_event(b)),
                           _spread_text(b["ns_per_event"]),
                           kinds or "n/a", A.fmt_n(b["peak_pending"]),
                           _fmt_bytes(b["bytes_at_peak"]), late,
@@ -406,13 +301,13 @@ def replay_section(ctx, doc):
                     srows.append([Code(p["name"]), "skipped: " + p["skipped"] if p.get("skipped")
                                   else "failed its check: " + p["failed"], "", "", ""])
                     continue
-                srows.append([Code(p["name"]), _spread_text(per_event(p)),
+                srows.append([Code(p["name"]), _spread_text(RD.per_event(p)),
                               A.fmt_ns(p["lateness"]["max_ns"]), A.fmt_ns(p["lateness"]["p99_ns"]),
                               _beyond_text(p.get("budget"))])
             doc.p("The ticked backends swept over their tick (the cost-precision front):")
             doc.table(["backend and tick", "CPU per event", "max lateness", "p99 lateness",
                        "fires beyond their budget"], srows)
-        cands = F.replay_candidates(t, per_event)
+        cands = F.replay_candidates(t, RD.per_event)
         if any(c["sweep"] for c in cands):
             add_figure(ctx, doc, draw_front(ctx, t),
                        ("Replay of ", Code(label), ": CPU time per event against the lateness "
@@ -422,13 +317,13 @@ def replay_section(ctx, doc):
         if cands:
             doc.p(Bold("Cheapest at each precision:"), " ", F.class_sentence(cands),
                   " (a class holds a candidate whose lateness fits it, by the rule of "
-                  "report/tb_precision.py).")
-        _, text = verdict_text(t)
+                  "tbkit/precision.py).")
+        _, text = RD.verdict_text(t)
         doc.p(Bold("Which one for this trace:"), " ", text, ".")
     ctx.finding(15, "Replayed traces, lowest CPU time per event within the timers' "
                 "budgets: ", *_join(
-                    [(Code(_trace_label(t)), " → ", Bold(", ".join(verdict_names(t))),
-                      " (%s)" % _precision_of_names(t, verdict_names(t)))
+                    [(Code(RD.trace_label(t)), " → ", Bold(", ".join(RD.verdict_names(t))),
+                      " (%s)" % RD.precision_of_names(t, RD.verdict_names(t)))
                      for t in res.replay], "; "), ".")
     doc.p("Rule: among the backends, and the ticked backends at each tick of their "
           "sweep, that ran no timer later than its budget, the one with the lowest "
@@ -439,55 +334,3 @@ def replay_section(ctx, doc):
           "budgets is decided on cost alone, among the backends. CPU time, not wall "
           "time, because a repetition whose thread the machine's other load "
           "descheduled has a wall time several times the others'." % A.fmt_pct(S.MIN_EFFECT))
-
-
-def _precision_of_names(t, names):
-    """The precision the recommended candidates held on the trace: the
-    strictest class all of them are in, with their max lateness."""
-    by = {c["name"]: c for c in F.replay_candidates(t, per_event)}
-    got = [by[n] for n in names if n in by]
-    if not got:
-        return "n/a"
-    worst = max(got, key=lambda c: c["max_ns"])
-    held = ("every timer within its budget" if _budgeted(t) and all(
-        c.get("budget") and not c["budget"]["beyond_budget"] for c in got) else "")
-    return "%s (max lateness %s)%s" % (F.class_of(worst), A.fmt_ns(worst["max_ns"]),
-                                       "; " + held if held else "")
-
-
-def recommend_rows(ctx):
-    """Rows of "Which one to use" ([workload, recommended, precision,
-    compared, measured]): per replayed trace its verdict (budgets kept),
-    then the cheapest candidate in each precision class."""
-    rows = []
-    for t in ctx.res.replay:
-        names, _ = verdict_text(t)
-        v = precision_verdict(t)
-        cands = sorted(t["backends"], key=lambda b: per_event(b)["median"])
-        ev = [(Code(b["name"]), " " + A.fmt_ns(per_event(b)["median"])) for b in cands]
-        tied = len(names) > 1
-        rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
-            _trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
-            tuple(_join([Code(n) for n in names], ", ")) + (
-                (" (%s)" % (v.get("kind") if v else TIED),) if tied or (
-                    v and v.get("kind") == "none_within_budget") else ())
-            + (A.granular_caveat(ctx, names),),
-            _precision_of_names(t, names),
-            ("median CPU time per event over the replays, among those within every "
-             "timer's budget (section Replayed traces)") if _budgeted(t) else
-            "median CPU time per event over the replays (section Replayed traces; the "
-            "trace gives no budget)",
-            tuple(_join(ev, ", "))])
-        pcands = F.replay_candidates(t, per_event)
-        if not any(c["sweep"] for c in pcands):
-            continue
-        for label, cnames, best in F.cheapest_by_class(pcands):
-            if best is None or label == "any":
-                continue
-            rows.append(["Replay of trace %s, precision %s" % (_trace_label(t), label),
-                         tuple(_join([Code(n) for n in cnames], ", ")),
-                         "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
-                         "cheapest median CPU time per event among the backends and tick "
-                         "sweep points whose lateness fits the class",
-                         "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
-    return rows

@@ -1,4 +1,4 @@
-"""tb_experiments — the runtime (monotonic clock, real threads) sections:
+"""tbkit.sec_runtime — the runtime (monotonic clock, real threads) sections:
 lateness against the sleep floor, periodic jitter, interference, burst,
 idle cost, leader-follower (`workers`) and producers.
 
@@ -8,21 +8,23 @@ computed from them; without data it says so.  Counter names are those
 bench/runtime.c writes: percentiles `<prefix>count`, `min`, `p50`, `p90`,
 `p99`, `p999`, `max` in ns, and per-experiment counters named below.
 
-What each section finds is also stored in ctx.rt for the claims.
+What the claims read of these experiments is computed beforehand, by
+tbkit.analysis.runtime_data; the sections render.
 """
 
 import math
-import os
 
-import tb_analysis as A
-import tb_results
-import tb_stats as S
-from tb_doc import Bold, Code
-from tb_figures import RawPath
+from tbkit import numbers as A
+from tbkit import results as tb_results
+from tbkit import stats as S
+from tbkit.analysis import (FLOOR_TARGET, PCT_Q, PCTS, RUNTIME_OPS, counter_spread,
+                            labels_for, leader_pairs, pct_value, primary_floor,
+                            slack_of as _slack)
+from tbkit.doc import Bold, Code, join as _join
+from tbkit.figures import (add_figure, draw_bars, draw_cdf, draw_n_figure,
+                           registry_order as _order)
+from tbkit.page import generic_table
 
-RUNTIME_OPS = ["lateness", "jitter", "interference", "burst", "idle",
-               "workers", "producers"]
-KNOWN_OPS = RUNTIME_OPS + ["failure", "shim", "selftest"]
 RUNTIME_WHAT = {
     "lateness": "one-shot tasks with short delays, at light load and with "
                 "many tasks pending; lateness is the start of the run minus "
@@ -45,21 +47,6 @@ RUNTIME_WHAT = {
     "producers": "several threads scheduling at once as fast as they can: "
                  "throughput and lateness",
 }
-PCTS = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
-# The quantile each percentile counter stands for.
-PCT_Q = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
-
-
-def pct_value(m, key, prefix=""):
-    """A percentile counter's median over the repetitions, or None when too
-    few samples back it (see tb_stats.pct_supported) or it is absent."""
-    v = m.counter(prefix + key)
-    q = PCT_Q.get(key)
-    if v is None or q is None:
-        return v
-    return v if S.pct_supported(m.counter(prefix + "count"), q) else None
-
-
 def pct_cell(m, key, prefix=""):
     """A percentile in us for a table cell, or why it is not shown."""
     v = m.counter(prefix + key)
@@ -74,52 +61,6 @@ def pct_cell(m, key, prefix=""):
     return fmt_us(v)
 
 
-# The design's target: lateness p50 within this factor of the floor.
-FLOOR_TARGET = 1.2
-
-
-def _join(items, sep=", "):
-    out = []
-    for i, it in enumerate(items):
-        if i:
-            out.append(sep)
-        out.extend(it if isinstance(it, tuple) else (it,))
-    return out
-
-
-def labels_for(ms, drop=("series",)):
-    """A legend label per measurement: its backend plus the configuration
-    keys (and parameters other than N) that differ between that backend's
-    measurements in `ms`.  Returns {id(m): label}."""
-    by_backend = {}
-    for m in ms:
-        by_backend.setdefault(m.backend, []).append(m)
-    out = {}
-    for b, bms in by_backend.items():
-        keys = []
-        for m in bms:
-            keys += [k for k in m.cfg if k not in keys]
-        varying = [k for k in keys if k not in drop and len({m.cfg.get(k) for m in bms}) > 1]
-        pkeys = sorted({k for m in bms for k in m.params if k != "N"})
-        pvary = [k for k in pkeys if len({m.params.get(k) for m in bms}) > 1]
-        for m in bms:
-            extra = ["%s=%s" % (k, m.cfg.get(k, "-")) for k in varying]
-            extra += ["%s:%s" % (k, m.params.get(k, "-")) for k in pvary]
-            if not m.cfg and len({x.config for x in bms}) > 1:
-                extra.append(m.config)
-            out[id(m)] = " ".join([b] + extra)
-    return out
-
-
-def counter_spread(m, name):
-    """(median, lowest, highest) of one counter over the repetitions."""
-    med = m.counter(name)
-    if med is None:
-        return None
-    vals = m.counters.get(name) or [med]
-    return (med, min(vals), max(vals))
-
-
 def us(ns):
     return None if ns is None else ns / 1000.0
 
@@ -131,91 +72,7 @@ def fmt_us(ns):
     return "%.1f" % v if abs(v) < 1000 else "{:,.0f}".format(v)
 
 
-def generic_table(ctx, doc, ms, counters=None, limit=10):
-    """A table of the measurements as recorded: one row each, the median
-    time and the chosen counters (median over repetitions)."""
-    if not ms:
-        return
-    if counters is None:
-        seen = {}
-        for m in ms:
-            for c in m.counter_names():
-                seen[c] = seen.get(c, 0) + 1
-        counters = sorted(seen, key=lambda c: (-seen[c], c))[:limit]
-    rows = []
-    for m in ms:
-        extra = " ".join("%s:%s" % kv for kv in sorted(m.params.items()))
-        row = [Code(m.backend), Code(m.workload), Code(m.config), extra]
-        if m.error:
-            row.append(("error: " + m.error[:100],))
-            row += [""] * len(counters)
-        else:
-            row.append(A.fmt_ns(m.median) + (" (%s)" % A.fmt_pct(m.cv) if m.cv is not None else ""))
-            row += [A.fmt_num(m.counter(c)) for c in counters]
-        rows.append(row)
-    doc.table(["backend", "workload", "configuration", "parameters", "time (cv)"] + counters,
-              rows, numeric=set(range(4, 5 + len(counters))))
-
-
 # ---- drawing helpers ------------------------------------------------------
-
-def _order(ctx, items):
-    """Sorts (label, m, ...) tuples by registry position, then label."""
-    pos = {b: i for i, b in enumerate(ctx.backends + ctx.floor)}
-    return sorted(items, key=lambda it: (pos.get(it[1].backend, len(pos)), it[0]))
-
-
-def draw_cdf(ctx, stem, title, xlabel, panels):
-    """panels: [(title, [(label, backend, [(x, fraction)])])]."""
-    panels = [(t, [s for s in ss if s[2]]) for t, ss in panels]
-    panels = [(t, ss) for t, ss in panels if ss]
-    if not panels:
-        return None
-    name = ctx.fig_name(stem)
-    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
-         "npanels": len(panels), "xlabel": xlabel}
-    for k, (pt, ss) in enumerate(panels, 1):
-        seen = {}
-        dashes = []
-        for label, backend, pts in ss:
-            seen[backend] = seen.get(backend, 0) + 1
-            dashes.append(str(2 if backend in ctx.floor else 1 + (seen[backend] - 1) % 5))
-        ctx.figs.write_blocks("%s_%d" % (name, k), [(l, [[x, f] for x, f in p]) for l, _, p in ss],
-                              ["series", "fraction"])
-        v["ptitle_%d" % k] = pt
-        v["nseries_%d" % k] = len(ss)
-        v["colours_%d" % k] = " ".join(ctx.colour(b) for _, b, _ in ss)
-        v["dashes_%d" % k] = " ".join(dashes)
-    return name if ctx.figs.draw("cdf", name, v) else None
-
-
-def draw_bars(ctx, stem, title, panels):
-    """panels: [(title, ylabel, logy, [(label, backend, (v, lo, hi))])]."""
-    panels = [p for p in panels if any(b[2] is not None for b in p[3])]
-    if not panels:
-        return None
-    name = ctx.fig_name(stem)
-    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
-         "npanels": len(panels)}
-    for k, (pt, yl, logy, bars) in enumerate(panels, 1):
-        rows = []
-        for label, backend, val in bars:
-            if val is None:
-                continue
-            med, lo, hi = val
-            if logy and med <= 0:
-                continue
-            rows.append([label, float(med), float(lo), float(hi),
-                         int(ctx.colour(backend).lstrip("#"), 16)])
-        if not rows:
-            return None
-        ctx.figs.write_blocks("%s_%d" % (name, k), [("label", rows)],
-                              ["label", "value", "low", "high", "colour"])
-        v["ptitle_%d" % k] = pt
-        v["ylabel_%d" % k] = yl
-        v["logy_%d" % k] = int(bool(logy))
-    return name if ctx.figs.draw("bars", name, v) else None
-
 
 def _cdf_of(ctx, m, metric):
     """CDF points (x in us) of a measurement: from the raw samples when the
@@ -243,14 +100,6 @@ def _cdf_of(ctx, m, metric):
         if v is not None:
             pts.append((max(v / 1000.0, 0.1), q))
     return pts, "percentiles"
-
-
-def add_figure(ctx, doc, name, caption, alt):
-    if name is None:
-        why = ctx.figs.failures[-1][1] if ctx.figs.failures else "no data to draw"
-        doc.p("(Figure not drawn: ", why, ".)")
-        return
-    doc.figure(ctx.figs.path(name, "svg"), ctx.figs.path(name, "png"), caption, alt)
 
 
 def pooled(ctx, m, metric="lateness"):
@@ -391,17 +240,6 @@ def failure_section(ctx, doc):
         doc.ul(items)
 
 
-def _slack(m):
-    return m.cfg.get("slack", "default")
-
-
-def primary_floor(ctx):
-    """The floor the backends are held to: `floor` (bench/runtime.c: the
-    condition-variable wait every backend uses) when the run has it, else
-    the first floor it has, else None."""
-    return "floor" if "floor" in ctx.floor else (ctx.floor[0] if ctx.floor else None)
-
-
 def _floors_by_primitive(ctx, ok):
     """One finding per floor (wait primitive) and slack, and which floor
     each backend is held to (the runtime harness's floor_of.* context)."""
@@ -424,7 +262,7 @@ def lateness(ctx, doc, ms):
     ok = [m for m in ms if not m.error]
     labels = labels_for(ok, drop=("series", "slack"))
     panels = []
-    primary = primary_floor(ctx)
+    primary = primary_floor(ctx.floor)
     floor = {(_slack(m)): m for m in ok if m.backend == primary}
     keys = sorted({(m.workload, _slack(m)) for m in ok}, key=lambda k: (k[0] != "light", k))
     sources = set()
@@ -448,7 +286,6 @@ def lateness(ctx, doc, ms):
                "lateness CDF")
     _pct_table(ctx, doc, ok, labels, extra=[("early", A.fmt_num)])
     items = []
-    rt = ctx.rt.setdefault("lateness", {})
     for slack, f in sorted(floor.items()):
         fp50 = f.counter("p50")
         items.append(("Floor (", Code("slack=" + slack), "): p50 %s, p99 %s." % (
@@ -465,8 +302,6 @@ def lateness(ctx, doc, ms):
                           "; %d of %d within %s of the floor." % (len(within), len(cand),
                                                                    A.fmt_ratio(FLOOR_TARGET))))
             if slack == "default":
-                rt["vs_floor"] = [(l, v, v / fp50, m) for v, l, m in cand]
-                rt["floor_p50"] = fp50
                 ctx.finding(20, "Lateness at light load: p50 from %s (" % A.fmt_ns(cand[0][0]),
                             Code(cand[0][1]), ") to %s (" % A.fmt_ns(cand[-1][0]), Code(cand[-1][1]),
                             "), against a condition-variable floor of %s." % A.fmt_ns(fp50))
@@ -492,12 +327,9 @@ def lateness(ctx, doc, ms):
             bad = [m for e, m in early if e > 0]
             items.append(("%s early starts in %s samples, in " % (A.fmt_num(n_early), A.fmt_num(total)),
                           *_join([Code(labels[id(m)]) for m in bad]), "."))
-    rt["early"] = n_early
     slack_vals = sorted({m.counter("slack_ns") for m in ok if m.counter("slack_ns") is not None})
     if slack_vals:
         items.append("Timer slack of the measuring threads: %s." % ", ".join(A.fmt_ns(v) for v in slack_vals))
-    rt["ms"] = ok
-    rt["labels"] = labels
     if items:
         doc.p(Bold("Findings"), ":")
         doc.ul(items)
@@ -555,9 +387,6 @@ def interference(ctx, doc, ms):
     add_figure(ctx, doc, name, ("Lateness of the fast periodic tasks while one slow task "
                                 "runs, per backend and thread count (log scale).",), "interference")
     _pct_table(ctx, doc, ok, labels, extra=[("late_over_10ms", A.fmt_num)])
-    rt = ctx.rt.setdefault("interference", {})
-    rt["ms"] = ok
-    rt["labels"] = labels
     items = []
     for b in ctx.backends:
         bms = [m for m in ok if m.backend == b and m.cfg.get("threads")]
@@ -607,7 +436,6 @@ def burst(ctx, doc, ms):
             items.append(("N = %s: " % A.fmt_n(n), Code(cand[0][1]), " ran the whole burst %s after "
                           "the deadline; " % A.fmt_ns(cand[0][0]), Code(cand[-1][1]),
                           " took %s (%s)." % (A.fmt_ns(cand[-1][0]), A.fmt_ratio(cand[-1][0] / cand[0][0]))))
-    ctx.rt["burst"] = ok
     if items:
         doc.p(Bold("Findings"), ":")
         doc.ul(items)
@@ -657,8 +485,6 @@ def idle(ctx, doc, ms):
             items.append((Code(labels[id(m)]), ": %s ticks per second with a tick of %s (one tick every %s), "
                           "%s of them empty." % (A.fmt_num(t), A.fmt_ns(tick), A.fmt_ns(1e9 / t),
                                                  A.fmt_pct((m.counter("empty_ticks_per_s") or 0) / t))))
-    ctx.rt["idle"] = ok
-    ctx.rt["idle_labels"] = labels
     if items:
         doc.p(Bold("Findings"), ":")
         doc.ul(items)
@@ -700,25 +526,9 @@ def workers(ctx, doc, ms):
                               A.fmt_ratio(tw_off / tw_on) if tw_on else "n/a",
                               A.fmt_num(on.counter("wakeups_per_task")),
                               A.fmt_num(off.counter("wakeups_per_task")))))
-    ctx.rt["workers"] = pairs
     if items:
         doc.p(Bold("Findings"), ":")
         doc.ul(items)
-
-
-def leader_pairs(ms):
-    """(backend, leader=on measurement, leader=off measurement) per backend
-    and series that has both."""
-    out = []
-    by = {}
-    for m in ms:
-        if m.cfg.get("leader") in ("on", "off"):
-            rest = tuple((k, v) for k, v in m.cfg.items() if k != "leader")
-            by.setdefault((m.backend, rest), {})[m.cfg["leader"]] = m
-    for (b, _), d in sorted(by.items()):
-        if "on" in d and "off" in d:
-            out.append((b, d["on"], d["off"]))
-    return out
 
 
 def producers(ctx, doc, ms):
@@ -737,9 +547,8 @@ def producers(ctx, doc, ms):
 
     def x(m):
         return A._num_or(m.cfg.get("producers"))
-    import tb_sections
     tput = {l: v for l, v in lines.items()}
-    name = tb_sections.draw_n_figure(
+    name = draw_n_figure(
         ctx, "producers", "Producers scheduling at once",
         [("throughput", tput)], ylabel="schedules per second (1/s)",
         xlabel="producer threads", linx=True, x=x,

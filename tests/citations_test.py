@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""citations_test.py — every document the tree cites is in the tree, and
+every decision it cites is in DECISIONS.md (issue 30, Build 2).
+
+Documents: any `NAME.md` or `dir/NAME.md` in a source, build, script or
+documentation file (comments, strings, prose alike) must exist, relative to
+the citing file's directory or to the checkout's root.  Left out: the
+report a run writes (`report.md`, in a results directory, never in the
+tree) and lower-case bare names (`self.md`: Python attributes).
+
+Decisions: every `Dn` (a decision number; `--D1=` and Valgrind's `D1mr`
+are cache options and event names, not citations) must have its entry,
+`## Dn — ...`, in DECISIONS.md.  DECISIONS.md's own preamble is left out:
+it names a number that was never used.
+
+The scanners are tested first on made-up text, so a scanner that finds
+nothing cannot pass.
+
+    python3 tests/citations_test.py
+"""
+
+import os
+import re
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# What is scanned: text the project writes.  Build directories, results,
+# Git's own files and recorded data (traces, test fixtures' inputs) are not.
+SKIP_DIRS = {".git", "results", "__pycache__", "fixtures"}
+TEXT_EXT = (".md", ".py", ".c", ".h", ".cc", ".build", ".gp", ".txt", ".in", ".sh",
+            ".options", ".dict")
+TEXT_NAMES = ("timerbench", "run", "meson_options.txt")
+MAX_BYTES = 2 * 1024 * 1024
+# This file: its made-up examples are not citations.
+SELF = os.path.join("tests", "citations_test.py")
+
+DOC = re.compile(r"(?<![\w./-])((?:\.\.?/)?(?:[\w-]+/)*[\w-]+\.md)\b")
+DECISION = re.compile(r"\bD(\d+)\b(?!=)")
+ENTRY = re.compile(r"^## D(\d+) ", re.M)
+
+
+def tree_files(root=ROOT):
+    """Relative paths of the text files the project writes."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("build")
+                         and not (rel == "." and x.startswith(".") and x != ".ci"))
+        for f in sorted(files):
+            if f.endswith(TEXT_EXT) or f in TEXT_NAMES:
+                p = os.path.join(d, f)
+                if os.path.getsize(p) <= MAX_BYTES and \
+                        os.path.normpath(os.path.relpath(p, root)) != SELF:
+                    out.append(os.path.normpath(os.path.relpath(p, root)))
+    return out
+
+
+def cited_documents(text):
+    """(line, path) of every document citation in `text`."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        for m in DOC.finditer(line):
+            p = m.group(1)
+            base = os.path.basename(p)
+            if base == "report.md":
+                continue          # a results directory's report, never in the tree
+            if "/" not in p and not base[0].isupper():
+                continue          # self.md, cls.md: attributes, not documents
+            out.append((i, p))
+    return out
+
+
+def cited_decisions(text, path=""):
+    """(line, number) of every decision citation in `text`."""
+    start = 0
+    if os.path.basename(path) == "DECISIONS.md":
+        m = ENTRY.search(text)
+        start = text[:m.start()].count("\n") if m else len(text.splitlines())
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if i <= start or ENTRY.match(line):
+            continue            # the preamble, or an entry's own heading
+        out += [(i, int(n)) for n in DECISION.findall(line)]
+    return out
+
+
+def read(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def missing_documents(root=ROOT):
+    """[(citing file, line, cited path)] whose document is not in the tree."""
+    bad = []
+    for rel in tree_files(root):
+        for line, p in cited_documents(read(os.path.join(root, rel))):
+            here = os.path.join(root, os.path.dirname(rel), p)
+            if not (os.path.isfile(here) or os.path.isfile(os.path.join(root, p))):
+                bad.append((rel, line, p))
+    return bad
+
+
+def missing_decisions(root=ROOT):
+    """[(citing file, line, n)] whose decision has no entry in DECISIONS.md."""
+    have = {int(n) for n in ENTRY.findall(read(os.path.join(root, "DECISIONS.md")))}
+    bad = []
+    for rel in tree_files(root):
+        for line, n in cited_decisions(read(os.path.join(root, rel)), rel):
+            if n not in have:
+                bad.append((rel, line, "D%d" % n))
+    return bad
+
+
+class Scanners(unittest.TestCase):
+    """The scanners on made-up text."""
+
+    def test_documents(self):
+        text = ("see DECISIONS.md and bench/README.md, ../DESIGN.md;\n"
+                "self.md = 1; out/report.md and report.md are outputs\n"
+                "ARCHITECTURE.md (the map)\n")
+        self.assertEqual(cited_documents(text), [(1, "DECISIONS.md"), (1, "bench/README.md"),
+                                                 (1, "../DESIGN.md"), (3, "ARCHITECTURE.md")])
+
+    def test_decisions(self):
+        text = ("DECISIONS.md D1, D12; (D4)\n"
+                "--D1=32768,8,64 D1mr D55E00 2D\n")
+        self.assertEqual(cited_decisions(text), [(1, 1), (1, 12), (1, 4)])
+
+    def test_the_decisions_preamble_is_not_a_citation(self):
+        text = "# Decisions\nNo D3 was ever cited.\n\n## D1 — x\nD2 replaces it\n"
+        self.assertEqual(cited_decisions(text, "DECISIONS.md"), [(5, 2)])
+
+    def test_a_missing_document_and_decision_are_found(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "sub"))
+            with open(os.path.join(d, "DECISIONS.md"), "w") as f:
+                f.write("# Decisions\n\n## D1 — one\n")
+            with open(os.path.join(d, "sub", "x.c"), "w") as f:
+                f.write("/* README.md, DESIGN.md, DECISIONS.md D1 and D2 */\n")
+            with open(os.path.join(d, "sub", "README.md"), "w") as f:
+                f.write("here\n")
+            self.assertEqual(missing_documents(d), [("sub/x.c", 1, "DESIGN.md")])
+            self.assertEqual(missing_decisions(d), [("sub/x.c", 1, "D2")])
+
+
+class Tree(unittest.TestCase):
+    """This checkout."""
+
+    def test_the_scan_sees_the_tree(self):
+        files = tree_files()
+        for f in ("README.md", "DECISIONS.md", "bench/README.md", "tbkit/README.md",
+                  "include/timerbench/scheduler.h", "timerbench"):
+            self.assertIn(f, files)
+
+    def test_every_cited_document_is_in_the_tree(self):
+        self.assertEqual(["%s:%d: %s" % b for b in missing_documents()], [])
+
+    def test_every_cited_decision_has_its_entry(self):
+        self.assertTrue(cited_decisions(read(os.path.join(ROOT, "heapqueue", "heapqueue.c"))))
+        self.assertEqual(["%s:%d: %s" % b for b in missing_decisions()], [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
