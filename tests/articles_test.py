@@ -151,7 +151,7 @@ class Entries(unittest.TestCase):
                     with open(readme, encoding="utf-8") as f:
                         text = squash(f.read())
                     self.assertIn(squash(s.key), text,
-                                  "%s/README.md does not say %r" % (parts[1], s.key))
+                                  "the README of %s does not say %r" % (parts[1], s.key))
 
     def test_every_claim_is_a_claim_of_the_report(self):
         from tbkit import claims
