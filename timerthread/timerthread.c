@@ -96,7 +96,7 @@ struct tt {
     struct tb_task *current;
     pthread_mutex_t lock;
     pthread_cond_t available;  /* the queue's monitor: new head, shutdown */
-    struct tb_thread thread;   /* the timer thread */
+    struct tb_threads thread;  /* the timer thread */
     bool stopped;            /* !TimerThread.newTasksMayBeScheduled */
     struct tb_stats st;
 };
@@ -341,7 +341,7 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     if (s->threaded || q->stopped || s->cfg.max_pending ||
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
-    struct tb_task *t = tb_pool_take(&s->pool, handle);
+    struct tb_task *t = tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(t, deadline, period, fn, arg);
     heap_add(q, t);
     q->st.submitted++;
@@ -354,7 +354,8 @@ static inline __attribute__((always_inline)) int
 cancel_locked(struct tt *q, tb_handle h, bool virt)
 {
     struct tb_pool *p = &q->base.pool;
-    struct tb_task *t = virt ? tb_pool_find(p, h) : tb_pool_lookup(p, h);
+    struct tb_task *t =
+        virt ? tb_pool_lookup_unlocked(p, h) : tb_pool_lookup(p, h);
     /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
      * even while it runs; a running one-shot is RUNNING (EXECUTED). */
     if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
@@ -488,7 +489,7 @@ static void *timer_main(void *arg)
         }
         run_task(q, take_due(q, now));
     }
-    tb_thread_end(&q->thread);
+    tb_threads_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -497,7 +498,7 @@ static int tt_start(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = tb_thread_start(&q->thread, q->stopped, timer_main, q);
+    int rc = tb_threads_start(&q->thread, q->stopped, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -522,13 +523,13 @@ static long tt_shutdown(struct tb_sched *s)
 static int tt_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct tt *q = tt_of(s);
-    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
+    return tb_threads_await(s, &q->thread, &q->stopped, timeout_ns);
 }
 
 static void tt_join(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
-    tb_thread_join(s, &q->thread, &q->lock);
+    tb_threads_join(s, &q->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -548,32 +549,21 @@ static int tt_init(struct tb_sched *s)
         return TB_ENOMEM;
     memset(q->heap, 0, q->cap * sizeof *q->heap);
     if (s->threaded) {
-        if (pthread_mutex_init(&q->lock, NULL))
-            goto fail_lock;
-        if (tb_cond_init(&q->available))
-            goto fail_available;
-        if (tb_thread_init(&q->thread))
-            goto fail_terminated;
+        if (tb_threads_init(s, &q->thread, 1, &q->lock,
+                            (pthread_cond_t *[]){&q->available}, 1)) {
+            heap_free(q);
+            return TB_ENOMEM;
+        }
     }
     return TB_OK;
-fail_terminated:
-    pthread_cond_destroy(&q->available);
-fail_available:
-    pthread_mutex_destroy(&q->lock);
-fail_lock:
-    heap_free(q);
-    return TB_ENOMEM;
 }
 
 static void tt_fini(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     heap_free(q);
-    if (s->threaded) {
-        pthread_mutex_destroy(&q->lock);
-        pthread_cond_destroy(&q->available);
-        tb_thread_fini(&q->thread);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->thread);
 }
 
 static void tt_stats(struct tb_sched *s, struct tb_stats *out)
