@@ -227,11 +227,11 @@ void bh_name(char *buf, size_t size, const char *op, const char *backend,
 
 /* ---- Time and statistics ----------------------------------------------- */
 
-/** CLOCK_MONOTONIC in ns (the same clock the backends use). */
-int64_t bh_now(void);
+/* The wall clock is the backends' own, tb_monotonic_ns() (CLOCK_MONOTONIC
+ * in ns): the one reader every program of the suite uses. */
 
-/** Seconds between two bh_now() readings, minus the measured cost of a
- *  reading pair (never below 0). */
+/** Seconds between two tb_monotonic_ns() readings, minus the measured cost
+ *  of a reading pair (never below 0). */
 double bh_seconds(int64_t t0, int64_t t1);
 
 /** CPU time of the calling thread in ns (CLOCK_THREAD_CPUTIME_ID): the
@@ -248,8 +248,17 @@ void bh_sleep_until(int64_t t);
 /** Sorts v ascending. */
 void bh_sort(int64_t *v, size_t n);
 
-/** The q-quantile (0..1) of sorted v by nearest rank. */
+/** The 1-based rank of the q-quantile (0..1) among n sorted values, by
+ *  nearest rank: ceil(q n), at least 1 and at most n (0 for n = 0).  q is
+ *  taken to six decimals and the rank computed in integers, so no
+ *  floating-point error moves it (DECISIONS.md D10). */
+size_t bh_rank(size_t n, double q);
+
+/** The q-quantile (0..1) of sorted v: v[bh_rank(n, q) - 1], 0 if n = 0. */
 int64_t bh_quantile(const int64_t *sorted, size_t n, double q);
+
+/** bh_quantile for sorted doubles. */
+double bh_quantile_d(const double *sorted, size_t n, double q);
 
 
 /** Writes samples to the CSV: in their order with weight 1 if there are

@@ -432,16 +432,16 @@ bool bh_honours_no_leader(const struct tb_backend *b)
 {
     struct tb_sched *with = idle_pool(b, 0);
     struct tb_sched *without = idle_pool(b, TB_F_NO_LEADER);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     bool yes = false;
     while (with && without) {
-        bh_sleep_until(bh_now() + 10 * TB_MS);
+        bh_sleep_until(tb_monotonic_ns() + 10 * TB_MS);
         uint64_t l = timed_waits(with), nl = timed_waits(without);
         if (l >= 1 && nl >= l + 2) {
             yes = true;
             break;
         }
-        if (bh_now() - t0 >= TB_SEC)
+        if (tb_monotonic_ns() - t0 >= TB_SEC)
             break;
     }
     if (with)
@@ -460,13 +460,6 @@ void bh_name(char *buf, size_t size, const char *op, const char *backend,
 }
 
 /* ---- Time and statistics ----------------------------------------------- */
-
-int64_t bh_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * TB_SEC + ts.tv_nsec;
-}
 
 double bh_seconds(int64_t t0, int64_t t1)
 {
@@ -505,16 +498,26 @@ void bh_sort(int64_t *v, size_t n)
     qsort(v, n, sizeof *v, cmp_i64);
 }
 
-int64_t bh_quantile(const int64_t *sorted, size_t n, double q)
+size_t bh_rank(size_t n, double q)
 {
     if (!n)
         return 0;
-    size_t rank = (size_t)ceil(q * (double)n);
-    if (rank < 1)
-        rank = 1;
-    if (rank > n)
-        rank = n;
-    return sorted[rank - 1];
+    /* q in millionths, then ceil(q_u n / 10^6) in 128 bits */
+    double qu = q * 1e6 + 0.5;
+    uint64_t u = qu <= 0 ? 0 : qu >= 1e6 ? 1000000 : (uint64_t)qu;
+    __extension__ unsigned __int128 rank =
+        ((unsigned __int128)u * n + 999999) / 1000000;
+    return rank < 1 ? 1 : rank > n ? n : (size_t)rank;
+}
+
+int64_t bh_quantile(const int64_t *sorted, size_t n, double q)
+{
+    return n ? sorted[bh_rank(n, q) - 1] : 0;
+}
+
+double bh_quantile_d(const double *sorted, size_t n, double q)
+{
+    return n ? sorted[bh_rank(n, q) - 1] : 0;
 }
 
 void bh_csv_samples(const char *benchmark, const char *metric, int rep,

@@ -769,7 +769,7 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
     uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t i = 0; i < n; i++) {
         int rc = tb_schedule(m->s, m->delays[i], count_run, &m->runs,
                              &m->tmp[i]);
@@ -777,7 +777,7 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
             return bad(st, "tb_schedule", rc);
     }
     long ran = settle(m, tr0, n, true);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     if (ran < 0)
         return bad(st, "settle", ran);
@@ -813,12 +813,12 @@ static double cancel_batch(void *inst, tbb_state *st, int64_t n)
     int64_t ok = 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t i = 0; i < n; i++)
         ok += tb_cancel(m->s, m->tmp[i]) == 1;
     long ran = m->d->inbox == BH_INBOX_NONE ? 0
                                             : tb_advance(m->s, tb_now(m->s));
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     timed_ok(m, st, &w0, &w1, (uint64_t)n);
     if (ran < 0)
@@ -897,7 +897,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     int64_t progress = m->clock;
     struct work w0, w1;
     work_read(m, &w0);
-    const int64_t wall0 = bh_now();
+    const int64_t wall0 = tb_monotonic_ns();
     int64_t t0 = bh_cpu_now(), t1 = t0;
     uint64_t pieces = 0;
     bool cut = false;
@@ -908,7 +908,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
             return bad(st, "tb_advance", rc);
         if (check_now(++pieces) &&
             (w_units(m) - units0 > work_budget ||
-             (bh_now() - wall0 > budget && ++m->time_cuts))) {
+             (tb_monotonic_ns() - wall0 > budget && ++m->time_cuts))) {
             cut = true;
             t1 = bh_cpu_now();
             break;
@@ -958,13 +958,13 @@ static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
     m->ring += (uint64_t)n;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t j = 0; j < n; j++) {
         int rc = timeout_op(m, k0 + (uint64_t)j, m->coin[j], dt);
         if (rc)
             return bad(st, "timeouts", rc);
     }
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     timed_ok(m, st, &w0, &w1, (uint64_t)n);
     m->ops += (uint64_t)n;
@@ -978,17 +978,18 @@ static double periodic_batch(void *inst, tbb_state *st, int64_t n)
     uint64_t r0 = m->runs, steps = 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     while (m->runs - r0 < (uint64_t)n) {
         m->clock += TB_MS;
         long rc = tb_advance(m->s, m->clock);
         if (rc < 0)
             return bad(st, "tb_advance", rc);
         /* over budget: the runs so far stand for the batch (scaled below) */
-        if (check_now(++steps) && bh_now() - t0 > budget && m->runs > r0)
+        if (check_now(++steps) && tb_monotonic_ns() - t0 > budget &&
+            m->runs > r0)
             break;
     }
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     uint64_t runs = m->runs - r0;
     timed_ok(m, st, &w0, &w1, runs);

@@ -189,7 +189,7 @@ static uint64_t exp_wait(struct exp *e, int64_t deadline)
 static int probe_task(void *arg)
 {
     struct probe *p = arg;
-    p->start = bh_now();
+    p->start = tb_monotonic_ns();
     exp_one_done(p->e);
     return 0;
 }
@@ -320,11 +320,11 @@ static void *cvf_waiter(void *arg)
             continue;
         }
         int64_t due = f->heap[0]->planned;
-        if (bh_now() >= due) {
+        if (tb_monotonic_ns() >= due) {
             struct probe *p = cvf_pop(f);
             f->left--;
             pthread_mutex_unlock(&f->lock);
-            p->start = bh_now();
+            p->start = tb_monotonic_ns();
             pthread_mutex_lock(&f->lock);
             continue;
         }
@@ -346,7 +346,7 @@ static void *nsf_waiter(void *arg)
     struct ns_floor *f = arg;
     for (size_t i = 0; i < f->n; i++) {
         bh_sleep_until(f->p[i].planned);
-        f->p[i].start = bh_now();
+        f->p[i].start = tb_monotonic_ns();
     }
     return NULL;
 }
@@ -387,7 +387,7 @@ static bool run_floor(int wait, struct probe *p, const int64_t *delay,
     for (size_t i = 0; ok && i < n; i++) {
         bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
         pthread_mutex_lock(&f.lock);
-        p[i].planned = bh_now() + delay[i];
+        p[i].planned = tb_monotonic_ns() + delay[i];
         cvf_push(&f, &p[i]);
         if (f.heap[0] == &p[i])
             pthread_cond_signal(&f.cond);
@@ -427,20 +427,20 @@ static double lateness(struct rt *r, tbb_state *st)
         if (!load(s, d->n, &rng, st))
             goto out;
     }
-    int64_t base = bh_now() + 10 * TB_MS;
-    int64_t t0 = bh_now();
+    int64_t base = tb_monotonic_ns() + 10 * TB_MS;
+    int64_t t0 = tb_monotonic_ns();
     if (d->b) {
         for (size_t i = 0; i < n; i++) {
             bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
             p[i].e = &e;
-            p[i].planned = bh_now() + delay[i];
+            p[i].planned = tb_monotonic_ns() + delay[i];
             int rc = tb_schedule(s, delay[i], probe_task, &p[i], NULL);
             if (rc) {
                 tbb_skip(st, tb_strerror(rc));
                 goto out;
             }
         }
-        uint64_t ran = exp_wait(&e, bh_now() + 10 * TB_MS + 2 * tick +
+        uint64_t ran = exp_wait(&e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
                                         2 * TB_SEC);
         if (ran < n) {
             skip_ran(st, ran, n);
@@ -450,7 +450,7 @@ static double lateness(struct rt *r, tbb_state *st)
         tbb_skip(st, "the floor's waiting thread did not start");
         goto out;
     }
-    seconds = bh_seconds(t0, bh_now());
+    seconds = bh_seconds(t0, tb_monotonic_ns());
     for (size_t i = 0; i < n; i++)
         late[i] = p[i].start - p[i].planned;
     put(r, "early", (double)count_negative(late, n));
@@ -479,7 +479,7 @@ struct rate_task {
 static int rate_run(void *arg)
 {
     struct rate_task *t = arg;
-    int64_t now = bh_now();
+    int64_t now = tb_monotonic_ns();
     size_t k = atomic_fetch_add_explicit(&t->n, 1, memory_order_relaxed);
     if (k < t->cap)
         t->starts[k] = now;
@@ -528,7 +528,7 @@ static double jitter(struct rt *r, tbb_state *st)
     t.cap = (size_t)(length / period) + 1000;
     t.starts = xmalloc(t.cap * sizeof *t.starts);
     tb_handle h;
-    int64_t first = bh_now() + period;
+    int64_t first = tb_monotonic_ns() + period;
     int rc = tb_schedule_fixed_rate(s, period, period, rate_run, &t, &h);
     if (rc) {
         tbb_skip(st, tb_strerror(rc));
@@ -580,7 +580,7 @@ out:
 
 static int sleepy_task(void *arg)
 {
-    bh_sleep_until(bh_now() + 50 * TB_MS);
+    bh_sleep_until(tb_monotonic_ns() + 50 * TB_MS);
     exp_one_done(arg);
     return 0;
 }
@@ -605,11 +605,11 @@ static double interference(struct rt *r, tbb_state *st)
     struct tb_sched *s = start_sched(d, st);
     if (!s)
         goto out;
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int i = 0; i < FAST_TASKS; i++) {
         /* phases spread over one period */
         int64_t delay = period + i * period / FAST_TASKS;
-        first[i] = bh_now() + delay;
+        first[i] = tb_monotonic_ns() + delay;
         int rc = tb_schedule_fixed_rate(s, delay, period, rate_run, &t[i],
                                         &h[i]);
         if (rc) {
@@ -625,7 +625,7 @@ static double interference(struct rt *r, tbb_state *st)
     bh_sleep_until(t0 + length);
     for (int i = 0; i < FAST_TASKS; i++)
         tb_cancel(s, h[i]);
-    uint64_t slow = exp_wait(&e, bh_now() + 2 * TB_SEC);
+    uint64_t slow = exp_wait(&e, tb_monotonic_ns() + 2 * TB_SEC);
     tb_destroy(s);
     s = NULL;
     if (!slow) {
@@ -692,11 +692,11 @@ static double burst(struct rt *r, tbb_state *st)
         goto out;
     int64_t tick = tick_of(s);
     /* room to submit them all before the deadline at 1 us per task */
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     int64_t deadline = t0 + 50 * TB_MS + (int64_t)n * TB_US;
     size_t after = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t now = bh_now();
+        int64_t now = tb_monotonic_ns();
         p[i].e = &e;
         p[i].planned = deadline;
         after += now >= deadline;
@@ -706,7 +706,7 @@ static double burst(struct rt *r, tbb_state *st)
             goto out;
         }
     }
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     uint64_t ran = exp_wait(&e, deadline + 2 * tick + 10 * TB_SEC +
                                     (int64_t)n * 10 * TB_US);
     if (ran < n) {
@@ -755,14 +755,15 @@ static double idle(struct rt *r, tbb_state *st)
         tb_destroy(s);
         return -1;
     }
-    bh_sleep_until(bh_now() + 50 * TB_MS); /* threads settle into waiting */
+    /* threads settle into waiting */
+    bh_sleep_until(tb_monotonic_ns() + 50 * TB_MS);
     struct rusage u0, u1;
     struct tb_stats s0, s1;
     tb_stats(s, &s0);
     getrusage(RUSAGE_SELF, &u0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     bh_sleep_until(t0 + window);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     getrusage(RUSAGE_SELF, &u1);
     tb_stats(s, &s1);
     tb_destroy(s);
@@ -797,26 +798,26 @@ static double workers(struct rt *r, tbb_state *st)
     if (!s)
         goto out;
     int64_t tick = tick_of(s);
-    bh_sleep_until(bh_now() + 20 * TB_MS);
+    bh_sleep_until(tb_monotonic_ns() + 20 * TB_MS);
     struct rusage u0, u1;
     struct tb_stats s0, s1;
     tb_stats(s, &s0);
     getrusage(RUSAGE_SELF, &u0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (size_t i = 0; i < n; i++) {
         bh_sleep_until(t0 + (int64_t)i * spacing);
         int64_t delay = bh_uniform(&rng, TB_MS, 10 * TB_MS);
         p[i].e = &e;
-        p[i].planned = bh_now() + delay;
+        p[i].planned = tb_monotonic_ns() + delay;
         int rc = tb_schedule(s, delay, probe_task, &p[i], NULL);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
         }
     }
-    uint64_t ran = exp_wait(&e, bh_now() + 10 * TB_MS + 2 * tick +
+    uint64_t ran = exp_wait(&e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
                                     2 * TB_SEC);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     getrusage(RUSAGE_SELF, &u1);
     tb_stats(s, &s1);
     if (ran < n) {
@@ -872,12 +873,12 @@ static void *produce(void *arg)
     while (!q->gate->open)
         pthread_cond_wait(&q->gate->open_cond, &q->gate->lock);
     pthread_mutex_unlock(&q->gate->lock);
-    q->begin = bh_now();
+    q->begin = tb_monotonic_ns();
     for (size_t i = 0; i < q->n && !q->rc; i++) {
-        q->p[i].planned = bh_now() + q->delay[i];
+        q->p[i].planned = tb_monotonic_ns() + q->delay[i];
         q->rc = tb_schedule(q->s, q->delay[i], probe_task, &q->p[i], NULL);
     }
-    q->end = bh_now();
+    q->end = tb_monotonic_ns();
     return NULL;
 }
 
@@ -932,7 +933,7 @@ static double producers(struct rt *r, tbb_state *st)
         begin = q[i].begin < begin ? q[i].begin : begin;
         end = q[i].end > end ? q[i].end : end;
     }
-    uint64_t ran = exp_wait(&e, bh_now() + bh_workloads[BH_SHORT].hi +
+    uint64_t ran = exp_wait(&e, tb_monotonic_ns() + bh_workloads[BH_SHORT].hi +
                                     2 * tick + 5 * TB_SEC);
     if (ran < n) {
         skip_ran(st, ran, n);
