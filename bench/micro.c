@@ -302,10 +302,16 @@ static double bad(tbb_state *st, const char *what, long rc)
 
 /* ---- Holding N --------------------------------------------------------- */
 
+static int put_base(void *ctx, uint32_t i)
+{
+    struct micro *m = ctx;
+    return tb_schedule(m->s, bh_draw(m->d->w, &m->rng), base_fired,
+                       &m->slots[i], &m->h[i]);
+}
+
 static bool schedule_base(struct micro *m, uint32_t i, tbb_state *st)
 {
-    int rc = tb_schedule(m->s, bh_draw(m->d->w, &m->rng), base_fired,
-                         &m->slots[i], &m->h[i]);
+    int rc = put_base(m, i);
     return rc == TB_OK || fail(st, "tb_schedule", rc);
 }
 
@@ -317,64 +323,39 @@ static int64_t next_tick(const struct micro *m)
 
 static uint64_t transfers_now(struct micro *m)
 {
-    struct tb_stats s;
-    tb_stats(m->s, &s);
-    return s.transfers;
+    return bh_transfers(m->s);
 }
 
-/* The end of a timed insert: tb_advance(s, now), and where the backend has
- * an inbox, ticks until the n new tasks have left it (Netty moves at most
- * 100 000 per tick).  Also used untimed, so that tasks the harness put back
- * do not wait in the inbox for the next timed batch to move them.  Returns
- * a TB_E* code or 0. */
+/* The instance's base as bench/common.c holds it. */
+static struct bh_hold hold_of(struct micro *m)
+{
+    return (struct bh_hold){m->s,      m->d->inbox, m->tick,  m->n,
+                            &m->clock, m->fired,    &m->nfired, put_base,
+                            m};
+}
+
+/* bh_settle at the end of a timed insert (timed: its ticks are counted),
+ * and untimed, so that tasks the harness put back do not wait in the inbox
+ * for the next timed batch to move them.  Returns a TB_E* code or 0. */
 static long settle(struct micro *m, uint64_t transfers0, int64_t n,
                    bool timed)
 {
-    if (m->d->inbox == BH_INBOX_NONE)
-        return 0; /* filed in place: nothing to move, no check to run */
-    long rc = tb_advance(m->s, tb_now(m->s));
-    if (rc < 0)
-        return rc;
-    for (int guard = 0; transfers_now(m) - transfers0 < (uint64_t)n;
-         guard++) {
-        if (guard > 100000)
-            return TB_ESTATE;
-        m->clock = next_tick(m);
-        m->settle_ticks += timed;
-        rc = tb_advance(m->s, m->clock);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    struct bh_hold h = hold_of(m);
+    return bh_settle(&h, transfers0, n, timed ? &m->settle_ticks : NULL);
 }
 
 /* Replaces base tasks that ran, until none is left to replace (moving the
  * clock to drain an inbox may run more). */
 static bool refill(struct micro *m, tbb_state *st)
 {
-    int64_t total = 0;
-    while (m->nfired) {
-        uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
-        int64_t k = 0;
-        while (m->nfired) {
-            if (!schedule_base(m, m->fired[--m->nfired], st))
-                return false;
-            k++;
-        }
-        /* A treadmill: each tick that drains the inbox runs more of the
-         * base than it moves in (Netty at 100 ms, 100 000 a tick, holding
-         * 10^6 timers under 500 ms).  The structure cannot hold this N. */
-        total += k;
-        if (total > 4 * m->n) {
-            tbb_skip(st, "cannot hold N: tasks that run while the inbox "
-                         "drains outnumber what a tick moves in");
-            return false;
-        }
-        long rc = settle(m, tr0, k, false);
-        if (rc < 0)
-            return fail(st, "settle", rc);
+    struct bh_hold h = hold_of(m);
+    const char *what = NULL;
+    long rc = bh_refill(&h, &what);
+    if (rc == BH_CANNOT_HOLD) {
+        tbb_skip(st, what);
+        return false;
     }
-    return true;
+    return rc == 0 || fail(st, what, rc);
 }
 
 /* Whether the backend releases its cancelled tasks on its own, at a look at
