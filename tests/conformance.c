@@ -84,12 +84,7 @@ static void test_never_early_exactly_once(void **state)
             else
                 assert_true(p[i].runs <= 1);
     }
-    for (int i = 0; i < N; i++)
-        assert_int_equal(p[i].runs, 1);
-    assert_int_equal(tb_pending(s), 0);
-    assert_balanced(s);
-    rec_free(&rec);
-    tb_destroy(s);
+    finish_ran_once(s, &rec, p, N);
 }
 
 /* ---- A lateness budget (tb_schedule_range) ---------------------------- */
@@ -140,12 +135,7 @@ static void test_schedule_range_never_early(void **state)
                 assert_true(p[i].runs <= 1);
         }
     }
-    for (int i = 0; i < N; i++)
-        assert_int_equal(p[i].runs, 1);
-    assert_int_equal(tb_pending(s), 0);
-    assert_balanced(s);
-    rec_free(&rec);
-    tb_destroy(s);
+    finish_ran_once(s, &rec, p, N);
 }
 
 /* The hard expiry, exactly: with TB_CAP_RANGE an advance to soft + slack
@@ -950,11 +940,7 @@ static void test_shutdown_now_returns_unrun(void **state)
     rec_init(&rec, s);
     struct probe p[10];
     tb_handle h[10];
-    for (int i = 0; i < 10; i++) {
-        p[i] = (struct probe){.rec = &rec, .id = i};
-        assert_int_equal(tb_schedule(s, (i + 1) * 10 * TB_MS, probe_task,
-                                     &p[i], &h[i]), TB_OK);
-    }
+    schedule_probes(s, &rec, p, h, 10, 10 * TB_MS);
     assert_int_equal(tb_cancel(s, h[9]), 1);
     assert_int_equal(tb_advance(s, 40 * TB_MS), 4);
     struct collected c = {0};

@@ -17,47 +17,12 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *tt_backend(void)
-{
-    const struct tb_backend *b = tb_backend_find("timerthread");
-    assert_non_null(b);
-    return b;
-}
-
-static struct tb_sched *vsched(void)
-{
-    return make_sched(tt_backend(), NULL);
-}
-
-static struct tb_sched *msched(void)
-{
-    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC};
-    return make_sched(tt_backend(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
-/* Start times of task `id`, in order. */
-static size_t starts_of(struct recorder *r, int id, int64_t *out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->runs[i].id == id && n < cap)
-            out[n++] = r->runs[i].at;
-    return n;
-}
-
 /* ---- Shape ------------------------------------------------------------- */
 
 static void test_caps(void **state)
 {
     (void)state;
-    const struct tb_backend *b = tt_backend();
+    const struct tb_backend *b = unit_backend();
     assert_true(b->caps & TB_CAP_PURGE);
     assert_true(b->caps & TB_CAP_FAIL_KILLS);
     assert_true(b->caps & TB_CAP_LAZY_CANCEL);
@@ -122,7 +87,7 @@ static void test_growth_failure_keeps_queue(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(tt_backend(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     for (int i = 1; i <= 127; i++)
         assert_int_equal(tb_schedule(s, i, noop_task, NULL, NULL), TB_OK);
     fa.budget = 0;
@@ -805,7 +770,7 @@ static void test_max_pending_counts_running_periodic(void **state)
     (void)state;
     for (size_t cap = 1; cap <= 2; cap++) {
         struct tb_config c = {.max_pending = cap};
-        struct tb_sched *s = make_sched(tt_backend(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct sched_inside x = {.s = s, .rc = -100};
         assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS,
                                                 sched_inside_task, &x, NULL),
@@ -1094,33 +1059,12 @@ static void test_sift_levels_counted(void **state)
 static void test_reserve_heap(void **state)
 {
     (void)state;
-    struct failing_alloc fa;
-    failing_alloc_init(&fa);
-    struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(tt_backend(), &c);
-    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
-    uint64_t before = stats_of(s).bytes_held;
-    assert_int_equal(tb_reserve(s, 1000), TB_OK);
-    assert_true(stats_of(s).bytes_held >= before + (1001 - 128) * slot);
-    fa.budget = 0;
-    for (int i = 0; i < 1000; i++)
-        assert_int_equal(tb_schedule(s, (i % 7 + 1) * TB_MS, noop_task, NULL,
-                                     NULL), TB_OK);
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_ENOMEM);
-    assert_int_equal(tb_reserve(s, 1), TB_ENOMEM);
-    fa.budget = -1;
-    uint64_t full = stats_of(s).bytes_held;
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
-    assert_int_equal(stats_of(s).bytes_held, full + 1001 * slot);
-    assert_int_equal(tb_reserve(s, 0), TB_OK);
-    assert_int_equal(tb_check(s), TB_OK);
-    assert_int_equal(tb_advance(s, TB_SEC), 1001);
-    assert_balanced(s);
-    tb_destroy(s);
+    check_heap_reserve(1001 - 128, 1001);
 }
 
 int main(void)
 {
+    unit_init("timerthread");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_equal_deadlines_not_fifo),

@@ -21,25 +21,11 @@
 #include "testlib.h"
 #include "../timerwheel/timerwheel_hook.h"
 
-static const struct tb_backend *tw(void)
-{
-    const struct tb_backend *b = tb_backend_find("timerwheel");
-    assert_non_null(b);
-    return b;
-}
-
 static struct tb_sched *virt(int64_t tick, int wheel, size_t max_pending)
 {
     struct tb_config c = {.clock = TB_CLOCK_VIRTUAL, .tick_ns = tick,
                           .wheel_size = wheel, .max_pending = max_pending};
-    return make_sched(tw(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
+    return make_sched(unit_backend(), &c);
 }
 
 /* Advances in whole ticks so that each run sees the boundary it ran on. */
@@ -89,7 +75,7 @@ static void test_config(void **state)
 {
     (void)state;
     struct tb_config got;
-    struct tb_sched *s = make_sched(tw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     tb_sched_config(s, &got);
     assert_int_equal(got.tick_ns, 100 * TB_MS); /* Netty's defaults */
     assert_int_equal(got.wheel_size, 512);
@@ -110,20 +96,20 @@ static void test_config(void **state)
     }
 
     struct tb_config c = {.wheel_size = (1 << 30) + 1};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_EINVAL);
     /* 2^30 is accepted: only the allocation (16 GiB of buckets) fails */
     struct tb_allocator small = {refuse_big, plain_free, NULL};
     c = (struct tb_config){.wheel_size = 1 << 30, .allocator = &small};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_ENOMEM);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_ENOMEM);
     /* tick * wheel must not overflow */
     c = (struct tb_config){.tick_ns = INT64_MAX / 512, .wheel_size = 512};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_EINVAL);
     c.tick_ns = INT64_MAX / 1024;
-    assert_int_equal(tb_create(tw(), &c, &s), TB_OK);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_OK);
     tb_destroy(s);
 
-    assert_true(tw()->caps & TB_CAP_TICKED);
-    assert_true(tw()->caps & TB_CAP_LAZY_CANCEL);
+    assert_true(unit_backend()->caps & TB_CAP_TICKED);
+    assert_true(unit_backend()->caps & TB_CAP_LAZY_CANCEL);
 }
 
 /* ---- Tick rounding ----------------------------------------------------- */
@@ -1231,7 +1217,7 @@ static struct tb_sched *threaded(int64_t tick)
 {
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = tick,
                           .wheel_size = 64};
-    return make_sched(tw(), &c);
+    return make_sched(unit_backend(), &c);
 }
 
 struct rt_task {
@@ -1440,7 +1426,7 @@ static void test_threaded_pending_never_above_cap(void **state)
     enum { CAP = 64, SAMPLES = 200000, HITS = 1000 };
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS,
                           .wheel_size = 64, .max_pending = CAP};
-    struct tb_sched *s = make_sched(tw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     for (int i = 0; i < CAP; i++)
         assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
@@ -1648,6 +1634,7 @@ static void test_threaded_shutdown_race(void **state)
 
 int main(void)
 {
+    unit_init("timerwheel");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_delay_shorter_than_tick),
