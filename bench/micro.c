@@ -654,8 +654,8 @@ static void *micro_setup(void *ctx, tbb_state *st)
         for (int64_t i = 0; i < m->n; i++) {
             int64_t period = bh_draw(BH_PERIODIC, &m->rng);
             int64_t first = bh_uniform(&m->rng, 0, period - 1);
-            int rc = tb_schedule_fixed_rate(m->s, first, period, count_run,
-                                            &m->runs, NULL);
+            int rc = tb_schedule_fixed_rate(m->s, first, count_run, &m->runs,
+                                            NULL, period);
             if (rc) {
                 fail(st, "tb_schedule_fixed_rate", rc);
                 goto fail;

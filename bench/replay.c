@@ -1256,7 +1256,7 @@ static void sched_one(struct replay *rp, uint32_t i, long line)
      * without TB_CAP_RANGE ignores the slack); a periodic timer's budget
      * is checked on each run, its call is the usual one */
     int rc = in->period
-        ? tb_schedule_fixed_rate(rp->s, delay, in->period, on_fire, r, &r->h)
+        ? tb_schedule_fixed_rate(rp->s, delay, on_fire, r, &r->h, in->period)
         : in->budget >= 0
         ? tb_schedule_range(rp->s, delay, in->budget, on_fire, r, &r->h)
         : tb_schedule(rp->s, delay, on_fire, r, &r->h);

@@ -142,6 +142,15 @@ static size_t count_negative(const int64_t *v, size_t n)
     return k;
 }
 
+/* A run's lateness samples: the count of early starts, the samples for the
+ * CDFs (samples.csv) and the percentiles. */
+static void put_lateness(struct rt *r, int64_t *late, size_t n)
+{
+    put(r, "early", (double)count_negative(late, n));
+    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
+    put_percentiles(r, "", late, n);
+}
+
 /* ---- Waiting for tasks ------------------------------------------------- */
 
 static void exp_init(struct exp *e, uint64_t target)
@@ -529,7 +538,7 @@ static double jitter(struct rt *r, tbb_state *st)
     t.starts = xmalloc(t.cap * sizeof *t.starts);
     tb_handle h;
     int64_t first = tb_monotonic_ns() + period;
-    int rc = tb_schedule_fixed_rate(s, period, period, rate_run, &t, &h);
+    int rc = tb_schedule_fixed_rate(s, period, rate_run, &t, &h, period);
     if (rc) {
         tbb_skip(st, tb_strerror(rc));
         goto out;
@@ -610,8 +619,8 @@ static double interference(struct rt *r, tbb_state *st)
         /* phases spread over one period */
         int64_t delay = period + i * period / FAST_TASKS;
         first[i] = tb_monotonic_ns() + delay;
-        int rc = tb_schedule_fixed_rate(s, delay, period, rate_run, &t[i],
-                                        &h[i]);
+        int rc = tb_schedule_fixed_rate(s, delay, rate_run, &t[i], &h[i],
+                                        period);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
@@ -663,9 +672,7 @@ static double interference(struct rt *r, tbb_state *st)
     put(r, "missed", (double)(planned > (int64_t)k ? planned - (int64_t)k
                                                    : 0));
     put(r, "late_over_10ms", (double)over);
-    put(r, "early", (double)count_negative(late, k));
-    bh_csv_samples(r->name, "lateness", r->rep, late, k, 20000);
-    put_percentiles(r, "", late, k);
+    put_lateness(r, late, k);
     seconds = (double)length * 1e-9;
 out:
     tb_destroy(s);
@@ -676,18 +683,40 @@ out:
     return seconds;
 }
 
-/* ---- burst ------------------------------------------------------------- */
+/* ---- burst and workers ----------------------------------------------- */
+
+/* n probes counted by one expectation, and their lateness: what burst and
+ * workers set up and free alike. */
+struct batch {
+    struct probe *p;
+    int64_t *late;
+    struct exp e;
+};
+
+/* Prepares the batch and starts the scheduler (NULL: skipped). */
+static struct tb_sched *batch_start(struct batch *b, size_t n,
+                                    const struct rt_def *d, tbb_state *st)
+{
+    b->p = xmalloc(n * sizeof *b->p);
+    b->late = xmalloc(n * sizeof *b->late);
+    exp_init(&b->e, n);
+    return start_sched(d, st);
+}
+
+static void batch_fini(struct batch *b)
+{
+    exp_fini(&b->e);
+    free(b->p);
+    free(b->late);
+}
 
 static double burst(struct rt *r, tbb_state *st)
 {
     const struct rt_def *d = r->d;
     size_t n = (size_t)d->n;
-    struct probe *p = xmalloc(n * sizeof *p);
-    int64_t *late = xmalloc(n * sizeof *late);
-    struct exp e;
-    exp_init(&e, n);
+    struct batch b;
     double seconds = -1;
-    struct tb_sched *s = start_sched(d, st);
+    struct tb_sched *s = batch_start(&b, n, d, st);
     if (!s)
         goto out;
     int64_t tick = tick_of(s);
@@ -697,17 +726,17 @@ static double burst(struct rt *r, tbb_state *st)
     size_t after = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t now = tb_monotonic_ns();
-        p[i].e = &e;
-        p[i].planned = deadline;
+        b.p[i].e = &b.e;
+        b.p[i].planned = deadline;
         after += now >= deadline;
-        int rc = tb_schedule(s, deadline - now, probe_task, &p[i], NULL);
+        int rc = tb_schedule(s, deadline - now, probe_task, &b.p[i], NULL);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
         }
     }
     int64_t t1 = tb_monotonic_ns();
-    uint64_t ran = exp_wait(&e, deadline + 2 * tick + 10 * TB_SEC +
+    uint64_t ran = exp_wait(&b.e, deadline + 2 * tick + 10 * TB_SEC +
                                     (int64_t)n * 10 * TB_US);
     if (ran < n) {
         skip_ran(st, ran, n);
@@ -715,22 +744,18 @@ static double burst(struct rt *r, tbb_state *st)
     }
     int64_t last = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        late[i] = p[i].start - deadline;
-        if (p[i].start > last)
-            last = p[i].start;
+        b.late[i] = b.p[i].start - deadline;
+        if (b.p[i].start > last)
+            last = b.p[i].start;
     }
     put(r, "submit_ns_per_task", (double)(t1 - t0) / (double)n);
     put(r, "submitted_after_deadline", (double)after);
     put(r, "drain_ns", (double)(last - deadline));
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, b.late, n);
     seconds = bh_seconds(t0, last);
 out:
     tb_destroy(s);
-    exp_fini(&e);
-    free(p);
-    free(late);
+    batch_fini(&b);
     return seconds;
 }
 
@@ -788,15 +813,12 @@ static double workers(struct rt *r, tbb_state *st)
     const int64_t spacing = 500 * TB_US;
     int64_t length = (int64_t)(bh.profile->workers_seconds * 1e9);
     size_t n = (size_t)(length / spacing);
-    uint64_t rng = bh_seed_for(d->name, d->n);
-    struct probe *p = xmalloc(n * sizeof *p);
-    int64_t *late = xmalloc(n * sizeof *late);
-    struct exp e;
-    exp_init(&e, n);
+    struct batch b;
     double seconds = -1;
-    struct tb_sched *s = start_sched(d, st);
+    struct tb_sched *s = batch_start(&b, n, d, st);
     if (!s)
         goto out;
+    uint64_t rng = bh_seed_for(d->name, d->n);
     int64_t tick = tick_of(s);
     bh_sleep_until(tb_monotonic_ns() + 20 * TB_MS);
     struct rusage u0, u1;
@@ -807,15 +829,15 @@ static double workers(struct rt *r, tbb_state *st)
     for (size_t i = 0; i < n; i++) {
         bh_sleep_until(t0 + (int64_t)i * spacing);
         int64_t delay = bh_uniform(&rng, TB_MS, 10 * TB_MS);
-        p[i].e = &e;
-        p[i].planned = tb_monotonic_ns() + delay;
-        int rc = tb_schedule(s, delay, probe_task, &p[i], NULL);
+        b.p[i].e = &b.e;
+        b.p[i].planned = tb_monotonic_ns() + delay;
+        int rc = tb_schedule(s, delay, probe_task, &b.p[i], NULL);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
         }
     }
-    uint64_t ran = exp_wait(&e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
+    uint64_t ran = exp_wait(&b.e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
                                     2 * TB_SEC);
     int64_t t1 = tb_monotonic_ns();
     getrusage(RUSAGE_SELF, &u1);
@@ -825,7 +847,7 @@ static double workers(struct rt *r, tbb_state *st)
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        late[i] = p[i].start - p[i].planned;
+        b.late[i] = b.p[i].start - b.p[i].planned;
     long ctx = (u1.ru_nvcsw + u1.ru_nivcsw) - (u0.ru_nvcsw + u0.ru_nivcsw);
     put(r, "tasks", (double)n);
     put(r, "timed_waits_per_task",
@@ -834,15 +856,11 @@ static double workers(struct rt *r, tbb_state *st)
     put(r, "ctx_switches_per_task", (double)ctx / (double)n);
     put(r, "cpu_ns_per_task", (double)(cpu_ns(&u1) - cpu_ns(&u0)) /
                                   (double)n);
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, b.late, n);
     seconds = bh_seconds(t0, t1);
 out:
     tb_destroy(s);
-    exp_fini(&e);
-    free(p);
-    free(late);
+    batch_fini(&b);
     return seconds;
 }
 
@@ -944,9 +962,7 @@ static double producers(struct rt *r, tbb_state *st)
     double secs = (double)(end - begin) * 1e-9;
     put(r, "producers", (double)np);
     put(r, "schedules_per_s", (double)n / secs);
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, late, n);
     seconds = secs;
 out:
     tb_destroy(s);

@@ -307,8 +307,8 @@ static __attribute__((noinline)) int schedule_monotonic(
  * compare sends both a negative delay (which means 0) and one past
  * TB_MAX_DELAY aside, and since the clock and the delay are both >= 0 the
  * deadline overflows exactly when their sum passes INT64_MAX. */
-static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
-                           tb_fn fn, void *arg, tb_handle *handle)
+static inline int schedule(struct tb_sched *s, int64_t delay, tb_fn fn,
+                           void *arg, tb_handle *handle, int64_t period)
 {
     if (__builtin_expect(!s || !fn, 0)) {
         tb_handle_none(handle);
@@ -336,7 +336,7 @@ static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
                 tb_handle *handle)
 {
-    return schedule(s, delay_ns, 0, fn, arg, handle);
+    return schedule(s, delay_ns, fn, arg, handle, 0);
 }
 
 /* tb_schedule_range: its own entry, so that tb_schedule's path stays as it
@@ -369,39 +369,29 @@ int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
     return ops->schedule_range(s, soft, hard, fn, arg, handle);
 }
 
-static int check_period(int64_t period)
+/* The periodic schedules: the period checked, then schedule() with it
+ * signed as tb_task.period (> 0 fixed rate, < 0 fixed delay). */
+static int schedule_periodic(struct tb_sched *s, int64_t delay, tb_fn fn,
+                             void *arg, tb_handle *handle, int64_t period,
+                             bool fixed_rate)
 {
-    if (period <= 0)
-        return TB_EINVAL;
-    if (period > TB_MAX_DELAY)
-        return TB_ERANGE;
-    return TB_OK;
+    if (period <= 0 || period > TB_MAX_DELAY) {
+        tb_handle_none(handle);
+        return period <= 0 ? TB_EINVAL : TB_ERANGE;
+    }
+    return schedule(s, delay, fn, arg, handle, fixed_rate ? period : -period);
 }
 
-int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
-                           int64_t period_ns, tb_fn fn, void *arg,
-                           tb_handle *handle)
+int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                           void *arg, tb_handle *handle, int64_t period_ns)
 {
-    int rc = check_period(period_ns);
-    if (rc) {
-        if (handle)
-            *handle = TB_HANDLE_NONE;
-        return rc;
-    }
-    return schedule(s, delay_ns, period_ns, fn, arg, handle);
+    return schedule_periodic(s, delay_ns, fn, arg, handle, period_ns, true);
 }
 
-int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
-                            int64_t period_ns, tb_fn fn, void *arg,
-                            tb_handle *handle)
+int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                            void *arg, tb_handle *handle, int64_t period_ns)
 {
-    int rc = check_period(period_ns);
-    if (rc) {
-        if (handle)
-            *handle = TB_HANDLE_NONE;
-        return rc;
-    }
-    return schedule(s, delay_ns, -period_ns, fn, arg, handle);
+    return schedule_periodic(s, delay_ns, fn, arg, handle, period_ns, false);
 }
 
 int tb_cancel(struct tb_sched *s, tb_handle handle)

@@ -174,8 +174,8 @@ static void test_shutdown_policies(void **state)
         struct probe due = {.rec = &rec, .id = 3};
         assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &once, NULL),
                          TB_OK);
-        assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                                probe_task, &per, &per.self),
+        assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &per,
+                                                &per.self, 5 * TB_MS),
                          TB_OK);
         assert_int_equal(tb_schedule(s, 0, probe_task, &due, NULL), TB_OK);
         bool drop = flags & TB_F_DROP_DELAYED_ON_SHUTDOWN;
@@ -204,10 +204,10 @@ static void test_failing_periodic_stops(void **state)
     struct probe bad = {.rec = &rec, .id = 1, .fail = 1};
     struct probe good = {.rec = &rec, .id = 2};
     struct probe once = {.rec = &rec, .id = 3, .fail = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &bad, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &good, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &bad,
+                                            NULL, 10 * TB_MS), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &good,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 15 * TB_MS, probe_task, &once, NULL),
                      TB_OK);
     for (int64_t t = TB_MS; t <= 100 * TB_MS; t += TB_MS)
@@ -253,8 +253,8 @@ static void test_periodic_with_slow_runs(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe fd = {.rec = &rec, .id = 1, .spend = 6 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &fd, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &fd,
+                                             NULL, 10 * TB_MS), TB_OK);
     for (int64_t t = TB_MS; t <= 60 * TB_MS; t = tb_now(s) + TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     /* starts at 10, ends 16, next 26, ends 32, next 42, ends 48, next 58 */
@@ -267,8 +267,8 @@ static void test_periodic_with_slow_runs(void **state)
 
     s = make_sched(unit_backend(), NULL);
     struct slow_then_fast fr = {.s = s, .slow_runs = 4, .spend = 25 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            slow_then_fast_task, &fr, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, slow_then_fast_task,
+                                            &fr, NULL, 10 * TB_MS),
                      TB_OK);
     /* the first four runs take 25 ms of a 10 ms period: scheduled at 10,
      * 20, 30, 40, each starts the moment the previous one ends (10, 35, 60,
@@ -329,8 +329,8 @@ static void test_requeue_when_growth_fails(void **state)
         assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, NULL), TB_OK);
     struct sched_inside x = {.s = s, .delay = TB_SEC, .rc = -100};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            sched_inside_task, &x, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, sched_inside_task,
+                                            &x, &h, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_pending(s), 16); /* the array's 16 slots are full */
     uint64_t held = stats_of(s).bytes_held;
     fa.budget = 0;
@@ -365,8 +365,8 @@ static void test_max_pending_refuses_rearm(void **state)
     struct tb_sched *s = make_sched(unit_backend(), &c);
     struct sched_inside x = {.s = s, .delay = 500 * TB_US, .rc = -100};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
-                                            &x, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, sched_inside_task, &x, &h,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 0, noop_task, NULL, NULL), TB_EFULL);
     for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS) {
         assert_true(tb_advance(s, t) >= 0);
@@ -388,8 +388,8 @@ static void test_max_pending_refuses_rearm(void **state)
     c.max_pending = 2;
     s = make_sched(unit_backend(), &c);
     x = (struct sched_inside){.s = s, .delay = 500 * TB_US, .rc = -100};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
-                                            &x, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, sched_inside_task, &x,
+                                            NULL, TB_MS), TB_OK);
     for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     assert_int_equal(x.rc, TB_OK);
@@ -462,7 +462,7 @@ static void test_allocation_failure(void **state)
     h = 1;
     assert_int_equal(tb_schedule(s, 17, noop_task, NULL, &h), TB_ENOMEM);
     assert_int_equal(h, TB_HANDLE_NONE);
-    assert_int_equal(tb_schedule_fixed_rate(s, 17, 5, noop_task, NULL, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 17, noop_task, NULL, NULL, 5),
                      TB_ENOMEM);
     assert_int_equal(tb_pending(s), 16);
     assert_int_equal(tb_check(s), TB_OK);
@@ -490,8 +490,8 @@ static void test_requeue_keeps_sequence(void **state)
     rec_init(&rec, s);
     struct probe per = {.rec = &rec, .id = 1};
     struct probe a = {.rec = &rec, .id = 2}, b = {.rec = &rec, .id = 3};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &per, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &per,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &a, NULL), TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1); /* re-queued for 20 */
     /* submitted after the re-queue, and still after it at the tie */
@@ -520,8 +520,8 @@ static void test_shutdown_removes_zombies(void **state)
             assert_int_equal(tb_schedule(s, (i + 1) * TB_SEC, noop_task, NULL,
                                          &h[i]), TB_OK);
         for (int i = 4; i < 6; i++)
-            assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC,
-                                                    noop_task, NULL, &h[i]),
+            assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, noop_task, NULL,
+                                                    &h[i], TB_SEC),
                              TB_OK);
         assert_int_equal(tb_cancel(s, h[0]), 1);
         assert_int_equal(tb_cancel(s, h[2]), 1);

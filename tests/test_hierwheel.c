@@ -505,8 +505,8 @@ static void test_shutdown_drops_wheel(void **state)
     for (int i = 1; i <= 5; i++)
         assert_int_equal(tb_schedule(s, i * 7 * TB_MS, noop_task, NULL, NULL),
                          TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, TB_MS, probe_task, &q,
-                                            NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, probe_task, &q, NULL,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_shutdown(s), 5);
     assert_int_equal(tb_shutdown(s), 0);
     assert_int_equal(tb_pending(s), 0);
@@ -554,8 +554,8 @@ static void test_cancel_after_handoff(void **state)
     /* a periodic task in the executor's queue: cancel recalls it */
     struct probe per = {.rec = &rec, .id = 2};
     tb_handle hp;
-    assert_int_equal(tb_schedule_fixed_delay(s, 0, TB_MS, probe_task, &per,
-                                             &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 0, probe_task, &per, &hp,
+                                             TB_MS), TB_OK);
     assert_int_equal(stats_of(s).running, 1);
     assert_int_equal(tb_cancel(s, hp), 1);
     assert_int_equal(stats_of(s).running, 0);
@@ -583,8 +583,8 @@ static void test_failing_task(void **state)
                                      NULL), TB_OK);
     }
     assert_int_equal(tb_schedule(s, TB_MS, probe_task, &bad, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, probe_task,
-                                            &badper, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, probe_task, &badper, NULL,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 20 * TB_MS), 7);
     for (int i = 0; i < 5; i++)
         assert_int_equal(ok[i].runs, 1);
@@ -608,8 +608,8 @@ static void test_periodic_across_levels(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe rate = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 50 * TB_MS, 50 * TB_MS,
-                                            probe_task, &rate, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 50 * TB_MS, probe_task, &rate,
+                                            NULL, 50 * TB_MS), TB_OK);
     for (int64_t t = 1; t <= 1000; t++)
         assert_true(tb_advance(s, t * TB_MS) >= 0);
     assert_int_equal(rate.runs, 20);
@@ -625,8 +625,8 @@ static void test_periodic_across_levels(void **state)
     s = make_small();
     rec_init(&rec, s);
     struct probe delay = {.rec = &rec, .id = 2, .spend = 3 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 20 * TB_MS,
-                                             probe_task, &delay, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &delay,
+                                             NULL, 20 * TB_MS), TB_OK);
     for (int64_t t = 1; t <= 1000; t++)
         if (t * TB_MS >= tb_now(s)) /* a run may have moved the clock on */
             assert_true(tb_advance(s, t * TB_MS) >= 0);
@@ -842,8 +842,8 @@ static void test_check_random(void **state)
             assert_int_equal(tb_schedule(s, d, noop_task, NULL, &h), TB_OK);
         } else if (r < 53) {
             int64_t per = rng_range(&rng, 1, 500 * TB_MS);
-            assert_int_equal(tb_schedule_fixed_rate(s, per, per, noop_task,
-                                                    NULL, &h), TB_OK);
+            assert_int_equal(tb_schedule_fixed_rate(s, per, noop_task, NULL, &h,
+                                                    per), TB_OK);
         } else if (r < 80) {
             if (nh)
                 assert_true(tb_cancel(s, handles[rng_next(&rng) % nh]) >= 0);
@@ -1038,8 +1038,8 @@ static void test_threaded_periodic_and_cancel(void **state)
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .wheel_size = 3};
     struct tb_sched *s = make_sched(unit_backend(), &c);
     tb_handle hp, hc;
-    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, 5 * TB_MS,
-                                            count_tick, NULL, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, count_tick, NULL, &hp,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 60 * TB_SEC, noop_task, NULL, &hc), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_true(wait_until(five_ticks, NULL, 30 * TB_SEC));

@@ -116,8 +116,8 @@ static void test_ties_in_enqueue_order(void **state)
     struct probe p = {.rec = &r, .id = 1}, x = {.rec = &r, .id = 2},
                  y = {.rec = &r, .id = 3}, z = {.rec = &r, .id = 4};
     tb_handle hy;
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &p, &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &p,
+                                            &p.self, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &x, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &y, &hy), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &z, NULL), TB_OK);
@@ -510,10 +510,10 @@ static void test_periodic_stops(void **state)
     rec_init(&r, s);
     struct probe fail = {.rec = &r, .id = 1, .fail = 1};
     struct probe self = {.rec = &r, .id = 2, .cancel_self_at = 2};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, probe_task,
-                                            &fail, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, TB_MS, probe_task,
-                                             &self, &self.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, probe_task, &fail, NULL,
+                                            TB_MS), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, probe_task, &self,
+                                             &self.self, TB_MS), TB_OK);
     for (int k = 1; k <= 5; k++)
         assert_true(tb_advance(s, k * TB_MS) >= 0);
     assert_int_equal(fail.runs, 1);
@@ -544,8 +544,8 @@ static void test_rearm_in_place(void **state)
     assert_int_equal(tb_schedule_range(s, 10 * TB_MS, 90 * TB_MS, probe_task,
                                        &a, &ha), TB_OK);
     assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &b, &hb), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            probe_task, &p, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &p, &hp,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_reschedule(s, ha, TB_MAX_DELAY + 1), TB_ERANGE);
     /* hrtimer_start has no range: a's soft expiry becomes its hard one, so

@@ -313,8 +313,8 @@ static void test_mod_timer_moves(void **state)
     struct probe a = {.rec = &rec, .id = 1}, p = {.rec = &rec, .id = 2};
     tb_handle ha, hp;
     assert_int_equal(tb_schedule(s, 5 * TB_SEC, probe_task, &a, &ha), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC, probe_task, &p,
-                                            &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, probe_task, &p, &hp,
+                                            TB_SEC), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_reschedule(s, ha, 30 * TB_MS), 1); /* level 0 */
     assert_int_equal(tb_advance(s, 29 * TB_MS), 0);
@@ -342,8 +342,8 @@ static void test_periodic_granularity(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC, probe_task, &p,
-                                            &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, probe_task, &p, &p.self,
+                                            TB_SEC), TB_OK);
     for (int64_t t = TB_MS; t <= 5100 * TB_MS; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     static const int64_t at[] = {1024, 2048, 3008, 4032, 5056};
@@ -589,8 +589,8 @@ static void test_thread_periodic_and_cancel(void **state)
     struct tb_sched *s = make_sched(unit_backend(), &c);
     atomic_store(&runs, 0);
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            count_run, NULL, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, count_run, NULL, &h,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_start(s), TB_ESTATE);
     assert_true(wait_until(five_runs, NULL, 10 * TB_SEC));

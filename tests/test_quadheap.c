@@ -336,8 +336,8 @@ static void test_reset_answers(void **state)
     assert_int_equal(far.runs, 1);
     assert_int_equal(r.runs[0].at, 5 * TB_MS);
     tb_handle hp, hz;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, noop_task, NULL,
-                                            &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, noop_task, NULL, &hp,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, &hz), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_cancel(s, hz), 1);
@@ -402,11 +402,11 @@ static void test_periodic_stays_in_heap(void **state)
     struct probe self = {.rec = &r, .id = 1, .cancel_self_at = 2};
     struct probe bad = {.rec = &r, .id = 2, .fail = 1};
     struct probe other = {.rec = &r, .id = 3};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &self, &self.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &self,
+                                            &self.self, 10 * TB_MS),
                      TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, 15 * TB_MS, 10 * TB_MS,
-                                             probe_task, &bad, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 15 * TB_MS, probe_task, &bad,
+                                             NULL, 10 * TB_MS), TB_OK);
     for (int i = 0; i < 20; i++)
         assert_int_equal(tb_schedule(s, TB_SEC + i, probe_task, &other, NULL),
                          TB_OK);
@@ -456,7 +456,7 @@ static void test_max_pending_with_ticker(void **state)
     struct tb_sched *s = make_sched(unit_backend(), &c);
     struct d1 d = {.s = s, .inner_rc = 1};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, d1_task, &d, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, d1_task, &d, &h, TB_MS),
                      TB_OK);
     assert_int_equal(tb_advance(s, 3 * TB_MS), 1); /* one run: skipped 2, 3 */
     assert_int_equal(d.inner_rc, TB_EFULL);
@@ -532,11 +532,11 @@ static void test_random_ops_then_check(void **state)
                                          noop_task, NULL, &h), TB_OK);
         } else if (r < 38) {
             int64_t p = rng_range(&rng, TB_US, 5 * TB_MS);
-            assert_int_equal(r & 1 ? tb_schedule_fixed_rate(s, p, p,
-                                                            noop_task, NULL, &h)
-                                   : tb_schedule_fixed_delay(s, p, p,
-                                                             noop_task, NULL,
-                                                             &h), TB_OK);
+            assert_int_equal(r & 1 ? tb_schedule_fixed_rate(s, p, noop_task,
+                                                            NULL, &h, p)
+                                   : tb_schedule_fixed_delay(s, p, noop_task,
+                                                             NULL, &h,
+                                                             p), TB_OK);
         } else if (r < 60) {
             if (nh) {
                 int rc = tb_cancel(s, hs[rng_next(&rng) % nh]);

@@ -311,8 +311,8 @@ void check_heap_reserve(size_t reserved, size_t grown)
 void advance_skipping_missed(struct tb_sched *s, struct probe *p,
                              tb_handle *handle)
 {
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, p, handle), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, p,
+                                            handle, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 12 * TB_MS), 1);
     assert_int_equal(tb_advance(s, 19 * TB_MS), 0);
     assert_int_equal(tb_advance(s, 55 * TB_MS), 1);
@@ -327,8 +327,8 @@ void run_slow_fixed_delay(struct tb_sched *s, struct recorder *r,
                           struct probe *p, int64_t until)
 {
     *p = (struct probe){.rec = r, .id = 1, .spend = 4 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, p, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, p, NULL,
+                                             10 * TB_MS), TB_OK);
     for (int64_t t = TB_MS; t <= until; t += TB_MS)
         assert_true(tb_advance(s, t > tb_now(s) ? t : tb_now(s)) >= 0);
 }
