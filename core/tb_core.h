@@ -320,6 +320,21 @@ static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
     return tb_pool_lookup_unlocked(p, handle);
 }
 
+/** A lazy cancel's mark: if `handle` names a WAITING task, that task is
+ *  now CANCELLED (it stays in the structure as a zombie) and true; else
+ *  false.  `unlocked`: a pool no other thread touches (a constant at the
+ *  call, so that the virtual path makes no call). */
+static inline bool tb_pool_mark_cancelled(struct tb_pool *p, tb_handle handle,
+                                          bool unlocked)
+{
+    struct tb_task *t = unlocked ? tb_pool_lookup_unlocked(p, handle)
+                                 : tb_pool_lookup(p, handle);
+    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+        return false;
+    tb_task_set_state(t, TB_TASK_CANCELLED);
+    return true;
+}
+
 /** The handle of a live record. */
 static inline tb_handle tb_pool_handle(const struct tb_pool *p,
                                        const struct tb_task *t)
@@ -476,6 +491,27 @@ static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
     int64_t from = period > 0 ? deadline : base;
     int64_t step = period > 0 ? period : -period;
     return from > INT64_MAX - step ? INT64_MAX : from + step;
+}
+
+/** After a task's run, lock held: whether the task ends there, with the
+ *  reason counted in *st: cancelled during its run (its cancel counted it),
+ *  a one-shot or a failed periodic task (finished), or a periodic task of a
+ *  scheduler `stopped` meanwhile (cancelled).  The caller retires a task
+ *  that ends and re-arms any other. */
+static inline bool tb_run_ends(const struct tb_task *t, bool failed,
+                               bool stopped, struct tb_stats *st)
+{
+    if (tb_task_get_state(t) == TB_TASK_CANCELLED)
+        return true;
+    if (!t->period || failed) {
+        st->finished++;
+        return true;
+    }
+    if (stopped) {
+        st->cancelled++;
+        return true;
+    }
+    return false;
 }
 
 /** The monotonic time `ns` from now, saturating at INT64_MAX (for waits

@@ -460,12 +460,8 @@ static void run_task(struct hq *q, struct hq_task *t)
     q->st.fired++;
     if (failed)
         q->st.failed++;
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(q, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        q->st.finished++;
+    /* a shutdown is seen below, after the next time (can_run) */
+    if (tb_run_ends(&t->base, failed, false, &q->st)) {
         retire(q, t);
         return;
     }

@@ -68,36 +68,15 @@
  * newFixedThreadPool(1)) through a FIFO queue.  stats.wakeups and
  * timed_waits count the reaper's waits only; the executors wait untimed.
  *
- * Deliberate differences from Kafka.
- *   - Never early: E rounds the deadline UP to the tick.  Kafka keeps the
- *     exact expiration and files it under the start of its level-0 bucket,
- *     so a task can fire up to one tick before its deadline.  Here a task
- *     with deadline d runs when the clock reaches roundup(d, tick).
- *   - Clock 0 is the epoch of the tick grid (Kafka: milliseconds since the
- *     Unix epoch); both divide absolute time, not time since start.
- *   - One mutex guards the wheel, the delay queue and the executor queue in
- *     place of Kafka's read-write lock, per-bucket monitors and the
- *     DelayQueue's own lock: adds are serialised rather than concurrent
- *     under the read lock.  Virtual mode takes no lock at all.
- *   - Periodic tasks: Kafka has none.  Fixed-rate and fixed-delay tasks are
- *     re-added through the same insert path after each run; one that fails
- *     (non-zero return) stops, as it would under the JDK executor Kafka uses
- *     for periodic work.  If re-adding it needs a new level and memory runs
- *     out, or max_pending tasks are already pending (DECISIONS D1: a re-arm
- *     is refused exactly like a schedule), it stops too (counted finished
- *     and rejected).
- *   - Cancel returns 1 only if no run will start after it: a waiting task is
- *     unlinked; a periodic task queued for the executor is taken off that
- *     queue.  A one-shot already handed to the executor cannot be stopped
- *     (TimerTask.cancel() cannot recall it either) and the answer is 0.
- *   - Shutdown: tb_shutdown drops what is in the wheel and says how many;
- *     tasks already handed to the executor still run, however long that
- *     takes.  Kafka's close gives its executor 5 s to finish and then
- *     switches to shutdownNow(); that switch is not modelled (a caller can
- *     call tb_shutdown_now itself).
- *     tb_shutdown_now also returns those queued tasks.
- *   - A task is "pending" (tb_pending, Kafka's size()) while it sits in a
- *     bucket; once handed to the executor it counts as running.
+ * Where it departs from Kafka (never early, one mutex, periodic tasks,
+ * max_pending, cancel after hand-off, shutdown, the lagging wheel clock) is
+ * told for a reader in README.md, "Where it deliberately differs from
+ * Kafka".  What the code keeps because of them: E rounds a deadline UP to
+ * the tick (never early); clock 0 is the epoch of the tick grid (Kafka:
+ * milliseconds since the Unix epoch), both dividing absolute time; a
+ * periodic re-arm is an insert and is refused like one (D1); a task is
+ * pending (tb_pending, Kafka's size()) only while it sits in a bucket, and
+ * running once handed to the executor.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,10 +95,10 @@ struct hw_link {
     struct hw_link *prev, *next;
 };
 
-/* 56 bytes: the shared header and the bucket links (TimerTaskEntry).  A
- * task in state RUNNING is still in the executor's queue while its link is
- * set, and executing once take_ready has unlinked it (list_unlink clears
- * the link), so no field says which. */
+/* 64 bytes: the shared header, the bucket links (TimerTaskEntry) and 8
+ * bytes of padding (below).  A task in state RUNNING is still in the
+ * executor's queue while its link is set, and executing once take_ready has
+ * unlinked it (list_unlink clears the link), so no field says which. */
 struct hw_task {
     struct tb_task base;
     struct hw_link link;
@@ -607,17 +586,8 @@ static void run_task(struct hw *w, struct hw_task *t)
     w->st.fired++;
     if (failed)
         w->st.failed++;
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(w, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        w->st.finished++;
-        retire(w, t);
-        return;
-    }
-    if (w->shutdown) { /* no re-arm after shutdown */
-        w->st.cancelled++;
+    /* cancelled during its run, done, failed, or no re-arm after shutdown */
+    if (tb_run_ends(&t->base, failed, w->shutdown, &w->st)) {
         retire(w, t);
         return;
     }

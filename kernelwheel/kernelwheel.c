@@ -467,17 +467,7 @@ static void retire(struct kw *w, struct kw_timer *t)
 static void after_run(struct kw *w, struct kw_timer *t, bool failed,
                       int64_t end)
 {
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(w, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        w->st.finished++;
-        retire(w, t);
-        return;
-    }
-    if (w->shutdown) {
-        w->st.cancelled++;
+    if (tb_run_ends(&t->base, failed, w->shutdown, &w->st)) {
         retire(w, t);
         return;
     }

@@ -466,14 +466,10 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
 static inline __attribute__((always_inline)) int
 cancel_locked(struct qh *q, tb_handle h, bool virt)
 {
-    struct tb_pool *p = &q->base.pool;
-    struct tb_task *t =
-        virt ? tb_pool_lookup_unlocked(p, h) : tb_pool_lookup(p, h);
     /* WAITING: in the heap (a one-shot waiting, or a periodic task even
      * during its run); a running one-shot is RUNNING and left the heap */
-    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+    if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
-    tb_task_set_state(t, TB_TASK_CANCELLED);
     q->zombies++;
     q->st.zombies++;
     q->st.cancelled++;

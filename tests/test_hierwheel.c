@@ -773,12 +773,7 @@ static void test_fast_path_files_as_slow_path(void **state)
 static void test_memory_per_task(void **state)
 {
     (void)state;
-    enum { N = 20000 };
-    struct tb_sched *s = make_sched(unit_backend(), NULL);
-    double per = bytes_per_task(s, N, 3);
-    assert_true(per >= 64.0);
-    assert_true(per < 68.0);
-    tb_destroy(s);
+    check_bytes_per_task(64.0, 68.0);
 }
 
 /* Cascades per task for delays log-uniform over 1 ms .. 1 day at the

@@ -248,16 +248,21 @@ int asleep(void *ctx)
     return st.timed_waits >= 1;
 }
 
-double bytes_per_task(struct tb_sched *s, int n, uint64_t seed)
+void check_bytes_per_task(double lo, double hi)
 {
+    enum { N = 20000 };
+    struct tb_sched *s = vsched();
     uint64_t empty = stats_of(s).bytes_held;
-    for (int i = 0; i < n; i++)
-        assert_int_equal(tb_schedule(s, rng_range(&seed, TB_MS, 1000 * TB_SEC),
+    uint64_t rng = 3;
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tb_schedule(s, rng_range(&rng, TB_MS, 1000 * TB_SEC),
                                      noop_task, NULL, NULL), TB_OK);
-    double per = (double)(stats_of(s).bytes_held - empty) / n;
+    double per = (double)(stats_of(s).bytes_held - empty) / N;
     print_message("%s: %.1f bytes per pending task (%d tasks)\n",
-                  tb_sched_backend(s)->name, per, n);
-    return per;
+                  unit_backend()->name, per, N);
+    assert_true(per >= lo);
+    assert_true(per < hi);
+    tb_destroy(s);
 }
 
 void schedule_probes(struct tb_sched *s, struct recorder *rec,

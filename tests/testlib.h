@@ -123,10 +123,11 @@ void assert_sound(struct tb_sched *s);
 /** The recorded run times of task `id`, in run order (at most cap). */
 size_t starts_of(struct recorder *r, int id, int64_t *out, size_t cap);
 
-/** Schedules n no-op tasks on virtual scheduler s, due uniformly in
- *  [1 ms, 1000 s] (seeded: the same draws every run), prints the bytes held
- *  per pending task with the backend's name and returns it. */
-double bytes_per_task(struct tb_sched *s, int n, uint64_t seed);
+/** Memory per pending task: on a virtual scheduler of unit_backend()
+ *  holding 20 000 no-op tasks due uniformly in [1 ms, 1000 s] (seeded: the
+ *  same draws every run), prints the bytes held per pending task and
+ *  asserts lo <= bytes < hi. */
+void check_bytes_per_task(double lo, double hi);
 
 /** Schedules n probes p[0..n) on s (ids 0..n-1, recorded by rec), probe i
  *  due (i + 1) * step from now; h (NULL allowed) gets their handles. */

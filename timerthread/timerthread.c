@@ -353,14 +353,10 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
 static inline __attribute__((always_inline)) int
 cancel_locked(struct tt *q, tb_handle h, bool virt)
 {
-    struct tb_pool *p = &q->base.pool;
-    struct tb_task *t =
-        virt ? tb_pool_lookup_unlocked(p, h) : tb_pool_lookup(p, h);
     /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
      * even while it runs; a running one-shot is RUNNING (EXECUTED). */
-    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+    if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
-    tb_task_set_state(t, TB_TASK_CANCELLED);
     q->st.cancelled++;
     q->st.zombies++;
     return 1;
