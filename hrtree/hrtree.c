@@ -71,35 +71,14 @@
  * leftmost O(1) amortised.  stats.visits counts the nodes an insert compares
  * on its way down, the structure's log n work.
  *
- * Deliberate differences from the kernel.
- *   - One clock base on one CPU: no per-CPU bases, no clock bases beside
- *     CLOCK_MONOTONIC, no hard/soft interrupt split (HRTIMER_MODE_SOFT), no
- *     migration, no low-resolution mode, no hrtimer_resolution rounding (it
- *     is 1 ns in high-resolution mode), no base->running sequence count.
- *   - A task's callback is a tb_fn; a periodic task's re-arm is done for it
- *     by the backend after the run, in the way the callback would do it.
- *     A failing run (non-zero return) stops a periodic task; a one-shot's
- *     failure is counted.
- *   - tb_cancel of a periodic task during its own run answers 1 and stops it
- *     (the interface's rule); hrtimer_try_to_cancel would answer -1 and
- *     hrtimer_cancel would wait for the callback.  A one-shot that is
- *     running is not pending: 0.
- *   - A cancel of the leftmost does not reprogram: the thread wakes at the
- *     old expiry, finds nothing due, and sleeps on (hrtimer_force_reprogram
- *     moves the device's event at once; here both cost one wake-up of the
- *     thread, and leaving it saves a signal on every such cancel).
- *   - Expiry past the end of the clock is refused (TB_ERANGE) instead of
- *     saturating at KTIME_MAX (ktime_add_safe), and a periodic task whose
- *     forwarded expiry would reach the end of the clock finishes.
- *   - Never early (the interface's rule) is the kernel's rule too: nothing
- *     runs before its soft expiry.  Ties: equal hard expiries run in the
- *     order they were enqueued, which for one-shots is submission order,
- *     but a periodic task's re-arm and a reschedule enqueue anew, behind the
- *     timers of that expiry already queued; so TB_CAP_FIFO_TIES (submission
- *     order, kept across re-arms) is not declared.
- *   - max_pending caps the timers in the tree (TB_EFULL; a periodic re-arm
- *     over it retires the task, DECISIONS D1); tb_shutdown and
- *     tb_shutdown_now drop every pending timer.  The kernel has neither.
+ * What it leaves out of the kernel and where it departs (one clock base,
+ * callbacks as tb_fn with the re-arm done by the backend, cancel from
+ * inside a run, no reprogram on cancel, the end of the clock, max_pending
+ * and shutdown) is told for a reader in README.md, "Left out, and
+ * deliberate differences".  What the code keeps because of them: the tree
+ * re-enqueues a re-armed or rescheduled timer behind those of its expiry,
+ * so TB_CAP_FIFO_TIES is not declared; an expiry past the clock is
+ * TB_ERANGE, never saturated.
  */
 #include <stdio.h>
 #include <stdlib.h>
