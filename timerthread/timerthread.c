@@ -304,25 +304,21 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
 {
     tb_handle_none(handle);
     struct tb_sched *s = &q->base;
+    struct tb_task *t = NULL;
     int rc = TB_OK;
     tt_lock(q);
     if (q->stopped) {
         rc = TB_ESHUTDOWN; /* "Timer already cancelled." */
     } else if (s->cfg.max_pending && q->size >= s->cfg.max_pending) {
         rc = TB_EFULL;
-    } else if (!heap_reserve(q)) {
-        rc = TB_ENOMEM;
+    } else if (!heap_reserve(q) || !(t = tb_pool_get(&s->pool, handle))) {
+        rc = TB_ENOMEM; /* no room in the array, or no record */
     } else {
-        struct tb_task *t = tb_pool_get(&s->pool, handle);
-        if (!t) {
-            rc = TB_ENOMEM;
-        } else {
-            tb_task_set(t, deadline, period, fn, arg);
-            heap_add(q, t);
-            q->st.submitted++;
-            if (q->heap[1].t == t && s->threaded)
-                pthread_cond_signal(&q->available);
-        }
+        tb_task_set(t, deadline, period, fn, arg);
+        heap_add(q, t);
+        q->st.submitted++;
+        if (q->heap[1].t == t && s->threaded)
+            pthread_cond_signal(&q->available);
     }
     if (rc)
         q->st.rejected++;
