@@ -216,6 +216,44 @@ enum bh_inbox {
 enum bh_inbox bh_inbox_of(const struct tb_backend *b,
                           const struct tb_config *c);
 
+/* ---- Holding N base tasks (micro.c, counts.c) -------------------------- */
+
+/** The N base tasks a micro-benchmark keeps pending while it measures, as
+ *  micro.c and counts.c hold them: a view of the harness's own fields. */
+struct bh_hold {
+    struct tb_sched *s;
+    enum bh_inbox inbox;
+    int64_t tick;         /* resolved tick, 0 for an unticked backend */
+    int64_t n;            /* the base's size */
+    int64_t *clock;       /* the virtual time the harness moved to */
+    uint32_t *fired;      /* slots whose base task ran, to be put back */
+    size_t *nfired;
+    /* schedules slot's base task again: TB_OK or a TB_E* code */
+    int (*put)(void *ctx, uint32_t slot);
+    void *ctx;
+};
+
+/** bh_refill's answer when the structure cannot hold N: each tick that
+ *  drains the inbox runs more of the base than it moves in. */
+#define BH_CANNOT_HOLD 1
+
+/** The scheduler's `transfers` counter (tb_stats). */
+uint64_t bh_transfers(struct tb_sched *s);
+
+/** The end of an insert: tb_advance(s, now), and where the backend has an
+ *  inbox, ticks (moving *clock) until `n` tasks have left it since the
+ *  counter read `transfers0` (Netty moves at most 100 000 per tick).
+ *  *ticks (NULL allowed) counts the ticks taken.  0 or a TB_E* code
+ *  (TB_ESTATE: the inbox does not drain). */
+long bh_settle(const struct bh_hold *h, uint64_t transfers0, int64_t n,
+               uint64_t *ticks);
+
+/** Puts back the base tasks that ran until none is left to put back
+ *  (settling the inbox may run more).  0; a TB_E* code with *what naming the
+ *  call that failed; or BH_CANNOT_HOLD with *what saying why. */
+long bh_refill(const struct bh_hold *h, const char **what);
+
+
 /** True if a task many revolutions away costs backend b a visit per
  *  revolution (a hashed wheel's rounds, counted in `visits`), so that a
  *  wheel sized to the workload changes the structure's work. */
@@ -237,11 +275,11 @@ void bh_name(char *buf, size_t size, const char *op, const char *backend,
 
 /* ---- Time and statistics ----------------------------------------------- */
 
-/** CLOCK_MONOTONIC in ns (the same clock the backends use). */
-int64_t bh_now(void);
+/* The wall clock is the backends' own, tb_monotonic_ns() (CLOCK_MONOTONIC
+ * in ns): the one reader every program of the suite uses. */
 
-/** Seconds between two bh_now() readings, minus the measured cost of a
- *  reading pair (never below 0). */
+/** Seconds between two tb_monotonic_ns() readings, minus the measured cost
+ *  of a reading pair (never below 0). */
 double bh_seconds(int64_t t0, int64_t t1);
 
 /** CPU time of the calling thread in ns (CLOCK_THREAD_CPUTIME_ID): the
@@ -258,8 +296,17 @@ void bh_sleep_until(int64_t t);
 /** Sorts v ascending. */
 void bh_sort(int64_t *v, size_t n);
 
-/** The q-quantile (0..1) of sorted v by nearest rank. */
+/** The 1-based rank of the q-quantile (0..1) among n sorted values, by
+ *  nearest rank: ceil(q n), at least 1 and at most n (0 for n = 0).  q is
+ *  taken to six decimals and the rank computed in integers, so no
+ *  floating-point error moves it (DECISIONS.md D10). */
+size_t bh_rank(size_t n, double q);
+
+/** The q-quantile (0..1) of sorted v: v[bh_rank(n, q) - 1], 0 if n = 0. */
 int64_t bh_quantile(const int64_t *sorted, size_t n, double q);
+
+/** bh_quantile for sorted doubles. */
+double bh_quantile_d(const double *sorted, size_t n, double q);
 
 
 /** Writes samples to the CSV: in their order with weight 1 if there are

@@ -10,9 +10,10 @@
  * It reproduces bench/micro.c's set-up through the public interface only:
  * the head-to-head configuration (bh_configs), the same family name and so
  * the same seed rule (bh_seed_for of the micro family's name and N, so
- * the N base tasks get micro.c's delays), the same fill, inbox settling and
- * random cancel order (earliest first on the worst workload), tb_reserve()
- * untimed before anything is measured and
+ * the N base tasks get micro.c's delays), the same fill and random cancel
+ * order (earliest first on the worst workload), the inbox settling and
+ * refill micro.c uses (bh_settle and bh_refill of bench/common.c),
+ * tb_reserve() untimed before anything is measured and
  * an untimed warm-up of two batches.  One batch is measured, of micro.c's
  * size (N/8, at most 1024) for insert and cancel, and all N tasks for
  * expire (into an empty scheduler, as micro.c's expire).
@@ -83,51 +84,48 @@ static int base_fired(void *arg)
     return 0;
 }
 
+static int put_base(void *ctx, uint32_t i)
+{
+    (void)ctx;
+    return tb_schedule(R.s, bh_draw(R.w, &R.rng), base_fired,
+                       &R.slot_ids[i], &R.h[i]);
+}
+
 static void schedule_base(uint32_t i)
 {
-    int rc = tb_schedule(R.s, bh_draw(R.w, &R.rng), base_fired,
-                         &R.slot_ids[i], &R.h[i]);
+    int rc = put_base(NULL, i);
     if (rc)
         die("tb_schedule", rc);
 }
 
 static uint64_t transfers_now(void)
 {
-    struct tb_stats s;
-    tb_stats(R.s, &s);
-    return s.transfers;
+    return bh_transfers(R.s);
 }
 
-/* micro.c's settle(): advance to now and, for an inbox that only a tick
- * drains, tick until the n new tasks have left it. */
+/* The base as bench/common.c holds it, for micro.c's settle and refill. */
+static struct bh_hold hold_of(void)
+{
+    return (struct bh_hold){R.s,      R.inbox, R.tick,    R.n,
+                            &R.clock, R.fired, &R.nfired, put_base,
+                            NULL};
+}
+
 static void settle(uint64_t transfers0, int64_t n)
 {
-    if (R.inbox == BH_INBOX_NONE)
-        return;
-    long rc = tb_advance(R.s, tb_now(R.s));
+    struct bh_hold h = hold_of();
+    long rc = bh_settle(&h, transfers0, n, NULL);
     if (rc < 0)
-        die("tb_advance", rc);
-    for (int guard = 0; transfers_now() - transfers0 < (uint64_t)n; guard++) {
-        if (guard > 100000)
-            die("settle: the inbox does not drain", TB_ESTATE);
-        R.clock = (tb_now(R.s) / R.tick + 1) * R.tick;
-        rc = tb_advance(R.s, R.clock);
-        if (rc < 0)
-            die("tb_advance", rc);
-    }
+        die("settle", rc);
 }
 
 static void refill(void)
 {
-    while (R.nfired) {
-        uint64_t tr0 = R.inbox ? transfers_now() : 0;
-        int64_t k = 0;
-        while (R.nfired) {
-            schedule_base(R.fired[--R.nfired]);
-            k++;
-        }
-        settle(tr0, k);
-    }
+    struct bh_hold h = hold_of();
+    const char *what = NULL;
+    long rc = bh_refill(&h, &what);
+    if (rc)
+        die(what, rc);
 }
 
 static void fill_base(void)

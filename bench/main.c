@@ -348,7 +348,7 @@ static int run(char **rest, int nrest, const char *profile,
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, -1);
     bh.timer_slack_ns = bh_timer_slack();
-    bh.clock_overhead_ns = measure_clock_overhead(bh_now);
+    bh.clock_overhead_ns = measure_clock_overhead(tb_monotonic_ns);
     bh.cpu_clock_overhead_ns = measure_clock_overhead(bh_cpu_now);
 
     char min_time[64], reps[64];

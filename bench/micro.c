@@ -303,10 +303,16 @@ static double bad(tbb_state *st, const char *what, long rc)
 
 /* ---- Holding N --------------------------------------------------------- */
 
+static int put_base(void *ctx, uint32_t i)
+{
+    struct micro *m = ctx;
+    return tb_schedule(m->s, bh_draw(m->d->w, &m->rng), base_fired,
+                       &m->slots[i], &m->h[i]);
+}
+
 static bool schedule_base(struct micro *m, uint32_t i, tbb_state *st)
 {
-    int rc = tb_schedule(m->s, bh_draw(m->d->w, &m->rng), base_fired,
-                         &m->slots[i], &m->h[i]);
+    int rc = put_base(m, i);
     return rc == TB_OK || fail(st, "tb_schedule", rc);
 }
 
@@ -318,64 +324,39 @@ static int64_t next_tick(const struct micro *m)
 
 static uint64_t transfers_now(struct micro *m)
 {
-    struct tb_stats s;
-    tb_stats(m->s, &s);
-    return s.transfers;
+    return bh_transfers(m->s);
 }
 
-/* The end of a timed insert: tb_advance(s, now), and where the backend has
- * an inbox, ticks until the n new tasks have left it (Netty moves at most
- * 100 000 per tick).  Also used untimed, so that tasks the harness put back
- * do not wait in the inbox for the next timed batch to move them.  Returns
- * a TB_E* code or 0. */
+/* The instance's base as bench/common.c holds it. */
+static struct bh_hold hold_of(struct micro *m)
+{
+    return (struct bh_hold){m->s,      m->d->inbox, m->tick,  m->n,
+                            &m->clock, m->fired,    &m->nfired, put_base,
+                            m};
+}
+
+/* bh_settle at the end of a timed insert (timed: its ticks are counted),
+ * and untimed, so that tasks the harness put back do not wait in the inbox
+ * for the next timed batch to move them.  Returns a TB_E* code or 0. */
 static long settle(struct micro *m, uint64_t transfers0, int64_t n,
                    bool timed)
 {
-    if (m->d->inbox == BH_INBOX_NONE)
-        return 0; /* filed in place: nothing to move, no check to run */
-    long rc = tb_advance(m->s, tb_now(m->s));
-    if (rc < 0)
-        return rc;
-    for (int guard = 0; transfers_now(m) - transfers0 < (uint64_t)n;
-         guard++) {
-        if (guard > 100000)
-            return TB_ESTATE;
-        m->clock = next_tick(m);
-        m->settle_ticks += timed;
-        rc = tb_advance(m->s, m->clock);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    struct bh_hold h = hold_of(m);
+    return bh_settle(&h, transfers0, n, timed ? &m->settle_ticks : NULL);
 }
 
 /* Replaces base tasks that ran, until none is left to replace (moving the
  * clock to drain an inbox may run more). */
 static bool refill(struct micro *m, tbb_state *st)
 {
-    int64_t total = 0;
-    while (m->nfired) {
-        uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
-        int64_t k = 0;
-        while (m->nfired) {
-            if (!schedule_base(m, m->fired[--m->nfired], st))
-                return false;
-            k++;
-        }
-        /* A treadmill: each tick that drains the inbox runs more of the
-         * base than it moves in (Netty at 100 ms, 100 000 a tick, holding
-         * 10^6 timers under 500 ms).  The structure cannot hold this N. */
-        total += k;
-        if (total > 4 * m->n) {
-            tbb_skip(st, "cannot hold N: tasks that run while the inbox "
-                         "drains outnumber what a tick moves in");
-            return false;
-        }
-        long rc = settle(m, tr0, k, false);
-        if (rc < 0)
-            return fail(st, "settle", rc);
+    struct bh_hold h = hold_of(m);
+    const char *what = NULL;
+    long rc = bh_refill(&h, &what);
+    if (rc == BH_CANNOT_HOLD) {
+        tbb_skip(st, what);
+        return false;
     }
-    return true;
+    return rc == 0 || fail(st, what, rc);
 }
 
 /* Whether the backend releases its cancelled tasks on its own, at a look at
@@ -688,8 +669,8 @@ static void *micro_setup(void *ctx, tbb_state *st)
         for (int64_t i = 0; i < m->n; i++) {
             int64_t period = bh_draw(BH_PERIODIC, &m->rng);
             int64_t first = bh_uniform(&m->rng, 0, period - 1);
-            int rc = tb_schedule_fixed_rate(m->s, first, period, count_run,
-                                            &m->runs, NULL);
+            int rc = tb_schedule_fixed_rate(m->s, first, count_run, &m->runs,
+                                            NULL, period);
             if (rc) {
                 fail(st, "tb_schedule_fixed_rate", rc);
                 goto fail;
@@ -807,7 +788,7 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
     uint64_t tr0 = m->d->inbox ? transfers_now(m) : 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t i = 0; i < n; i++) {
         int rc = tb_schedule(m->s, m->delays[i], count_run, &m->runs,
                              &m->tmp[i]);
@@ -815,7 +796,7 @@ static double insert_batch(void *inst, tbb_state *st, int64_t n)
             return bad(st, "tb_schedule", rc);
     }
     long ran = settle(m, tr0, n, true);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     if (ran < 0)
         return bad(st, "settle", ran);
@@ -856,12 +837,12 @@ static double cancel_batch(void *inst, tbb_state *st, int64_t n)
     int64_t ok = 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t i = 0; i < n; i++)
         ok += tb_cancel(m->s, m->tmp[i]) == 1;
     long ran = m->d->inbox == BH_INBOX_NONE ? 0
                                             : tb_advance(m->s, tb_now(m->s));
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     timed_ok(m, st, &w0, &w1, (uint64_t)n);
     if (ran < 0)
@@ -941,7 +922,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     int64_t progress = m->clock;
     struct work w0, w1;
     work_read(m, &w0);
-    const int64_t wall0 = bh_now();
+    const int64_t wall0 = tb_monotonic_ns();
     int64_t t0 = bh_cpu_now(), t1 = t0;
     uint64_t pieces = 0;
     bool cut = false;
@@ -952,7 +933,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
             return bad(st, "tb_advance", rc);
         if (check_now(++pieces) &&
             (w_units(m) - units0 > work_budget ||
-             (bh_now() - wall0 > budget && ++m->time_cuts))) {
+             (tb_monotonic_ns() - wall0 > budget && ++m->time_cuts))) {
             cut = true;
             t1 = bh_cpu_now();
             break;
@@ -1002,13 +983,13 @@ static double timeouts_batch(void *inst, tbb_state *st, int64_t n)
     m->ring += (uint64_t)n;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t j = 0; j < n; j++) {
         int rc = timeout_op(m, k0 + (uint64_t)j, m->coin[j], dt);
         if (rc)
             return bad(st, "timeouts", rc);
     }
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     timed_ok(m, st, &w0, &w1, (uint64_t)n);
     m->ops += (uint64_t)n;
@@ -1022,17 +1003,18 @@ static double periodic_batch(void *inst, tbb_state *st, int64_t n)
     uint64_t r0 = m->runs, steps = 0;
     struct work w0, w1;
     work_read(m, &w0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     while (m->runs - r0 < (uint64_t)n) {
         m->clock += TB_MS;
         long rc = tb_advance(m->s, m->clock);
         if (rc < 0)
             return bad(st, "tb_advance", rc);
         /* over budget: the runs so far stand for the batch (scaled below) */
-        if (check_now(++steps) && bh_now() - t0 > budget && m->runs > r0)
+        if (check_now(++steps) && tb_monotonic_ns() - t0 > budget &&
+            m->runs > r0)
             break;
     }
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     work_read(m, &w1);
     uint64_t runs = m->runs - r0;
     timed_ok(m, st, &w0, &w1, runs);

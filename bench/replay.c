@@ -907,47 +907,21 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile of a sorted array. */
-static int64_t pct(const int64_t *v, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)(q * (double)n + 0.999999);
-    if (r < 1)
-        r = 1;
-    if (r > n)
-        r = n;
-    return v[r - 1];
-}
-
 static double median_d(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_dbl);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Cost of one pair of mono_ns() reads: the median of many empty batches. */
+/* Cost of one pair of tb_monotonic_ns() reads: the median of many empty
+ * batches. */
 static int64_t clock_overhead(void)
 {
     enum { N = 2001 };
     static int64_t d[N];
     for (int i = 0; i < N; i++) {
-        int64_t a = mono_ns();
-        int64_t b = mono_ns();
+        int64_t a = tb_monotonic_ns();
+        int64_t b = tb_monotonic_ns();
         d[i] = b - a;
     }
     qsort(d, N, sizeof *d, cmp_i64);
@@ -1217,9 +1191,9 @@ static void advance(struct replay *rp, int64_t to)
 {
     long ran;
     if (rp->mode == M_KINDS) {
-        int64_t a = mono_ns();
+        int64_t a = tb_monotonic_ns();
         ran = tb_advance(rp->s, to);
-        int64_t d = mono_ns() - a - rp->overhead;
+        int64_t d = tb_monotonic_ns() - a - rp->overhead;
         rp->k_ns[K_EXPIRE] += d;
         rp->k_ns[K_ADVANCE] += d;
         rp->k_ops[K_ADVANCE]++;
@@ -1282,7 +1256,7 @@ static void sched_one(struct replay *rp, uint32_t i, long line)
      * without TB_CAP_RANGE ignores the slack); a periodic timer's budget
      * is checked on each run, its call is the usual one */
     int rc = in->period
-        ? tb_schedule_fixed_rate(rp->s, delay, in->period, on_fire, r, &r->h)
+        ? tb_schedule_fixed_rate(rp->s, delay, on_fire, r, &r->h, in->period)
         : in->budget >= 0
         ? tb_schedule_range(rp->s, delay, in->budget, on_fire, r, &r->h)
         : tb_schedule(rp->s, delay, on_fire, r, &r->h);
@@ -1523,7 +1497,7 @@ static void replay_body(struct replay *rp, const struct trace *tr,
         rp->samples = xrealloc(rp->samples,
             (tr->nev / every + 2) * sizeof *rp->samples);
     }
-    int64_t w0 = mono_ns(), c0 = cpu_ns();
+    int64_t w0 = tb_monotonic_ns(), c0 = bh_cpu_now();
     if (mode == M_KINDS) {
         /* Runs of one kind at one instant are one timed batch; an advance
          * between two instants is timed alone. */
@@ -1533,10 +1507,10 @@ static void replay_body(struct replay *rp, const struct trace *tr,
             while (j < tr->nev && tr->ev[j].t == tr->ev[i].t &&
                    tr->ev[j].kind == tr->ev[i].kind)
                 j++;
-            int64_t a = mono_ns();
+            int64_t a = tb_monotonic_ns();
             for (size_t k = i; k < j; k++)
                 do_op(rp, &tr->ev[k]);
-            int64_t d = mono_ns() - a - rp->overhead;
+            int64_t d = tb_monotonic_ns() - a - rp->overhead;
             rp->k_ns[tr->ev[i].kind] += d;
             rp->k_ops[tr->ev[i].kind] += j - i;
             i = j;
@@ -1558,8 +1532,8 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     }
     if (mode != M_TOTAL)
         drain(rp);
-    rp->wall_ns = mono_ns() - w0;
-    rp->cpu_ns = cpu_ns() - c0;
+    rp->wall_ns = tb_monotonic_ns() - w0;
+    rp->cpu_ns = bh_cpu_now() - c0;
     g_rp = NULL;
     if (mode == M_CHECK)
         sample(rp);
@@ -1703,19 +1677,6 @@ static uint64_t oneshots_kept(const struct trace *tr)
     return n;
 }
 
-/* Nearest-rank percentile of a sorted array of doubles. */
-static double pct_d(const double *v, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)(q * (double)n + 0.999999);
-    if (r < 1)
-        r = 1;
-    if (r > n)
-        r = n;
-    return v[r - 1];
-}
-
 /* The budget fields of a check pass's "lateness" (after its other
  * fields): fires beyond their own budget, fires with and without one,
  * fires later than 1/8 of their delay, and the distributions of (lateness
@@ -1730,14 +1691,15 @@ static void json_budget(FILE *o, struct replay *c)
     if (c->nover) {
         qsort(c->over, c->nover, sizeof *c->over, cmp_i64);
         fprintf(o, ", \"over_budget_ns\": {\"p50\": %" PRId64 ", \"p99\": %"
-                PRId64 ", \"max\": %" PRId64 "}", pct(c->over, c->nover, 0.5),
-                pct(c->over, c->nover, 0.99), c->over[c->nover - 1]);
+                PRId64 ", \"max\": %" PRId64 "}",
+                bh_quantile(c->over, c->nover, 0.5),
+                bh_quantile(c->over, c->nover, 0.99), c->over[c->nover - 1]);
     }
     if (c->nrel) {
         qsort(c->rel, c->nrel, sizeof *c->rel, cmp_dbl);
         fprintf(o, ", \"relative\": {\"p50\": %.6g, \"p99\": %.6g, "
-                "\"max\": %.6g}", pct_d(c->rel, c->nrel, 0.5),
-                pct_d(c->rel, c->nrel, 0.99), c->rel[c->nrel - 1]);
+                "\"max\": %.6g}", bh_quantile_d(c->rel, c->nrel, 0.5),
+                bh_quantile_d(c->rel, c->nrel, 0.99), c->rel[c->nrel - 1]);
     }
 }
 
@@ -1814,8 +1776,8 @@ static void write_budget(FILE *o, const struct trace *tr,
         qsort(b, n, sizeof *b, cmp_i64);
         fprintf(o, ", \"slack_ns\": {\"min\": %" PRId64 ", \"p50\": %" PRId64
                 ", \"p90\": %" PRId64 ", \"p99\": %" PRId64 ", \"max\": %"
-                PRId64 "}", b[0], pct(b, n, 0.5), pct(b, n, 0.9),
-                pct(b, n, 0.99), b[n - 1]);
+                PRId64 "}", b[0], bh_quantile(b, n, 0.5),
+                bh_quantile(b, n, 0.9), bh_quantile(b, n, 0.99), b[n - 1]);
     }
     fprintf(o, "},\n");
     free(b);
@@ -1861,7 +1823,7 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
     fprintf(o, "     \"delay_ns\": {");
     for (size_t i = 0; i < 8 && tr->ndelays; i++)
         fprintf(o, "%s\"%s\": %" PRId64, i ? ", " : "", DN[i],
-                i == 0 ? d[0] : pct(d, tr->ndelays, DQ[i]));
+                i == 0 ? d[0] : bh_quantile(d, tr->ndelays, DQ[i]));
     fprintf(o, "},\n     \"delay_cdf\": [");
     size_t pts = tr->ndelays < DELAY_CDF_POINTS ? tr->ndelays
                                                 : DELAY_CDF_POINTS;
@@ -1933,12 +1895,12 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
                 c->nlate, sum, c->beyond_tick_frac);
         for (size_t q = 0; q < 5; q++)
             fprintf(o, "%s\"%s\": %" PRId64, q ? ", " : "", QN[q],
-                    pct(c->late, c->nlate, QS[q]));
+                    bh_quantile(c->late, c->nlate, QS[q]));
         /* a backend without ticks: 0 ticks when it is never late, else
          * there is no tick to count in (null) */
         fprintf(o, "}, \"ticks\": {");
         for (size_t q = 0; q < 5; q++) {
-            int64_t v = pct(c->late, c->nlate, QS[q]);
+            int64_t v = bh_quantile(c->late, c->nlate, QS[q]);
             fprintf(o, "%s\"%s\": ", q ? ", " : "", QN[q]);
             if (r->tick)
                 fprintf(o, "%.6g", (double)v / (double)r->tick);
@@ -2054,9 +2016,9 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                          "the %.3g a sweep point may take", steps, max_steps);
                 continue;
             }
-            int64_t c0 = mono_ns();
+            int64_t c0 = tb_monotonic_ns();
             bool ok = replay_once(&rp, tr, &en[n], p->tick, M_CHECK);
-            p->check_s = (double)(mono_ns() - c0) / 1e9;
+            p->check_s = (double)(tb_monotonic_ns() - c0) / 1e9;
             if (!ok) {
                 p->failed = true;
                 snprintf(p->error, sizeof p->error, "%s", rp.error);
@@ -2066,7 +2028,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
             if (rp.nlate)
                 qsort(rp.late, rp.nlate, sizeof *rp.late, cmp_i64);
             p->late_max = rp.nlate ? rp.late[rp.nlate - 1] : 0;
-            p->late_p99 = pct(rp.late, rp.nlate, 0.99);
+            p->late_p99 = bh_quantile(rp.late, rp.nlate, 0.99);
             p->beyond_budget = rp.beyond_budget;
             p->budget_fires = rp.budget_fires;
             p->beyond_eighth = rp.beyond_eighth;
@@ -2077,9 +2039,9 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
             struct sres *p = &sw[i];
             if (p->skipped[0] || p->failed)
                 continue;
-            int64_t c0 = mono_ns();
+            int64_t c0 = tb_monotonic_ns();
             bool ok = replay_once(&rp, tr, &en[i], p->tick, M_TOTAL);
-            p->total_s += (double)(mono_ns() - c0) / 1e9;
+            p->total_s += (double)(tb_monotonic_ns() - c0) / 1e9;
             if (!ok) {
                 p->failed = true;
                 snprintf(p->error, sizeof p->error, "%s", rp.error);
@@ -2092,7 +2054,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
         if (!quiet && n)
             fprintf(stderr, "replay: %s: sweep repetition %d of %d done, "
                     "%.1f s\n", tr->path, r + 1, reps,
-                    (double)(mono_ns() - t0) / 1e9);
+                    (double)(tb_monotonic_ns() - t0) / 1e9);
     }
     free_replay(&rp);
 }
@@ -2387,7 +2349,7 @@ int main(int argc, char **argv)
     struct sres *sw = calloc(nsw ? nsw : 1, sizeof *sw);
     if (!sw)
         die_oom();
-    int64_t t0 = mono_ns();
+    int64_t t0 = tb_monotonic_ns();
     size_t nfailed = 0;
     for (size_t t = 0; t < ntr; t++) {
         const struct trace *tr = &trs[t];
@@ -2414,7 +2376,7 @@ int main(int argc, char **argv)
                         " fires, peak %" PRIu64 " pending, %.1f s\n", t + 1,
                         ntr, tr->path, bs[bi].label, br[bi].check.fires,
                         br[bi].check.st.peak_pending,
-                        (double)(mono_ns() - t0) / 1e9);
+                        (double)(tb_monotonic_ns() - t0) / 1e9);
         }
         for (int r = 0; r < reps; r++) {
             for (size_t bi = 0; bi < nb; bi++) {
@@ -2441,7 +2403,7 @@ int main(int argc, char **argv)
             if (!quiet)
                 fprintf(stderr, "replay: [%zu/%zu] %s: repetition %d of %d "
                         "done, %.1f s\n", t + 1, ntr, tr->path, r + 1, reps,
-                        (double)(mono_ns() - t0) / 1e9);
+                        (double)(tb_monotonic_ns() - t0) / 1e9);
         }
         run_sweep(tr, swb, nswb, sw, sweep_reps, sweep_max_ticks,
                   sweep_max_steps, overhead, quiet, t0);

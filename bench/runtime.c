@@ -155,6 +155,15 @@ static size_t count_negative(const int64_t *v, size_t n)
     return k;
 }
 
+/* A run's lateness samples: the count of early starts, the samples for the
+ * CDFs (samples.csv) and the percentiles. */
+static void put_lateness(struct rt *r, int64_t *late, size_t n)
+{
+    put(r, "early", (double)count_negative(late, n));
+    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
+    put_percentiles(r, "", late, n);
+}
+
 /* ---- Waiting for tasks ------------------------------------------------- */
 
 static void exp_init(struct exp *e, uint64_t target)
@@ -202,7 +211,7 @@ static uint64_t exp_wait(struct exp *e, int64_t deadline)
 static int probe_task(void *arg)
 {
     struct probe *p = arg;
-    p->start = bh_now();
+    p->start = tb_monotonic_ns();
     exp_one_done(p->e);
     return 0;
 }
@@ -333,11 +342,11 @@ static void *cvf_waiter(void *arg)
             continue;
         }
         int64_t due = f->heap[0]->planned;
-        if (bh_now() >= due) {
+        if (tb_monotonic_ns() >= due) {
             struct probe *p = cvf_pop(f);
             f->left--;
             pthread_mutex_unlock(&f->lock);
-            p->start = bh_now();
+            p->start = tb_monotonic_ns();
             pthread_mutex_lock(&f->lock);
             continue;
         }
@@ -359,7 +368,7 @@ static void *nsf_waiter(void *arg)
     struct ns_floor *f = arg;
     for (size_t i = 0; i < f->n; i++) {
         bh_sleep_until(f->p[i].planned);
-        f->p[i].start = bh_now();
+        f->p[i].start = tb_monotonic_ns();
     }
     return NULL;
 }
@@ -400,7 +409,7 @@ static bool run_floor(int wait, struct probe *p, const int64_t *delay,
     for (size_t i = 0; ok && i < n; i++) {
         bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
         pthread_mutex_lock(&f.lock);
-        p[i].planned = bh_now() + delay[i];
+        p[i].planned = tb_monotonic_ns() + delay[i];
         cvf_push(&f, &p[i]);
         if (f.heap[0] == &p[i])
             pthread_cond_signal(&f.cond);
@@ -440,20 +449,20 @@ static double lateness(struct rt *r, tbb_state *st)
         if (!load(s, d->n, &rng, st))
             goto out;
     }
-    int64_t base = bh_now() + 10 * TB_MS;
-    int64_t t0 = bh_now();
+    int64_t base = tb_monotonic_ns() + 10 * TB_MS;
+    int64_t t0 = tb_monotonic_ns();
     if (d->b) {
         for (size_t i = 0; i < n; i++) {
             bh_sleep_until(base + (int64_t)i * LIGHT_SPACING);
             p[i].e = &e;
-            p[i].planned = bh_now() + delay[i];
+            p[i].planned = tb_monotonic_ns() + delay[i];
             int rc = tb_schedule(s, delay[i], probe_task, &p[i], NULL);
             if (rc) {
                 tbb_skip(st, tb_strerror(rc));
                 goto out;
             }
         }
-        uint64_t ran = exp_wait(&e, bh_now() + 10 * TB_MS + 2 * tick +
+        uint64_t ran = exp_wait(&e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
                                         2 * TB_SEC);
         if (ran < n) {
             skip_ran(st, ran, n);
@@ -463,7 +472,7 @@ static double lateness(struct rt *r, tbb_state *st)
         tbb_skip(st, "the floor's waiting thread did not start");
         goto out;
     }
-    seconds = bh_seconds(t0, bh_now());
+    seconds = bh_seconds(t0, tb_monotonic_ns());
     for (size_t i = 0; i < n; i++)
         late[i] = p[i].start - p[i].planned;
     put(r, "early", (double)count_negative(late, n));
@@ -492,7 +501,7 @@ struct rate_task {
 static int rate_run(void *arg)
 {
     struct rate_task *t = arg;
-    int64_t now = bh_now();
+    int64_t now = tb_monotonic_ns();
     size_t k = atomic_fetch_add_explicit(&t->n, 1, memory_order_relaxed);
     if (k < t->cap)
         t->starts[k] = now;
@@ -541,8 +550,8 @@ static double jitter(struct rt *r, tbb_state *st)
     t.cap = (size_t)(length / period) + 1000;
     t.starts = xmalloc(t.cap * sizeof *t.starts);
     tb_handle h;
-    int64_t first = bh_now() + period;
-    int rc = tb_schedule_fixed_rate(s, period, period, rate_run, &t, &h);
+    int64_t first = tb_monotonic_ns() + period;
+    int rc = tb_schedule_fixed_rate(s, period, rate_run, &t, &h, period);
     if (rc) {
         tbb_skip(st, tb_strerror(rc));
         goto out;
@@ -593,7 +602,7 @@ out:
 
 static int sleepy_task(void *arg)
 {
-    bh_sleep_until(bh_now() + 50 * TB_MS);
+    bh_sleep_until(tb_monotonic_ns() + 50 * TB_MS);
     exp_one_done(arg);
     return 0;
 }
@@ -618,13 +627,13 @@ static double interference(struct rt *r, tbb_state *st)
     struct tb_sched *s = start_sched(d, st);
     if (!s)
         goto out;
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int i = 0; i < FAST_TASKS; i++) {
         /* phases spread over one period */
         int64_t delay = period + i * period / FAST_TASKS;
-        first[i] = bh_now() + delay;
-        int rc = tb_schedule_fixed_rate(s, delay, period, rate_run, &t[i],
-                                        &h[i]);
+        first[i] = tb_monotonic_ns() + delay;
+        int rc = tb_schedule_fixed_rate(s, delay, rate_run, &t[i], &h[i],
+                                        period);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
@@ -638,7 +647,7 @@ static double interference(struct rt *r, tbb_state *st)
     bh_sleep_until(t0 + length);
     for (int i = 0; i < FAST_TASKS; i++)
         tb_cancel(s, h[i]);
-    uint64_t slow = exp_wait(&e, bh_now() + 2 * TB_SEC);
+    uint64_t slow = exp_wait(&e, tb_monotonic_ns() + 2 * TB_SEC);
     tb_destroy(s);
     s = NULL;
     if (!slow) {
@@ -676,9 +685,7 @@ static double interference(struct rt *r, tbb_state *st)
     put(r, "missed", (double)(planned > (int64_t)k ? planned - (int64_t)k
                                                    : 0));
     put(r, "late_over_10ms", (double)over);
-    put(r, "early", (double)count_negative(late, k));
-    bh_csv_samples(r->name, "lateness", r->rep, late, k, 20000);
-    put_percentiles(r, "", late, k);
+    put_lateness(r, late, k);
     seconds = (double)length * 1e-9;
 out:
     tb_destroy(s);
@@ -689,38 +696,60 @@ out:
     return seconds;
 }
 
-/* ---- burst ------------------------------------------------------------- */
+/* ---- burst and workers ----------------------------------------------- */
+
+/* n probes counted by one expectation, and their lateness: what burst and
+ * workers set up and free alike. */
+struct batch {
+    struct probe *p;
+    int64_t *late;
+    struct exp e;
+};
+
+/* Prepares the batch and starts the scheduler (NULL: skipped). */
+static struct tb_sched *batch_start(struct batch *b, size_t n,
+                                    const struct rt_def *d, tbb_state *st)
+{
+    b->p = xmalloc(n * sizeof *b->p);
+    b->late = xmalloc(n * sizeof *b->late);
+    exp_init(&b->e, n);
+    return start_sched(d, st);
+}
+
+static void batch_fini(struct batch *b)
+{
+    exp_fini(&b->e);
+    free(b->p);
+    free(b->late);
+}
 
 static double burst(struct rt *r, tbb_state *st)
 {
     const struct rt_def *d = r->d;
     size_t n = (size_t)d->n;
-    struct probe *p = xmalloc(n * sizeof *p);
-    int64_t *late = xmalloc(n * sizeof *late);
-    struct exp e;
-    exp_init(&e, n);
+    struct batch b;
     double seconds = -1;
-    struct tb_sched *s = start_sched(d, st);
+    struct tb_sched *s = batch_start(&b, n, d, st);
     if (!s)
         goto out;
     int64_t tick = tick_of(s);
     /* room to submit them all before the deadline at 1 us per task */
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     int64_t deadline = t0 + 50 * TB_MS + (int64_t)n * TB_US;
     size_t after = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t now = bh_now();
-        p[i].e = &e;
-        p[i].planned = deadline;
+        int64_t now = tb_monotonic_ns();
+        b.p[i].e = &b.e;
+        b.p[i].planned = deadline;
         after += now >= deadline;
-        int rc = tb_schedule(s, deadline - now, probe_task, &p[i], NULL);
+        int rc = tb_schedule(s, deadline - now, probe_task, &b.p[i], NULL);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
         }
     }
-    int64_t t1 = bh_now();
-    uint64_t ran = exp_wait(&e, deadline + 2 * tick + 10 * TB_SEC +
+    int64_t t1 = tb_monotonic_ns();
+    uint64_t ran = exp_wait(&b.e, deadline + 2 * tick + 10 * TB_SEC +
                                     (int64_t)n * 10 * TB_US);
     if (ran < n) {
         skip_ran(st, ran, n);
@@ -728,22 +757,18 @@ static double burst(struct rt *r, tbb_state *st)
     }
     int64_t last = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        late[i] = p[i].start - deadline;
-        if (p[i].start > last)
-            last = p[i].start;
+        b.late[i] = b.p[i].start - deadline;
+        if (b.p[i].start > last)
+            last = b.p[i].start;
     }
     put(r, "submit_ns_per_task", (double)(t1 - t0) / (double)n);
     put(r, "submitted_after_deadline", (double)after);
     put(r, "drain_ns", (double)(last - deadline));
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, b.late, n);
     seconds = bh_seconds(t0, last);
 out:
     tb_destroy(s);
-    exp_fini(&e);
-    free(p);
-    free(late);
+    batch_fini(&b);
     return seconds;
 }
 
@@ -768,14 +793,15 @@ static double idle(struct rt *r, tbb_state *st)
         tb_destroy(s);
         return -1;
     }
-    bh_sleep_until(bh_now() + 50 * TB_MS); /* threads settle into waiting */
+    /* threads settle into waiting */
+    bh_sleep_until(tb_monotonic_ns() + 50 * TB_MS);
     struct rusage u0, u1;
     struct tb_stats s0, s1;
     tb_stats(s, &s0);
     getrusage(RUSAGE_SELF, &u0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     bh_sleep_until(t0 + window);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     getrusage(RUSAGE_SELF, &u1);
     tb_stats(s, &s1);
     tb_destroy(s);
@@ -800,36 +826,33 @@ static double workers(struct rt *r, tbb_state *st)
     const int64_t spacing = 500 * TB_US;
     int64_t length = (int64_t)(bh.profile->workers_seconds * 1e9);
     size_t n = (size_t)(length / spacing);
-    uint64_t rng = bh_seed_for(d->name, d->n);
-    struct probe *p = xmalloc(n * sizeof *p);
-    int64_t *late = xmalloc(n * sizeof *late);
-    struct exp e;
-    exp_init(&e, n);
+    struct batch b;
     double seconds = -1;
-    struct tb_sched *s = start_sched(d, st);
+    struct tb_sched *s = batch_start(&b, n, d, st);
     if (!s)
         goto out;
+    uint64_t rng = bh_seed_for(d->name, d->n);
     int64_t tick = tick_of(s);
-    bh_sleep_until(bh_now() + 20 * TB_MS);
+    bh_sleep_until(tb_monotonic_ns() + 20 * TB_MS);
     struct rusage u0, u1;
     struct tb_stats s0, s1;
     tb_stats(s, &s0);
     getrusage(RUSAGE_SELF, &u0);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (size_t i = 0; i < n; i++) {
         bh_sleep_until(t0 + (int64_t)i * spacing);
         int64_t delay = bh_uniform(&rng, TB_MS, 10 * TB_MS);
-        p[i].e = &e;
-        p[i].planned = bh_now() + delay;
-        int rc = tb_schedule(s, delay, probe_task, &p[i], NULL);
+        b.p[i].e = &b.e;
+        b.p[i].planned = tb_monotonic_ns() + delay;
+        int rc = tb_schedule(s, delay, probe_task, &b.p[i], NULL);
         if (rc) {
             tbb_skip(st, tb_strerror(rc));
             goto out;
         }
     }
-    uint64_t ran = exp_wait(&e, bh_now() + 10 * TB_MS + 2 * tick +
+    uint64_t ran = exp_wait(&b.e, tb_monotonic_ns() + 10 * TB_MS + 2 * tick +
                                     2 * TB_SEC);
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     getrusage(RUSAGE_SELF, &u1);
     tb_stats(s, &s1);
     if (ran < n) {
@@ -837,7 +860,7 @@ static double workers(struct rt *r, tbb_state *st)
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        late[i] = p[i].start - p[i].planned;
+        b.late[i] = b.p[i].start - b.p[i].planned;
     long ctx = (u1.ru_nvcsw + u1.ru_nivcsw) - (u0.ru_nvcsw + u0.ru_nivcsw);
     put(r, "tasks", (double)n);
     put(r, "timed_waits_per_task",
@@ -846,15 +869,11 @@ static double workers(struct rt *r, tbb_state *st)
     put(r, "ctx_switches_per_task", (double)ctx / (double)n);
     put(r, "cpu_ns_per_task", (double)(cpu_ns(&u1) - cpu_ns(&u0)) /
                                   (double)n);
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, b.late, n);
     seconds = bh_seconds(t0, t1);
 out:
     tb_destroy(s);
-    exp_fini(&e);
-    free(p);
-    free(late);
+    batch_fini(&b);
     return seconds;
 }
 
@@ -885,12 +904,12 @@ static void *produce(void *arg)
     while (!q->gate->open)
         pthread_cond_wait(&q->gate->open_cond, &q->gate->lock);
     pthread_mutex_unlock(&q->gate->lock);
-    q->begin = bh_now();
+    q->begin = tb_monotonic_ns();
     for (size_t i = 0; i < q->n && !q->rc; i++) {
-        q->p[i].planned = bh_now() + q->delay[i];
+        q->p[i].planned = tb_monotonic_ns() + q->delay[i];
         q->rc = tb_schedule(q->s, q->delay[i], probe_task, &q->p[i], NULL);
     }
-    q->end = bh_now();
+    q->end = tb_monotonic_ns();
     return NULL;
 }
 
@@ -945,7 +964,7 @@ static double producers(struct rt *r, tbb_state *st)
         begin = q[i].begin < begin ? q[i].begin : begin;
         end = q[i].end > end ? q[i].end : end;
     }
-    uint64_t ran = exp_wait(&e, bh_now() + bh_workloads[BH_SHORT].hi +
+    uint64_t ran = exp_wait(&e, tb_monotonic_ns() + bh_workloads[BH_SHORT].hi +
                                     2 * tick + 5 * TB_SEC);
     if (ran < n) {
         skip_ran(st, ran, n);
@@ -956,9 +975,7 @@ static double producers(struct rt *r, tbb_state *st)
     double secs = (double)(end - begin) * 1e-9;
     put(r, "producers", (double)np);
     put(r, "schedules_per_s", (double)n / secs);
-    put(r, "early", (double)count_negative(late, n));
-    bh_csv_samples(r->name, "lateness", r->rep, late, n, 20000);
-    put_percentiles(r, "", late, n);
+    put_lateness(r, late, n);
     seconds = secs;
 out:
     tb_destroy(s);
@@ -1001,7 +1018,7 @@ static double failing(struct rt *r, tbb_state *st)
     int64_t tick = tick_of(s);
     struct tb_config c;
     tb_sched_config(s, &c);
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int i = 0; i < FAIL_TASKS; i++) {
         f[i].id = i + 1;
         atomic_init(&f[i].ran, 0);
@@ -1020,7 +1037,7 @@ static double failing(struct rt *r, tbb_state *st)
     tb_stats(s, &stats);
     tb_destroy(s); /* joins the runners: no run is still counting */
     s = NULL;
-    seconds = bh_seconds(t0, bh_now());
+    seconds = bh_seconds(t0, tb_monotonic_ns());
     int before = 0, after = 0;
     for (int i = 0; i < FAIL_TASKS; i++) {
         int ran = atomic_load_explicit(&f[i].ran, memory_order_relaxed);

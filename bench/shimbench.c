@@ -34,10 +34,10 @@ static double empty_manual_batch(void *inst, tbb_state *st, int64_t n)
 {
     (void)inst;
     (void)st;
-    int64_t t0 = bh_now();
+    int64_t t0 = tb_monotonic_ns();
     for (int64_t i = 0; i < n; i++)
         __asm__ volatile("" ::: "memory");
-    int64_t t1 = bh_now();
+    int64_t t1 = tb_monotonic_ns();
     return bh_seconds(t0, t1);
 }
 

@@ -111,13 +111,13 @@ static bool pool_grow(struct tb_pool *p)
     return true;
 }
 
-struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle)
+struct tb_task *tb_pool_get_locking(struct tb_pool *p, tb_handle *handle)
 {
     if (p->locked)
         pthread_mutex_lock(&p->lock);
     struct tb_task *t = NULL;
     if (p->free_head != TB_POOL_NIL || pool_grow(p))
-        t = tb_pool_take(p, handle);
+        t = tb_pool_get_unlocked(p, handle);
     if (p->locked)
         pthread_mutex_unlock(&p->lock);
     return t;
@@ -138,17 +138,17 @@ int tb_pool_reserve(struct tb_pool *p, size_t n)
     return rc;
 }
 
-void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t)
+void tb_pool_put_locking(struct tb_pool *p, struct tb_task *t)
 {
     pthread_mutex_lock(&p->lock);
-    tb_pool_give(p, t);
+    tb_pool_put_unlocked(p, t);
     pthread_mutex_unlock(&p->lock);
 }
 
 /* The chunk table may be reallocated by a growing pool in another thread,
  * so the slot's record is found under the lock; its state word is then read
  * without it (records never move). */
-struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle)
+struct tb_task *tb_pool_lookup_locking(struct tb_pool *p, tb_handle handle)
 {
     uint32_t slot = (uint32_t)handle;
     pthread_mutex_lock(&p->lock);

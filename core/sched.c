@@ -5,6 +5,8 @@
  * gets the same error everywhere" true by construction.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,6 +52,16 @@ void tb_abstime(struct timespec *ts, int64_t deadline)
     ts->tv_nsec = (long)(deadline % TB_SEC);
 }
 
+void tb_check_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 int tb_cond_init(pthread_cond_t *c)
 {
     pthread_condattr_t a;
@@ -61,64 +73,118 @@ int tb_cond_init(pthread_cond_t *c)
     return rc ? TB_ENOMEM : TB_OK;
 }
 
-int tb_thread_init(struct tb_thread *t)
+static void free_ids(struct tb_sched *s, struct tb_threads *t)
 {
-    t->started = t->alive = t->joined = false;
-    return tb_cond_init(&t->ended);
+    if (t->ids != &t->one)
+        tb_mem_free(s, t->ids, (size_t)t->cap * sizeof *t->ids);
+    t->ids = NULL;
 }
 
-void tb_thread_fini(struct tb_thread *t)
+int tb_threads_init(struct tb_sched *s, struct tb_threads *t, int cap,
+                    pthread_mutex_t *lock, pthread_cond_t *const *conds,
+                    int nconds)
 {
+    memset(t, 0, sizeof *t);
+    if (nconds < 0 || nconds > TB_THREADS_MAX_CONDS)
+        return TB_EINVAL;
+    t->cap = cap < 1 ? 1 : cap;
+    t->ids = &t->one;
+    if (t->cap > 1) {
+        t->ids = tb_mem_calloc(s, (size_t)t->cap, sizeof *t->ids);
+        if (!t->ids)
+            return TB_ENOMEM;
+    }
+    if (pthread_mutex_init(lock, NULL)) {
+        free_ids(s, t);
+        return TB_ENOMEM;
+    }
+    t->lock = lock;
+    /* the threads' own condition first, then the backend's */
+    if (tb_cond_init(&t->ended)) {
+        pthread_mutex_destroy(lock);
+        free_ids(s, t);
+        return TB_ENOMEM;
+    }
+    for (; t->nconds < nconds; t->nconds++) {
+        if (tb_cond_init(conds[t->nconds])) {
+            tb_threads_fini(s, t);
+            return TB_ENOMEM;
+        }
+        t->conds[t->nconds] = conds[t->nconds];
+    }
+    return TB_OK;
+}
+
+void tb_threads_fini(struct tb_sched *s, struct tb_threads *t)
+{
+    for (int i = 0; i < t->nconds; i++)
+        pthread_cond_destroy(t->conds[i]);
     pthread_cond_destroy(&t->ended);
+    pthread_mutex_destroy(t->lock);
+    free_ids(s, t);
 }
 
-int tb_thread_start(struct tb_thread *t, bool stopped, void *(*main)(void *),
-                    void *arg)
+int tb_threads_begin(struct tb_threads *t, bool stopped)
 {
     if (t->started)
         return TB_ESTATE;
     if (stopped)
         return TB_ESHUTDOWN;
-    if (pthread_create(&t->id, NULL, main, arg))
-        return TB_ENOMEM;
-    t->started = t->alive = true;
+    t->started = true;
     return TB_OK;
 }
 
-void tb_thread_end(struct tb_thread *t)
+int tb_threads_spawn(struct tb_threads *t, void *(*main)(void *), void *arg)
 {
-    t->alive = false;
-    pthread_cond_broadcast(&t->ended);
+    if (t->created == t->cap ||
+        pthread_create(&t->ids[t->created], NULL, main, arg))
+        return TB_ENOMEM;
+    t->created++;
+    t->live++;
+    return TB_OK;
 }
 
-int tb_thread_await(const struct tb_sched *s, struct tb_thread *t,
-                    pthread_mutex_t *lock, const bool *stopped,
-                    int64_t timeout_ns)
+int tb_threads_start(struct tb_threads *t, bool stopped,
+                     void *(*main)(void *), void *arg)
+{
+    int rc = tb_threads_begin(t, stopped);
+    while (!rc && t->created < t->cap)
+        rc = tb_threads_spawn(t, main, arg);
+    return rc;
+}
+
+void tb_threads_end(struct tb_threads *t)
+{
+    if (--t->live == 0)
+        pthread_cond_broadcast(&t->ended);
+}
+
+int tb_threads_await(const struct tb_sched *s, struct tb_threads *t,
+                     const bool *stopped, int64_t timeout_ns)
 {
     if (!s->threaded)
         return *stopped ? TB_OK : TB_ESTATE;
     struct timespec ts;
     tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(lock);
+    pthread_mutex_lock(t->lock);
     int rc = *stopped ? TB_OK : TB_ESTATE;
-    while (!rc && t->alive)
-        if (pthread_cond_timedwait(&t->ended, lock, &ts))
-            rc = t->alive ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(lock);
+    while (!rc && t->live > 0)
+        if (pthread_cond_timedwait(&t->ended, t->lock, &ts))
+            rc = t->live > 0 ? TB_ETIMEDOUT : TB_OK;
+    pthread_mutex_unlock(t->lock);
     return rc;
 }
 
-void tb_thread_join(const struct tb_sched *s, struct tb_thread *t,
-                    pthread_mutex_t *lock)
+void tb_threads_join(const struct tb_sched *s, struct tb_threads *t)
 {
     if (!s->threaded)
         return;
-    pthread_mutex_lock(lock);
-    bool join = t->started && !t->joined;
+    pthread_mutex_lock(t->lock);
+    int created = t->joined ? 0 : t->created;
     t->joined = true;
-    pthread_mutex_unlock(lock);
-    if (join)
-        pthread_join(t->id, NULL);
+    pthread_mutex_unlock(t->lock);
+    for (int i = 0; i < created; i++)
+        pthread_join(t->ids[i], NULL);
 }
 
 static void *default_alloc(void *ctx, size_t size)
@@ -178,8 +244,10 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     s->pool.record_size = ops->task_size;
     s->pool.locked = s->threaded;
     s->pool.free_head = TB_POOL_NIL;
-    if (s->pool.locked)
-        pthread_mutex_init(&s->pool.lock, NULL);
+    if (s->pool.locked && pthread_mutex_init(&s->pool.lock, NULL)) {
+        a->free(a->ctx, s, ops->sched_size);
+        return TB_ENOMEM;
+    }
     rc = ops->init(s);
     if (rc) {
         tb_pool_fini(&s->pool);
@@ -274,8 +342,8 @@ static __attribute__((noinline)) int schedule_monotonic(
  * compare sends both a negative delay (which means 0) and one past
  * TB_MAX_DELAY aside, and since the clock and the delay are both >= 0 the
  * deadline overflows exactly when their sum passes INT64_MAX. */
-static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
-                           tb_fn fn, void *arg, tb_handle *handle)
+static inline int schedule(struct tb_sched *s, int64_t delay, tb_fn fn,
+                           void *arg, tb_handle *handle, int64_t period)
 {
     if (__builtin_expect(!s || !fn, 0)) {
         tb_handle_none(handle);
@@ -303,7 +371,7 @@ static inline int schedule(struct tb_sched *s, int64_t delay, int64_t period,
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,
                 tb_handle *handle)
 {
-    return schedule(s, delay_ns, 0, fn, arg, handle);
+    return schedule(s, delay_ns, fn, arg, handle, 0);
 }
 
 /* tb_schedule_range: its own entry, so that tb_schedule's path stays as it
@@ -336,39 +404,29 @@ int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
     return ops->schedule_range(s, soft, hard, fn, arg, handle);
 }
 
-static int check_period(int64_t period)
+/* The periodic schedules: the period checked, then schedule() with it
+ * signed as tb_task.period (> 0 fixed rate, < 0 fixed delay). */
+static int schedule_periodic(struct tb_sched *s, int64_t delay, tb_fn fn,
+                             void *arg, tb_handle *handle, int64_t period,
+                             bool fixed_rate)
 {
-    if (period <= 0)
-        return TB_EINVAL;
-    if (period > TB_MAX_DELAY)
-        return TB_ERANGE;
-    return TB_OK;
+    if (period <= 0 || period > TB_MAX_DELAY) {
+        tb_handle_none(handle);
+        return period <= 0 ? TB_EINVAL : TB_ERANGE;
+    }
+    return schedule(s, delay, fn, arg, handle, fixed_rate ? period : -period);
 }
 
-int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
-                           int64_t period_ns, tb_fn fn, void *arg,
-                           tb_handle *handle)
+int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                           void *arg, tb_handle *handle, int64_t period_ns)
 {
-    int rc = check_period(period_ns);
-    if (rc) {
-        if (handle)
-            *handle = TB_HANDLE_NONE;
-        return rc;
-    }
-    return schedule(s, delay_ns, period_ns, fn, arg, handle);
+    return schedule_periodic(s, delay_ns, fn, arg, handle, period_ns, true);
 }
 
-int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
-                            int64_t period_ns, tb_fn fn, void *arg,
-                            tb_handle *handle)
+int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                            void *arg, tb_handle *handle, int64_t period_ns)
 {
-    int rc = check_period(period_ns);
-    if (rc) {
-        if (handle)
-            *handle = TB_HANDLE_NONE;
-        return rc;
-    }
-    return schedule(s, delay_ns, -period_ns, fn, arg, handle);
+    return schedule_periodic(s, delay_ns, fn, arg, handle, period_ns, false);
 }
 
 int tb_cancel(struct tb_sched *s, tb_handle handle)

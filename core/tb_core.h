@@ -178,11 +178,18 @@ struct tb_sched;
 
 /** Chunks of fixed-size records plus an intrusive free list (a free
  *  record's `arg` points to the next free record, so the list costs no
- *  memory and a take needs no slot arithmetic); records never move, so a
+ *  memory and a get needs no slot arithmetic); records never move, so a
  *  handle's slot can be read at any time.  No malloc per operation once the
- *  pool has grown to the working set.  Locked only in monotonic mode.  The
- *  unlocked paths are inline: they are a few loads and stores on every
- *  schedule, cancel and expiry. */
+ *  pool has grown to the working set.  Locked only in monotonic mode.
+ *
+ *  Each of get, put and lookup comes in three forms, named by what they
+ *  assume: tb_pool_get() assumes nothing (it picks one of the other two);
+ *  tb_pool_get_unlocked() assumes no other thread can touch the pool (an
+ *  unlocked pool: virtual clock) and, for get, a non-empty free list;
+ *  tb_pool_get_locking() takes the pool's lock itself when the pool has one
+ *  (the slow path: monotonic mode, or growth).  The unlocked forms are
+ *  inline: they are a few loads and stores on every schedule, cancel and
+ *  expiry. */
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
@@ -204,9 +211,9 @@ static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                           p->record_size);
 }
 
-/* Unlocked take from a non-empty free list (see tb_pool_get). */
-static inline struct tb_task *tb_pool_take(struct tb_pool *p,
-                                           tb_handle *handle)
+/** tb_pool_get from a non-empty free list that no other thread touches. */
+static inline struct tb_task *tb_pool_get_unlocked(struct tb_pool *p,
+                                                   tb_handle *handle)
 {
     struct tb_task *t = p->free_head;
     p->free_head = (struct tb_task *)t->arg;
@@ -221,8 +228,8 @@ static inline struct tb_task *tb_pool_take(struct tb_pool *p,
     return t;
 }
 
-/* Unlocked return (see tb_pool_put). */
-static inline void tb_pool_give(struct tb_pool *p, struct tb_task *t)
+/** tb_pool_put to a pool no other thread touches. */
+static inline void tb_pool_put_unlocked(struct tb_pool *p, struct tb_task *t)
 {
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
     /* state FREE, next generation: the word is the next user's handle */
@@ -235,10 +242,14 @@ static inline void tb_pool_give(struct tb_pool *p, struct tb_task *t)
     p->live--;
 }
 
-/* The slow paths of the inline functions below: the locked pool, growth. */
-struct tb_task *tb_pool_get_slow(struct tb_pool *p, tb_handle *handle);
-void tb_pool_put_locked(struct tb_pool *p, struct tb_task *t);
-struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
+/** tb_pool_get taking the pool's lock if it has one; grows the pool when the
+ *  free list is empty (the slow path of tb_pool_get). */
+struct tb_task *tb_pool_get_locking(struct tb_pool *p, tb_handle *handle);
+/** tb_pool_put under the pool's lock (a locked pool only). */
+void tb_pool_put_locking(struct tb_pool *p, struct tb_task *t);
+/** tb_pool_lookup under the pool's lock (a locked pool only): the chunk
+ *  table may be reallocated meanwhile by a growing pool. */
+struct tb_task *tb_pool_lookup_locking(struct tb_pool *p, tb_handle handle);
 
 /** Takes a record: state WAITING (a release store), its fields after the
  *  header 0 in a record never used before (new chunks are zeroed) and
@@ -253,8 +264,8 @@ struct tb_task *tb_pool_lookup_locked(struct tb_pool *p, tb_handle handle);
 static inline struct tb_task *tb_pool_get(struct tb_pool *p, tb_handle *handle)
 {
     if (p->locked || p->free_head == TB_POOL_NIL)
-        return tb_pool_get_slow(p, handle);
-    return tb_pool_take(p, handle);
+        return tb_pool_get_locking(p, handle);
+    return tb_pool_get_unlocked(p, handle);
 }
 
 /** Grows the pool until `n` more records can be taken without allocating.
@@ -266,9 +277,9 @@ int tb_pool_reserve(struct tb_pool *p, size_t n);
 static inline void tb_pool_put(struct tb_pool *p, struct tb_task *t)
 {
     if (p->locked)
-        tb_pool_put_locked(p, t);
+        tb_pool_put_locking(p, t);
     else
-        tb_pool_give(p, t);
+        tb_pool_put_unlocked(p, t);
 }
 
 /** Whether word `gs` is the live record `handle` names: same generation and
@@ -280,11 +291,11 @@ static inline bool tb_task_names(uint64_t gs, tb_handle handle)
     return !(x & ~TB_TASK_STATE_MASK) && x;
 }
 
-/** tb_pool_lookup for an unlocked pool (virtual clock), where no other
- *  thread can grow it: no lock and no call, so a backend's virtual path can
+/** tb_pool_lookup for a pool no other thread touches (virtual clock), so
+ *  none can grow it: no lock and no call, so a backend's virtual path can
  *  be a leaf function. */
-static inline struct tb_task *tb_pool_find(const struct tb_pool *p,
-                                           tb_handle handle)
+static inline struct tb_task *
+tb_pool_lookup_unlocked(const struct tb_pool *p, tb_handle handle)
 {
     uint32_t slot = (uint32_t)handle;
     /* past the chunks, or a slot above the slot bits: no record */
@@ -305,8 +316,23 @@ static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
                                              tb_handle handle)
 {
     if (p->locked)
-        return tb_pool_lookup_locked(p, handle);
-    return tb_pool_find(p, handle);
+        return tb_pool_lookup_locking(p, handle);
+    return tb_pool_lookup_unlocked(p, handle);
+}
+
+/** A lazy cancel's mark: if `handle` names a WAITING task, that task is
+ *  now CANCELLED (it stays in the structure as a zombie) and true; else
+ *  false.  `unlocked`: a pool no other thread touches (a constant at the
+ *  call, so that the virtual path makes no call). */
+static inline bool tb_pool_mark_cancelled(struct tb_pool *p, tb_handle handle,
+                                          bool unlocked)
+{
+    struct tb_task *t = unlocked ? tb_pool_lookup_unlocked(p, handle)
+                                 : tb_pool_lookup(p, handle);
+    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+        return false;
+    tb_task_set_state(t, TB_TASK_CANCELLED);
+    return true;
 }
 
 /** The handle of a live record. */
@@ -497,6 +523,27 @@ static inline int64_t tb_next_deadline(int64_t deadline, int64_t period,
     return from > INT64_MAX - step ? INT64_MAX : from + step;
 }
 
+/** After a task's run, lock held: whether the task ends there, with the
+ *  reason counted in *st: cancelled during its run (its cancel counted it),
+ *  a one-shot or a failed periodic task (finished), or a periodic task of a
+ *  scheduler `stopped` meanwhile (cancelled).  The caller retires a task
+ *  that ends and re-arms any other. */
+static inline bool tb_run_ends(const struct tb_task *t, bool failed,
+                               bool stopped, struct tb_stats *st)
+{
+    if (tb_task_get_state(t) == TB_TASK_CANCELLED)
+        return true;
+    if (!t->period || failed) {
+        st->finished++;
+        return true;
+    }
+    if (stopped) {
+        st->cancelled++;
+        return true;
+    }
+    return false;
+}
+
 /** The monotonic time `ns` from now, saturating at INT64_MAX (for waits
  *  with a caller's timeout, which may be anything up to INT64_MAX). */
 static inline int64_t tb_deadline_in(int64_t ns)
@@ -512,48 +559,95 @@ void tb_abstime(struct timespec *ts, int64_t monotonic_deadline_ns);
 /** pthread condition variable on CLOCK_MONOTONIC. */
 int tb_cond_init(pthread_cond_t *c);
 
-/* ---- A backend's one thread -------------------------------------------- */
+/* ---- The invariant checkers ------------------------------------------- */
 
-/** The single thread of java.util.Timer, of Go's timer loop and of the
- *  kernel wheel's tick: whether it was started, whether it still runs, and
- *  the condition its end is announced on.  Every field is read and written
- *  under the backend's lock. */
-struct tb_thread {
-    pthread_t id;
-    pthread_cond_t ended;  /* broadcast by tb_thread_end() */
-    bool started;          /* created: a second tb_start() is refused */
-    bool alive;            /* created and not yet at its end */
-    bool joined;           /* tb_thread_join() has taken it */
+/** Prints "<file>:<line>: " and a printf-style message on stderr, with a
+ *  newline (what TB_CHECK reports a broken invariant with). */
+void tb_check_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** In a backend's check op and its helpers: unless `cond`, reports the
+ *  message (a printf format and its arguments) with its place in the source
+ *  and returns TB_ECORRUPT from the calling function. */
+#define TB_CHECK(cond, ...)                                                  \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            tb_check_fail(__FILE__, __LINE__, __VA_ARGS__);                  \
+            return TB_ECORRUPT;                                              \
+        }                                                                    \
+    } while (0)
+
+/* ---- A backend's threads ---------------------------------------------- */
+
+/** The threads a backend runs in monotonic mode: ScheduledThreadPoolExecutor's
+ *  workers, Kafka's reaper and executors, the one thread of
+ *  java.util.Timer, of Netty's worker, of Go's timer loop and of the
+ *  kernel's tick.  Whether they were started, how many still run, and the
+ *  condition their end is announced on; and the backend's own lock and
+ *  conditions, so that one call initialises (and checks) every one of them
+ *  and one call destroys them.  Every field is read and written under the
+ *  backend's lock. */
+#define TB_THREADS_MAX_CONDS 4
+
+struct tb_threads {
+    pthread_t *ids;        /* `cap` ids: `one` when cap is 1 */
+    pthread_t one;
+    int cap;               /* how many ids there is room for */
+    int created;           /* created so far, joined by tb_threads_join() */
+    int live;              /* created and not yet at their end */
+    pthread_cond_t ended;  /* broadcast when `live` reaches 0 */
+    bool started;          /* tb_threads_begin() passed: a second start is
+                            * refused */
+    bool joined;           /* tb_threads_join() has taken them */
+    pthread_mutex_t *lock; /* the backend's lock */
+    pthread_cond_t *conds[TB_THREADS_MAX_CONDS]; /* the backend's conditions */
+    int nconds;
 };
 
-/** Prepares the condition (TB_OK or TB_ENOMEM); tb_thread_fini() undoes. */
-int tb_thread_init(struct tb_thread *t);
+/** Prepares room for `cap` threads (cap >= 1; more than one allocates
+ *  through the scheduler), initialises the backend's `lock` and its `nconds`
+ *  (at most TB_THREADS_MAX_CONDS) condition variables `conds` (on
+ *  CLOCK_MONOTONIC, as tb_cond_init) and the threads' own: all or none,
+ *  TB_OK, or TB_ENOMEM (TB_EINVAL past the bound) with nothing left to undo.
+ *  For the backend's create call, which passes the error on.
+ *  tb_threads_fini() undoes. */
+int tb_threads_init(struct tb_sched *s, struct tb_threads *t, int cap,
+                    pthread_mutex_t *lock, pthread_cond_t *const *conds,
+                    int nconds);
 
-/** Destroys the condition (the thread was joined or never started). */
-void tb_thread_fini(struct tb_thread *t);
+/** Destroys the lock and the conditions and frees what tb_threads_init()
+ *  made (the threads were joined or never started). */
+void tb_threads_fini(struct tb_sched *s, struct tb_threads *t);
 
-/** tb_start for a backend with one thread, lock held: TB_ESTATE if it was
- *  started before, else TB_ESHUTDOWN if `stopped` (the backend was shut
- *  down first), else creates the thread running main(arg) (TB_ENOMEM if
- *  pthread_create fails). */
-int tb_thread_start(struct tb_thread *t, bool stopped, void *(*main)(void *),
-                    void *arg);
+/** The checks of tb_start, lock held: TB_ESTATE if started before, else
+ *  TB_ESHUTDOWN if `stopped` (the backend was shut down first), else the
+ *  threads count as started and TB_OK. */
+int tb_threads_begin(struct tb_threads *t, bool stopped);
 
-/** Called by the thread itself at its end, lock held: no longer alive, and
- *  every tb_thread_await() learns it. */
-void tb_thread_end(struct tb_thread *t);
+/** Creates one more thread running main(arg), lock held (after
+ *  tb_threads_begin): TB_OK, or TB_ENOMEM if pthread_create fails or there
+ *  is no room left.  On failure the backend stops the ones already created
+ *  (they end through tb_threads_end() as usual). */
+int tb_threads_spawn(struct tb_threads *t, void *(*main)(void *), void *arg);
 
-/** tb_await_termination for a backend with one thread: TB_ESTATE unless
- *  *stopped (the backend's shut-down flag, read under `lock`), then waits
- *  up to timeout_ns for the thread's end (TB_OK, or TB_ETIMEDOUT).  In
- *  virtual mode there is no thread and only *stopped is asked. */
-int tb_thread_await(const struct tb_sched *s, struct tb_thread *t,
-                    pthread_mutex_t *lock, const bool *stopped,
-                    int64_t timeout_ns);
+/** tb_threads_begin(), then `cap` threads running main(arg), lock held:
+ *  the first error stops the creation and is returned. */
+int tb_threads_start(struct tb_threads *t, bool stopped,
+                     void *(*main)(void *), void *arg);
 
-/** Joins the thread once, if it was started (the backend's join op; a
- *  no-op in virtual mode). */
-void tb_thread_join(const struct tb_sched *s, struct tb_thread *t,
-                    pthread_mutex_t *lock);
+/** Called by each thread itself at its end, lock held: one fewer alive, and
+ *  when none is left every tb_threads_await() learns it. */
+void tb_threads_end(struct tb_threads *t);
+
+/** tb_await_termination: TB_ESTATE unless *stopped (the backend's
+ *  shut-down flag, read under the backend's lock), then waits up to
+ *  timeout_ns for the last thread's end (TB_OK, or TB_ETIMEDOUT).  In
+ *  virtual mode there are no threads and only *stopped is asked. */
+int tb_threads_await(const struct tb_sched *s, struct tb_threads *t,
+                     const bool *stopped, int64_t timeout_ns);
+
+/** Joins every thread created, once (the backend's join op; a no-op in
+ *  virtual mode, where tb_threads_init() was not called). */
+void tb_threads_join(const struct tb_sched *s, struct tb_threads *t);
 
 #endif

@@ -76,14 +76,10 @@ struct hq {
     uint64_t seq;
     pthread_mutex_t lock;
     pthread_cond_t available;
-    pthread_cond_t terminated;
     pthread_t leader;
     bool has_leader;
-    bool started, shutdown, stopped;
-    int live_workers;        /* workers not yet exited */
-    pthread_t *workers;
-    int nworkers;            /* configured pool size */
-    int created;             /* threads created and not yet joined */
+    bool shutdown, stopped;
+    struct tb_threads workers; /* the pool: cfg.threads of them */
     struct tb_stats st;
 };
 
@@ -359,8 +355,8 @@ static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     if (s->threaded || q->shutdown || s->cfg.max_pending ||
         q->size >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
-    struct hq_task *t = (struct hq_task *)(void *)tb_pool_take(&s->pool,
-                                                               handle);
+    struct hq_task *t =
+        (struct hq_task *)(void *)tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(&t->base, deadline, period, fn, arg);
     t->seq = q->seq++;
     heap_push(q, t);
@@ -406,13 +402,14 @@ static int hq_cancel(struct tb_sched *s, tb_handle h)
     struct hq *q = hq_of(s);
     if (s->threaded)
         return cancel_slow(q, h);
-    struct hq_task *t = (struct hq_task *)(void *)tb_pool_find(&s->pool, h);
+    struct hq_task *t =
+        (struct hq_task *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
     if (!t || tb_task_get_state(&t->base) != TB_TASK_WAITING)
         return cancel_slow(q, h);
     q->st.cancelled++;
     if (s->cfg.flags & TB_F_REMOVE_ON_CANCEL) {
         heap_remove_at(q, t->index);
-        tb_pool_give(&s->pool, &t->base);
+        tb_pool_put_unlocked(&s->pool, &t->base);
     } else {
         tb_task_set_state(&t->base, TB_TASK_CANCELLED);
         q->st.zombies++;
@@ -463,12 +460,8 @@ static void run_task(struct hq *q, struct hq_task *t)
     q->st.fired++;
     if (failed)
         q->st.failed++;
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(q, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        q->st.finished++;
+    /* a shutdown is seen below, after the next time (can_run) */
+    if (tb_run_ends(&t->base, failed, false, &q->st)) {
         retire(q, t);
         return;
     }
@@ -592,8 +585,7 @@ static void *worker_main(void *arg)
     struct hq_task *t;
     while ((t = take(q)))
         run_task(q, t);
-    if (--q->live_workers == 0)
-        pthread_cond_broadcast(&q->terminated);
+    tb_threads_end(&q->workers);
     pthread_cond_broadcast(&q->available); /* let the others see the exit */
     pthread_mutex_unlock(&q->lock);
     return NULL;
@@ -602,26 +594,11 @@ static void *worker_main(void *arg)
 static int hq_start(struct tb_sched *s)
 {
     struct hq *q = hq_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&q->lock);
-    if (q->started) {
-        rc = TB_ESTATE;
-    } else if (q->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else {
-        q->started = true;
-        for (int i = 0; i < q->nworkers; i++) {
-            if (pthread_create(&q->workers[i], NULL, worker_main, q)) {
-                rc = TB_ENOMEM;
-                break;
-            }
-            q->live_workers++;
-            q->created++;
-        }
-        if (rc) { /* stop the ones that did start */
-            q->stopped = q->shutdown = true;
-            pthread_cond_broadcast(&q->available);
-        }
+    int rc = tb_threads_start(&q->workers, q->shutdown, worker_main, q);
+    if (rc == TB_ENOMEM) { /* stop the ones that did start */
+        q->stopped = q->shutdown = true;
+        pthread_cond_broadcast(&q->available);
     }
     pthread_mutex_unlock(&q->lock);
     return rc;
@@ -697,33 +674,13 @@ static long hq_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 static int hq_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct hq *q = hq_of(s);
-    if (!s->threaded)
-        return q->shutdown ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    int64_t deadline = tb_deadline_in(timeout_ns);
-    struct timespec ts;
-    tb_abstime(&ts, deadline);
-    pthread_mutex_lock(&q->lock);
-    if (!q->shutdown)
-        rc = TB_ESTATE;
-    while (!rc && q->live_workers > 0)
-        if (pthread_cond_timedwait(&q->terminated, &q->lock, &ts))
-            rc = q->live_workers > 0 ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&q->lock);
-    return rc;
+    return tb_threads_await(s, &q->workers, &q->shutdown, timeout_ns);
 }
 
 static void hq_join(struct tb_sched *s)
 {
     struct hq *q = hq_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&q->lock);
-    int created = q->created;
-    q->created = 0;
-    pthread_mutex_unlock(&q->lock);
-    for (int i = 0; i < created; i++)
-        pthread_join(q->workers[i], NULL);
+    tb_threads_join(s, &q->workers);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -744,16 +701,11 @@ static int hq_init(struct tb_sched *s)
     q->heap = heap_alloc(q, q->cap, &q->heap_mem);
     if (!q->heap)
         return TB_ENOMEM;
-    if (s->threaded) {
-        q->nworkers = s->cfg.threads;
-        q->workers = tb_mem_calloc(s, (size_t)q->nworkers, sizeof *q->workers);
-        if (!q->workers) {
-            heap_free(q);
-            return TB_ENOMEM;
-        }
-        pthread_mutex_init(&q->lock, NULL);
-        tb_cond_init(&q->available);
-        tb_cond_init(&q->terminated);
+    if (s->threaded &&
+        tb_threads_init(s, &q->workers, s->cfg.threads, &q->lock,
+                        (pthread_cond_t *[]){&q->available}, 1)) {
+        heap_free(q);
+        return TB_ENOMEM;
     }
     return TB_OK;
 }
@@ -762,12 +714,8 @@ static void hq_fini(struct tb_sched *s)
 {
     struct hq *q = hq_of(s);
     heap_free(q);
-    if (s->threaded) {
-        tb_mem_free(s, q->workers, (size_t)q->nworkers * sizeof *q->workers);
-        pthread_mutex_destroy(&q->lock);
-        pthread_cond_destroy(&q->available);
-        pthread_cond_destroy(&q->terminated);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->workers);
 }
 
 static void hq_stats(struct tb_sched *s, struct tb_stats *out)

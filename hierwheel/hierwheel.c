@@ -68,36 +68,15 @@
  * newFixedThreadPool(1)) through a FIFO queue.  stats.wakeups and
  * timed_waits count the reaper's waits only; the executors wait untimed.
  *
- * Deliberate differences from Kafka.
- *   - Never early: E rounds the deadline UP to the tick.  Kafka keeps the
- *     exact expiration and files it under the start of its level-0 bucket,
- *     so a task can fire up to one tick before its deadline.  Here a task
- *     with deadline d runs when the clock reaches roundup(d, tick).
- *   - Clock 0 is the epoch of the tick grid (Kafka: milliseconds since the
- *     Unix epoch); both divide absolute time, not time since start.
- *   - One mutex guards the wheel, the delay queue and the executor queue in
- *     place of Kafka's read-write lock, per-bucket monitors and the
- *     DelayQueue's own lock: adds are serialised rather than concurrent
- *     under the read lock.  Virtual mode takes no lock at all.
- *   - Periodic tasks: Kafka has none.  Fixed-rate and fixed-delay tasks are
- *     re-added through the same insert path after each run; one that fails
- *     (non-zero return) stops, as it would under the JDK executor Kafka uses
- *     for periodic work.  If re-adding it needs a new level and memory runs
- *     out, or max_pending tasks are already pending (DECISIONS D1: a re-arm
- *     is refused exactly like a schedule), it stops too (counted finished
- *     and rejected).
- *   - Cancel returns 1 only if no run will start after it: a waiting task is
- *     unlinked; a periodic task queued for the executor is taken off that
- *     queue.  A one-shot already handed to the executor cannot be stopped
- *     (TimerTask.cancel() cannot recall it either) and the answer is 0.
- *   - Shutdown: tb_shutdown drops what is in the wheel and says how many;
- *     tasks already handed to the executor still run, however long that
- *     takes.  Kafka's close gives its executor 5 s to finish and then
- *     switches to shutdownNow(); that switch is not modelled (a caller can
- *     call tb_shutdown_now itself).
- *     tb_shutdown_now also returns those queued tasks.
- *   - A task is "pending" (tb_pending, Kafka's size()) while it sits in a
- *     bucket; once handed to the executor it counts as running.
+ * Where it departs from Kafka (never early, one mutex, periodic tasks,
+ * max_pending, cancel after hand-off, shutdown, the lagging wheel clock) is
+ * told for a reader in README.md, "Where it deliberately differs from
+ * Kafka".  What the code keeps because of them: E rounds a deadline UP to
+ * the tick (never early); clock 0 is the epoch of the tick grid (Kafka:
+ * milliseconds since the Unix epoch), both dividing absolute time; a
+ * periodic re-arm is an insert and is refused like one (D1); a task is
+ * pending (tb_pending, Kafka's size()) only while it sits in a bucket, and
+ * running once handed to the executor.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,10 +95,10 @@ struct hw_link {
     struct hw_link *prev, *next;
 };
 
-/* 56 bytes: the shared header and the bucket links (TimerTaskEntry).  A
- * task in state RUNNING is still in the executor's queue while its link is
- * set, and executing once take_ready has unlinked it (list_unlink clears
- * the link), so no field says which. */
+/* 64 bytes: the shared header, the bucket links (TimerTaskEntry) and 8
+ * bytes of padding (below).  A task in state RUNNING is still in the
+ * executor's queue while its link is set, and executing once take_ready has
+ * unlinked it (list_unlink clears the link), so no field says which. */
 struct hw_task {
     struct tb_task base;
     struct hw_link link;
@@ -194,11 +173,8 @@ struct hw {
     pthread_mutex_t lock;
     pthread_cond_t available;  /* the delay queue's head changed */
     pthread_cond_t work;       /* the executor queue got a task */
-    pthread_cond_t terminated;
-    pthread_t reaper;
-    pthread_t *executors;
-    int nexecutors, created, live;
-    bool reaper_created, started, shutdown, stopped;
+    struct tb_threads threads; /* the reaper, then cfg.threads executors */
+    bool shutdown, stopped;
     struct tb_stats st;
 };
 
@@ -610,17 +586,8 @@ static void run_task(struct hw *w, struct hw_task *t)
     w->st.fired++;
     if (failed)
         w->st.failed++;
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(w, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        w->st.finished++;
-        retire(w, t);
-        return;
-    }
-    if (w->shutdown) { /* no re-arm after shutdown */
-        w->st.cancelled++;
+    /* cancelled during its run, done, failed, or no re-arm after shutdown */
+    if (tb_run_ends(&t->base, failed, w->shutdown, &w->st)) {
         retire(w, t);
         return;
     }
@@ -706,8 +673,8 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
         s->pool.free_head == TB_POOL_NIL ||
         (p = locate(w, deadline)).level < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);
-    struct hw_task *t = (struct hw_task *)(void *)tb_pool_take(&s->pool,
-                                                               handle);
+    struct hw_task *t =
+        (struct hw_task *)(void *)tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
     bucket_add_off(w, t, p.level, p.off);
@@ -722,7 +689,8 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
     struct tb_sched *s = &w->base;
     int rc = 0;
     struct hw_task *t = (struct hw_task *)(void *)(
-        virt ? tb_pool_find(&s->pool, h) : tb_pool_lookup(&s->pool, h));
+        virt ? tb_pool_lookup_unlocked(&s->pool, h)
+             : tb_pool_lookup(&s->pool, h));
     if (t) {
         uint32_t state = tb_task_get_state(&t->base);
         if (state == TB_TASK_WAITING) {
@@ -732,7 +700,7 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
             /* no other thread can see the record (lock or virtual), so it
              * goes straight back to the pool without passing DONE */
             if (virt)
-                tb_pool_give(&s->pool, &t->base);
+                tb_pool_put_unlocked(&s->pool, &t->base);
             else
                 tb_pool_put(&s->pool, &t->base);
             rc = 1;
@@ -829,12 +797,6 @@ static bool reaper_poll(struct hw *w)
     }
 }
 
-static void thread_exit(struct hw *w)
-{
-    if (--w->live == 0)
-        pthread_cond_broadcast(&w->terminated);
-}
-
 /* SystemTimerReaper.Reaper.doWork in a loop: advanceClock(poll_ns), which
  * flushes every due bucket before it polls again. */
 static void *reaper_main(void *arg)
@@ -847,7 +809,7 @@ static void *reaper_main(void *arg)
         while (expire_one(w, tb_monotonic_ns() / w->tick_ns))
             ;
     }
-    thread_exit(w);
+    tb_threads_end(&w->threads);
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
@@ -867,7 +829,7 @@ static void *executor_main(void *arg)
         else
             pthread_cond_wait(&w->work, &w->lock);
     }
-    thread_exit(w);
+    tb_threads_end(&w->threads);
     pthread_cond_broadcast(&w->work); /* let the others see the exit */
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -876,33 +838,16 @@ static void *executor_main(void *arg)
 static int hw_start(struct tb_sched *s)
 {
     struct hw *w = hw_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&w->lock);
-    if (w->started) {
-        rc = TB_ESTATE;
-    } else if (w->shutdown) {
-        rc = TB_ESHUTDOWN;
-    } else {
-        w->started = true;
-        if (pthread_create(&w->reaper, NULL, reaper_main, w)) {
-            rc = TB_ENOMEM;
-        } else {
-            w->reaper_created = true;
-            w->live++;
-            for (; w->created < w->nexecutors; w->created++) {
-                if (pthread_create(&w->executors[w->created], NULL,
-                                   executor_main, w)) {
-                    rc = TB_ENOMEM;
-                    break;
-                }
-                w->live++;
-            }
-        }
-        if (rc) { /* stop the ones that did start */
-            w->shutdown = w->stopped = true;
-            pthread_cond_broadcast(&w->available);
-            pthread_cond_broadcast(&w->work);
-        }
+    int rc = tb_threads_begin(&w->threads, w->shutdown);
+    if (!rc)
+        rc = tb_threads_spawn(&w->threads, reaper_main, w);
+    while (!rc && w->threads.created < w->threads.cap)
+        rc = tb_threads_spawn(&w->threads, executor_main, w);
+    if (rc == TB_ENOMEM) { /* stop the ones that did start */
+        w->shutdown = w->stopped = true;
+        pthread_cond_broadcast(&w->available);
+        pthread_cond_broadcast(&w->work);
     }
     pthread_mutex_unlock(&w->lock);
     return rc;
@@ -980,39 +925,13 @@ static long hw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 static int hw_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct hw *w = hw_of(s);
-    if (!s->threaded)
-        return w->shutdown ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    struct timespec ts;
-    tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(&w->lock);
-    if (!w->shutdown)
-        rc = TB_ESTATE;
-    while (!rc && w->live > 0)
-        if (pthread_cond_timedwait(&w->terminated, &w->lock, &ts))
-            rc = w->live > 0 ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&w->lock);
-    return rc;
+    return tb_threads_await(s, &w->threads, &w->shutdown, timeout_ns);
 }
 
 static void hw_join(struct tb_sched *s)
 {
     struct hw *w = hw_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&w->lock);
-    bool started = w->started;
-    bool reaper = w->reaper_created;
-    int created = w->created;
-    w->started = w->reaper_created = false;
-    w->created = 0;
-    pthread_mutex_unlock(&w->lock);
-    if (!started)
-        return;
-    if (reaper)
-        pthread_join(w->reaper, NULL);
-    for (int i = 0; i < created; i++)
-        pthread_join(w->executors[i], NULL);
+    tb_threads_join(s, &w->threads);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -1055,20 +974,13 @@ static int hw_init(struct tb_sched *s)
     int rc = level_create(w, 1, tb_clock_now(s) / w->tick_ns);
     if (rc)
         return rc;
-    if (s->threaded) {
-        w->nexecutors = s->cfg.threads;
-        w->executors =
-            tb_mem_calloc(s, (size_t)w->nexecutors, sizeof *w->executors);
-        if (!w->executors) {
-            tb_mem_free(s, w->levels[0].buckets,
-                        w->wheel_size * sizeof *w->levels[0].buckets);
-            tb_mem_free(s, w->dq, w->dq_cap * sizeof *w->dq);
-            return TB_ENOMEM;
-        }
-        pthread_mutex_init(&w->lock, NULL);
-        tb_cond_init(&w->available);
-        tb_cond_init(&w->work);
-        tb_cond_init(&w->terminated);
+    if (s->threaded &&
+        tb_threads_init(s, &w->threads, 1 + s->cfg.threads, &w->lock,
+                        (pthread_cond_t *[]){&w->available, &w->work}, 2)) {
+        tb_mem_free(s, w->levels[0].buckets,
+                    w->wheel_size * sizeof *w->levels[0].buckets);
+        tb_mem_free(s, w->dq, w->dq_cap * sizeof *w->dq);
+        return TB_ENOMEM;
     }
     return TB_OK;
 }
@@ -1080,14 +992,8 @@ static void hw_fini(struct tb_sched *s)
         tb_mem_free(s, w->levels[l].buckets,
                     w->wheel_size * sizeof *w->levels[l].buckets);
     tb_mem_free(s, w->dq, w->dq_cap * sizeof *w->dq);
-    if (s->threaded) {
-        tb_mem_free(s, w->executors,
-                    (size_t)w->nexecutors * sizeof *w->executors);
-        pthread_mutex_destroy(&w->lock);
-        pthread_cond_destroy(&w->available);
-        pthread_cond_destroy(&w->work);
-        pthread_cond_destroy(&w->terminated);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &w->threads);
 }
 
 static void hw_stats(struct tb_sched *s, struct tb_stats *out)
@@ -1101,39 +1007,30 @@ static void hw_stats(struct tb_sched *s, struct tb_stats *out)
 
 /* ---- The invariant checker --------------------------------------------- */
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "hierwheel: " __VA_ARGS__);                      \
-            fputc('\n', stderr);                                             \
-            return TB_ECORRUPT;                                              \
-        }                                                                    \
-    } while (0)
-
 static int check_levels(struct hw *w)
 {
-    CHECK(w->nlevels >= 1 && (uint64_t)w->nlevels == w->st.levels,
-          "%d levels, counted %llu", w->nlevels,
-          (unsigned long long)w->st.levels);
+    TB_CHECK(w->nlevels >= 1 && (uint64_t)w->nlevels == w->st.levels,
+             "%d levels, counted %llu", w->nlevels,
+             (unsigned long long)w->st.levels);
     for (int l = 0; l < w->nlevels; l++) {
         const struct hw_level *lv = &w->levels[l];
         uint64_t tick = l ? w->levels[l - 1].interval : 1;
-        CHECK(lv->tick == tick, "level %d ticks %llu, not %llu", l,
-              (unsigned long long)lv->tick, (unsigned long long)tick);
-        CHECK(l + 1 == w->nlevels || lv->interval != UINT64_MAX,
-              "level %d spans everything yet has a level above", l);
+        TB_CHECK(lv->tick == tick, "level %d ticks %llu, not %llu", l,
+                 (unsigned long long)lv->tick, (unsigned long long)tick);
+        TB_CHECK(l + 1 == w->nlevels || lv->interval != UINT64_MAX,
+                 "level %d spans everything yet has a level above", l);
         int64_t want = w->levels[0].current -
                        (int64_t)((uint64_t)w->levels[0].current % lv->tick);
-        CHECK(lv->current == want,
-              "level %d clock %lld, not level 0's rounded down (%lld)", l,
-              (long long)lv->current, (long long)want);
-        CHECK(lv->current_idx ==
-                  ((uint64_t)lv->current / lv->tick) % w->wheel_size,
-              "level %d clock index %u is stale", l, lv->current_idx);
+        TB_CHECK(lv->current == want,
+                 "level %d clock %lld, not level 0's rounded down (%lld)", l,
+                 (long long)lv->current, (long long)want);
+        TB_CHECK(lv->current_idx ==
+                     ((uint64_t)lv->current / lv->tick) % w->wheel_size,
+                 "level %d clock index %u is stale", l, lv->current_idx);
         uint64_t t0 = (uint64_t)w->tick_ns;
-        CHECK(lv->current_ns == (uint64_t)lv->current * t0 &&
-                  lv->interval_ns == mul_sat(lv->interval, t0),
-              "level %d: clock or span in ns disagrees with its ticks", l);
+        TB_CHECK(lv->current_ns == (uint64_t)lv->current * t0 &&
+                     lv->interval_ns == mul_sat(lv->interval, t0),
+                 "level %d: clock or span in ns disagrees with its ticks", l);
     }
     return TB_OK;
 }
@@ -1150,49 +1047,49 @@ static int check_buckets(struct hw *w)
             set += b->expiration != HW_UNSET;
             for (struct hw_link *k = b->root.next; k != &b->root;
                  k = k->next) {
-                CHECK(k->next && k->prev && k->next->prev == k &&
-                          k->prev->next == k,
-                      "level %d bucket %u: broken links", l, i);
+                TB_CHECK(k->next && k->prev && k->next->prev == k &&
+                             k->prev->next == k,
+                         "level %d bucket %u: broken links", l, i);
                 struct hw_task *t = task_of(k);
                 int64_t e = ticks_up(w, t->base.deadline);
                 uint64_t vid = (uint64_t)e / lv->tick;
-                CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
-                      "level %d bucket %u: task in state %u", l, i,
-                      tb_task_get_state(&t->base));
-                CHECK(vid % w->wheel_size == i &&
-                          b->expiration == (int64_t)(vid * lv->tick),
-                      "level %d bucket %u (expiration %lld): task expiring "
-                      "at tick %lld does not belong",
-                      l, i, (long long)b->expiration, (long long)e);
-                CHECK(e >= lv->current &&
-                          (uint64_t)(e - lv->current) < lv->interval,
-                      "level %d: task at tick %lld outside the span", l,
-                      (long long)e);
+                TB_CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
+                         "level %d bucket %u: task in state %u", l, i,
+                         tb_task_get_state(&t->base));
+                TB_CHECK(vid % w->wheel_size == i &&
+                             b->expiration == (int64_t)(vid * lv->tick),
+                         "level %d bucket %u (expiration %lld): task expiring "
+                         "at tick %lld does not belong",
+                         l, i, (long long)b->expiration, (long long)e);
+                TB_CHECK(e >= lv->current &&
+                             (uint64_t)(e - lv->current) < lv->interval,
+                         "level %d: task at tick %lld outside the span", l,
+                         (long long)e);
                 /* locate's arithmetic in ns against the same add in ticks,
                  * for this deadline and the present clocks (find_level
                  * creates nothing here: level l holds e) */
                 struct hw_place ns = locate(w, t->base.deadline);
                 struct hw_place tk = place_slow(w, t->base.deadline);
-                CHECK(ns.level == HW_SLOW ||
-                          (ns.level == tk.level && ns.off == tk.off),
-                      "deadline %lld: locate says level %d bucket +%llu, "
-                      "ticks say %d +%llu",
-                      (long long)t->base.deadline, ns.level,
-                      (unsigned long long)ns.off, tk.level,
-                      (unsigned long long)tk.off);
+                TB_CHECK(ns.level == HW_SLOW ||
+                             (ns.level == tk.level && ns.off == tk.off),
+                         "deadline %lld: locate says level %d bucket +%llu, "
+                         "ticks say %d +%llu",
+                         (long long)t->base.deadline, ns.level,
+                         (unsigned long long)ns.off, tk.level,
+                         (unsigned long long)tk.off);
                 if (++tasks > w->size)
                     break;
             }
-            CHECK(b->root.prev->next == &b->root,
-                  "level %d bucket %u: tail does not close the ring", l, i);
+            TB_CHECK(b->root.prev->next == &b->root,
+                     "level %d bucket %u: tail does not close the ring", l, i);
         }
     }
-    CHECK(tasks == w->size, "%zu tasks in buckets, size says %zu", tasks,
-          w->size);
+    TB_CHECK(tasks == w->size, "%zu tasks in buckets, size says %zu", tasks,
+             w->size);
     /* with check_queues (distinct queued buckets, each with its expiration
      * set): the queued buckets are exactly those with an expiration */
-    CHECK(set == w->dq_size, "%zu buckets have an expiration, %zu queued", set,
-          w->dq_size);
+    TB_CHECK(set == w->dq_size, "%zu buckets have an expiration, %zu queued",
+             set, w->dq_size);
     return TB_OK;
 }
 
@@ -1204,7 +1101,7 @@ static int cmp_addr(const void *a, const void *b)
 
 static int check_queues(struct hw *w)
 {
-    CHECK(w->dq_size <= w->dq_cap, "delay queue overflows");
+    TB_CHECK(w->dq_size <= w->dq_cap, "delay queue overflows");
     /* no bucket queued twice: sorted addresses (a debug check, so plain
      * malloc, which bytes_held does not see) */
     uintptr_t *seen = malloc((w->dq_size + 1) * sizeof *seen);
@@ -1216,34 +1113,34 @@ static int check_queues(struct hw *w)
         for (size_t i = 1; i < w->dq_size; i++)
             dup += seen[i] == seen[i - 1];
         free(seen);
-        CHECK(dup == 0, "%zu buckets queued twice", dup);
+        TB_CHECK(dup == 0, "%zu buckets queued twice", dup);
     }
     for (size_t i = 0; i < w->dq_size; i++) {
-        CHECK(w->dq[i].expiration != HW_UNSET,
-              "delay-queue slot %zu holds a bucket with no expiration", i);
-        CHECK(w->dq[i].expiration == w->dq[i].bucket->expiration,
-              "delay-queue slot %zu caches expiration %lld, bucket has %lld",
-              i, (long long)w->dq[i].expiration,
-              (long long)w->dq[i].bucket->expiration);
-        CHECK(!i || w->dq[(i - 1) >> 1].expiration <= w->dq[i].expiration,
-              "delay-queue slot %zu precedes its parent", i);
+        TB_CHECK(w->dq[i].expiration != HW_UNSET,
+                 "delay-queue slot %zu holds a bucket with no expiration", i);
+        TB_CHECK(w->dq[i].expiration == w->dq[i].bucket->expiration,
+                 "delay-queue slot %zu caches expiration %lld, bucket has %lld",
+                 i, (long long)w->dq[i].expiration,
+                 (long long)w->dq[i].bucket->expiration);
+        TB_CHECK(!i || w->dq[(i - 1) >> 1].expiration <= w->dq[i].expiration,
+                 "delay-queue slot %zu precedes its parent", i);
     }
     size_t ready = 0;
     for (struct hw_link *k = w->ready.next; k != &w->ready; k = k->next) {
         struct hw_task *t = task_of(k);
-        CHECK(k->next->prev == k, "executor queue: broken links");
-        CHECK(tb_task_get_state(&t->base) == TB_TASK_RUNNING,
-              "executor queue: task in state %u",
-              tb_task_get_state(&t->base));
+        TB_CHECK(k->next->prev == k, "executor queue: broken links");
+        TB_CHECK(tb_task_get_state(&t->base) == TB_TASK_RUNNING,
+                 "executor queue: task in state %u",
+                 tb_task_get_state(&t->base));
         if (++ready > w->nready)
             break;
     }
-    CHECK(ready == w->nready, "executor queue holds %zu, counted %zu", ready,
-          w->nready);
-    CHECK(w->st.running == w->nready + w->executing,
-          "running %llu != queued %zu + executing %zu",
-          (unsigned long long)w->st.running, w->nready, w->executing);
-    CHECK(w->st.zombies == 0, "zombies counted, but cancel unlinks");
+    TB_CHECK(ready == w->nready, "executor queue holds %zu, counted %zu", ready,
+             w->nready);
+    TB_CHECK(w->st.running == w->nready + w->executing,
+             "running %llu != queued %zu + executing %zu",
+             (unsigned long long)w->st.running, w->nready, w->executing);
+    TB_CHECK(w->st.zombies == 0, "zombies counted, but cancel unlinks");
     return TB_OK;
 }
 

@@ -71,35 +71,14 @@
  * leftmost O(1) amortised.  stats.visits counts the nodes an insert compares
  * on its way down, the structure's log n work.
  *
- * Deliberate differences from the kernel.
- *   - One clock base on one CPU: no per-CPU bases, no clock bases beside
- *     CLOCK_MONOTONIC, no hard/soft interrupt split (HRTIMER_MODE_SOFT), no
- *     migration, no low-resolution mode, no hrtimer_resolution rounding (it
- *     is 1 ns in high-resolution mode), no base->running sequence count.
- *   - A task's callback is a tb_fn; a periodic task's re-arm is done for it
- *     by the backend after the run, in the way the callback would do it.
- *     A failing run (non-zero return) stops a periodic task; a one-shot's
- *     failure is counted.
- *   - tb_cancel of a periodic task during its own run answers 1 and stops it
- *     (the interface's rule); hrtimer_try_to_cancel would answer -1 and
- *     hrtimer_cancel would wait for the callback.  A one-shot that is
- *     running is not pending: 0.
- *   - A cancel of the leftmost does not reprogram: the thread wakes at the
- *     old expiry, finds nothing due, and sleeps on (hrtimer_force_reprogram
- *     moves the device's event at once; here both cost one wake-up of the
- *     thread, and leaving it saves a signal on every such cancel).
- *   - Expiry past the end of the clock is refused (TB_ERANGE) instead of
- *     saturating at KTIME_MAX (ktime_add_safe), and a periodic task whose
- *     forwarded expiry would reach the end of the clock finishes.
- *   - Never early (the interface's rule) is the kernel's rule too: nothing
- *     runs before its soft expiry.  Ties: equal hard expiries run in the
- *     order they were enqueued, which for one-shots is submission order,
- *     but a periodic task's re-arm and a reschedule enqueue anew, behind the
- *     timers of that expiry already queued; so TB_CAP_FIFO_TIES (submission
- *     order, kept across re-arms) is not declared.
- *   - max_pending caps the timers in the tree (TB_EFULL; a periodic re-arm
- *     over it retires the task, DECISIONS D1); tb_shutdown and
- *     tb_shutdown_now drop every pending timer.  The kernel has neither.
+ * What it leaves out of the kernel and where it departs (one clock base,
+ * callbacks as tb_fn with the re-arm done by the backend, cancel from
+ * inside a run, no reprogram on cancel, the end of the clock, max_pending
+ * and shutdown) is told for a reader in README.md, "Left out, and
+ * deliberate differences".  What the code keeps because of them: the tree
+ * re-enqueues a re-armed or rescheduled timer behind those of its expiry,
+ * so TB_CAP_FIFO_TIES is not declared; an expiry past the clock is
+ * TB_ERANGE, never saturated.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +110,7 @@ struct hr {
     /* threaded mode */
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    struct tb_thread thread;    /* the hrtimer interrupt */
+    struct tb_threads thread;   /* the hrtimer interrupt */
     /* cpu_base->expires_next: the hard expiry the thread sleeps until,
      * INT64_MAX for an untimed sleep, INT64_MIN while it is awake (inside
      * the interrupt: nobody reprograms) */
@@ -493,7 +472,7 @@ static int hr_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
                              s->pool.free_head == TB_POOL_NIL,
                          0))
         return schedule_slow(q, deadline, deadline, period, fn, arg, handle);
-    struct tb_task *rec = tb_pool_take(&s->pool, handle);
+    struct tb_task *rec = tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(rec, deadline, period, fn, arg);
     q->st.submitted++;
     tq_add(q, hr_timer_of(rec), 0);
@@ -515,7 +494,8 @@ cancel_locked(struct hr *q, tb_handle h, bool virt)
 {
     struct tb_sched *s = &q->base;
     struct tb_task *rec =
-        virt ? tb_pool_find(&s->pool, h) : tb_pool_lookup(&s->pool, h);
+        virt ? tb_pool_lookup_unlocked(&s->pool, h)
+             : tb_pool_lookup(&s->pool, h);
     if (!rec)
         return 0;
     uint32_t state = tb_task_get_state(rec);
@@ -523,7 +503,7 @@ cancel_locked(struct hr *q, tb_handle h, bool virt)
         tq_del(q, hr_timer_of(rec));
         q->st.cancelled++;
         if (virt)
-            tb_pool_give(&s->pool, rec);
+            tb_pool_put_unlocked(&s->pool, rec);
         else
             tb_pool_put(&s->pool, rec);
         return 1;
@@ -695,7 +675,7 @@ static void *interrupt_thread(void *arg)
         q->expires_next = INT64_MIN;
         q->st.wakeups++;
     }
-    tb_thread_end(&q->thread);
+    tb_threads_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -704,7 +684,7 @@ static int hr_start(struct tb_sched *s)
 {
     struct hr *q = hr_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = tb_thread_start(&q->thread, q->stopped, interrupt_thread, q);
+    int rc = tb_threads_start(&q->thread, q->stopped, interrupt_thread, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -761,13 +741,13 @@ static long hr_shutdown(struct tb_sched *s)
 static int hr_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct hr *q = hr_of(s);
-    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
+    return tb_threads_await(s, &q->thread, &q->stopped, timeout_ns);
 }
 
 static void hr_join(struct tb_sched *s)
 {
     struct hr *q = hr_of(s);
-    tb_thread_join(s, &q->thread, &q->lock);
+    tb_threads_join(s, &q->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -784,28 +764,15 @@ static int hr_init(struct tb_sched *s)
     q->expires_next = INT64_MIN;
     if (!s->threaded)
         return TB_OK;
-    if (pthread_mutex_init(&q->lock, NULL))
-        return TB_ENOMEM;
-    if (tb_cond_init(&q->wake))
-        goto fail_wake;
-    if (tb_thread_init(&q->thread))
-        goto fail_thread;
-    return TB_OK;
-fail_thread:
-    pthread_cond_destroy(&q->wake);
-fail_wake:
-    pthread_mutex_destroy(&q->lock);
-    return TB_ENOMEM;
+    return tb_threads_init(s, &q->thread, 1, &q->lock,
+                           (pthread_cond_t *[]){&q->wake}, 1);
 }
 
 static void hr_fini(struct tb_sched *s)
 {
     struct hr *q = hr_of(s);
-    if (s->threaded) {
-        pthread_mutex_destroy(&q->lock);
-        pthread_cond_destroy(&q->wake);
-        tb_thread_fini(&q->thread);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->thread);
 }
 
 static void hr_stats(struct tb_sched *s, struct tb_stats *out)
@@ -826,47 +793,39 @@ struct walk {
     const struct hr_timer *first;
 };
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "hrtree: " __VA_ARGS__);                         \
-            fputc('\n', stderr);                                             \
-            return -1;                                                       \
-        }                                                                    \
-    } while (0)
-
 /* The subtree under n (whose parent must be p), in order: links, colours,
- * order, records.  Returns its black height (NULL: 0), -1 if broken. */
+ * order, records.  Returns its black height (NULL: 0), below 0 if broken
+ * (TB_CHECK's TB_ECORRUPT). */
 static int check_subtree(const struct hr *q, const struct hr_timer *n,
                          const struct hr_timer *p, struct walk *w,
                          unsigned depth)
 {
     if (!n)
         return 0;
-    CHECK(depth <= 128, "deeper than any red-black tree of 2^64 nodes");
-    CHECK(parent_of(n) == p, "a node's parent pointer is not its parent");
-    CHECK(!(is_red(n) && p && is_red(p)), "a red node has a red parent");
-    CHECK(++w->count <= q->size, "more nodes than size (%zu)", q->size);
+    TB_CHECK(depth <= 128, "deeper than any red-black tree of 2^64 nodes");
+    TB_CHECK(parent_of(n) == p, "a node's parent pointer is not its parent");
+    TB_CHECK(!(is_red(n) && p && is_red(p)), "a red node has a red parent");
+    TB_CHECK(++w->count <= q->size, "more nodes than size (%zu)", q->size);
     int lh = check_subtree(q, n->child[0], n, w, depth + 1);
     if (lh < 0)
         return -1;
     /* in order: keys never decrease */
-    CHECK(!w->have_prev || w->prev <= n->base.deadline,
-          "key %lld follows %lld in order", (long long)n->base.deadline,
-          (long long)w->prev);
+    TB_CHECK(!w->have_prev || w->prev <= n->base.deadline,
+             "key %lld follows %lld in order", (long long)n->base.deadline,
+             (long long)w->prev);
     if (!w->have_prev)
         w->first = n;
     w->have_prev = true;
     w->prev = n->base.deadline;
     uint32_t state = tb_task_get_state(&n->base);
-    CHECK(state == TB_TASK_WAITING, "a queued timer is in state %u", state);
-    CHECK(!(n->pc & HR_RANGED) || n->base.period < n->base.deadline,
-          "a ranged timer's soft expiry %lld is not before its hard %lld",
-          (long long)n->base.period, (long long)n->base.deadline);
+    TB_CHECK(state == TB_TASK_WAITING, "a queued timer is in state %u", state);
+    TB_CHECK(!(n->pc & HR_RANGED) || n->base.period < n->base.deadline,
+             "a ranged timer's soft expiry %lld is not before its hard %lld",
+             (long long)n->base.period, (long long)n->base.deadline);
     int rh = check_subtree(q, n->child[1], n, w, depth + 1);
     if (rh < 0)
         return -1;
-    CHECK(lh == rh, "black heights %d and %d under one node", lh, rh);
+    TB_CHECK(lh == rh, "black heights %d and %d under one node", lh, rh);
     return lh + !is_red(n);
 }
 

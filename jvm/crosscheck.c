@@ -151,7 +151,7 @@ static void catchup(void)
     for (int k = 0; k < 2; k++) {
         struct tb_sched *s = make(backend[k], NULL);
         struct rate r = {.s = s, .n = 0};
-        must(tb_schedule_fixed_rate(s, period, period, rate_task, &r, NULL),
+        must(tb_schedule_fixed_rate(s, period, rate_task, &r, NULL, period),
              "tb_schedule_fixed_rate");
         for (int64_t t = TB_MS; r.n < 8 && t <= 2000 * TB_MS; t += TB_MS)
             if (t >= tb_now(s))

@@ -202,7 +202,7 @@ struct kw {
     /* threaded mode */
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    struct tb_thread thread;    /* the tick's thread (NOHZ: it sleeps) */
+    struct tb_threads thread;   /* the tick's thread (NOHZ: it sleeps) */
     bool shutdown;
     struct tb_stats st;
     struct kw_timer *vectors[]; /* depth * LVL_SIZE bucket heads */
@@ -480,17 +480,7 @@ static void retire(struct kw *w, struct kw_timer *t)
 static void after_run(struct kw *w, struct kw_timer *t, bool failed,
                       int64_t end)
 {
-    if (tb_task_get_state(&t->base) == TB_TASK_CANCELLED) {
-        retire(w, t); /* a periodic task cancelled during its run */
-        return;
-    }
-    if (!t->base.period || failed) {
-        w->st.finished++;
-        retire(w, t);
-        return;
-    }
-    if (w->shutdown) {
-        w->st.cancelled++;
+    if (tb_run_ends(&t->base, failed, w->shutdown, &w->st)) {
         retire(w, t);
         return;
     }
@@ -627,7 +617,7 @@ static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
         s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct kw_timer *t =
-        (struct kw_timer *)(void *)tb_pool_take(&s->pool, handle);
+        (struct kw_timer *)(void *)tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(&t->base, deadline, period, fn, arg);
     w->st.submitted++;
     forward_timer_base(w, w->jiffies);
@@ -643,7 +633,8 @@ cancel_locked(struct kw *w, tb_handle h, bool virt)
 {
     struct tb_sched *s = &w->base;
     struct kw_timer *t = (struct kw_timer *)(void *)(
-        virt ? tb_pool_find(&s->pool, h) : tb_pool_lookup(&s->pool, h));
+        virt ? tb_pool_lookup_unlocked(&s->pool, h)
+             : tb_pool_lookup(&s->pool, h));
     if (!t)
         return 0;
     uint32_t state = tb_task_get_state(&t->base);
@@ -651,7 +642,7 @@ cancel_locked(struct kw *w, tb_handle h, bool virt)
         detach_timer(w, t);
         w->st.cancelled++;
         if (virt)
-            tb_pool_give(&s->pool, &t->base);
+            tb_pool_put_unlocked(&s->pool, &t->base);
         else
             tb_pool_put(&s->pool, &t->base);
         return 1;
@@ -771,7 +762,7 @@ static void *timer_thread(void *arg)
         w->is_idle = false;
         w->st.wakeups++;
     }
-    tb_thread_end(&w->thread);
+    tb_threads_end(&w->thread);
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
@@ -780,7 +771,7 @@ static int kw_start(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
     pthread_mutex_lock(&w->lock);
-    int rc = tb_thread_start(&w->thread, w->shutdown, timer_thread, w);
+    int rc = tb_threads_start(&w->thread, w->shutdown, timer_thread, w);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -857,13 +848,13 @@ static long kw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 static int kw_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct kw *w = kw_of(s);
-    return tb_thread_await(s, &w->thread, &w->lock, &w->shutdown, timeout_ns);
+    return tb_threads_await(s, &w->thread, &w->shutdown, timeout_ns);
 }
 
 static void kw_join(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
-    tb_thread_join(s, &w->thread, &w->lock);
+    tb_threads_join(s, &w->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -917,28 +908,15 @@ static int kw_init(struct tb_sched *s)
     w->st.levels = w->depth;
     if (!s->threaded)
         return TB_OK;
-    if (pthread_mutex_init(&w->lock, NULL))
-        return TB_ENOMEM;
-    if (tb_cond_init(&w->wake))
-        goto fail_wake;
-    if (tb_thread_init(&w->thread))
-        goto fail_thread;
-    return TB_OK;
-fail_thread:
-    pthread_cond_destroy(&w->wake);
-fail_wake:
-    pthread_mutex_destroy(&w->lock);
-    return TB_ENOMEM;
+    return tb_threads_init(s, &w->thread, 1, &w->lock,
+                           (pthread_cond_t *[]){&w->wake}, 1);
 }
 
 static void kw_fini(struct tb_sched *s)
 {
     struct kw *w = kw_of(s);
-    if (s->threaded) {
-        pthread_mutex_destroy(&w->lock);
-        pthread_cond_destroy(&w->wake);
-        tb_thread_fini(&w->thread);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &w->thread);
 }
 
 static void kw_stats(struct tb_sched *s, struct tb_stats *out)
@@ -952,15 +930,6 @@ static void kw_stats(struct tb_sched *s, struct tb_stats *out)
 
 /* ---- The invariant checker --------------------------------------------- */
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "kernelwheel: " __VA_ARGS__);                    \
-            fputc('\n', stderr);                                             \
-            return TB_ECORRUPT;                                              \
-        }                                                                    \
-    } while (0)
-
 /* One list: links whole, every timer waiting; in a bucket, the bucket its
  * index names, due exactly at the bucket's next expiry and not before its
  * deadline. */
@@ -969,16 +938,16 @@ static int check_list(struct kw *w, struct kw_timer **head, long idx,
 {
     for (struct kw_timer *t = *head, **pp = head; t; pp = &t->next,
                           t = t->next) {
-        CHECK(t->pprev == pp, "bucket %ld: broken links", idx);
-        CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
-              "bucket %ld: timer in state %u", idx,
-              tb_task_get_state(&t->base));
+        TB_CHECK(t->pprev == pp, "bucket %ld: broken links", idx);
+        TB_CHECK(tb_task_get_state(&t->base) == TB_TASK_WAITING,
+                 "bucket %ld: timer in state %u", idx,
+                 tb_task_get_state(&t->base));
         if (++*count > w->size)
             return TB_OK; /* the count check reports it */
         if (idx < 0)
             continue;
-        CHECK(t->idx == (uint32_t)idx, "bucket %ld holds a timer of %u", idx,
-              t->idx);
+        TB_CHECK(t->idx == (uint32_t)idx, "bucket %ld holds a timer of %u", idx,
+                 t->idx);
         /* the bucket's next visit: the first tick at or after clk whose
          * level bits name this slot, with the lower levels' bits zero */
         unsigned lvl = (unsigned)idx >> LVL_BITS;
@@ -986,10 +955,10 @@ static int check_list(struct kw *w, struct kw_timer **head, long idx,
                      LVL_SHIFT(lvl);
         uint64_t at = (c + (((uint64_t)idx - c) & LVL_MASK))
                       << LVL_SHIFT(lvl);
-        CHECK(at >= due_tick(w, t->base.deadline),
-              "bucket %ld runs at tick %llu, before its timer's tick %llu",
-              idx, (unsigned long long)at,
-              (unsigned long long)due_tick(w, t->base.deadline));
+        TB_CHECK(at >= due_tick(w, t->base.deadline),
+                 "bucket %ld runs at tick %llu, before its timer's tick %llu",
+                 idx, (unsigned long long)at,
+                 (unsigned long long)due_tick(w, t->base.deadline));
     }
     return TB_OK;
 }

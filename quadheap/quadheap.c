@@ -139,7 +139,7 @@ struct qh {
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* the thread's sleep: new earlier wake time,
                                   zombies to clean, shutdown */
-    struct tb_thread thread;   /* the timer thread */
+    struct tb_threads thread;  /* the timer thread */
     /* while the thread sleeps: the time it sleeps until (INT64_MAX for an
      * untimed wait); INT64_MIN while it is awake and will look again */
     int64_t sleep_until;
@@ -471,7 +471,8 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
         return schedule_slow(s, deadline, period, fn, arg, handle);
     if (ends_dirty(q))
         return schedule_slow(s, deadline, period, fn, arg, handle);
-    add_heap(q, tb_pool_take(&s->pool, handle), deadline, period, fn, arg);
+    add_heap(q, tb_pool_get_unlocked(&s->pool, handle), deadline, period, fn,
+             arg);
     q->ts_len = q->len; /* ts.unlock */
     return TB_OK;
 }
@@ -481,13 +482,10 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
 static inline __attribute__((always_inline)) int
 cancel_locked(struct qh *q, tb_handle h, bool virt)
 {
-    struct tb_pool *p = &q->base.pool;
-    struct tb_task *t = virt ? tb_pool_find(p, h) : tb_pool_lookup(p, h);
     /* WAITING: in the heap (a one-shot waiting, or a periodic task even
      * during its run); a running one-shot is RUNNING and left the heap */
-    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+    if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
-    tb_task_set_state(t, TB_TASK_CANCELLED);
     q->zombies++;
     q->st.zombies++;
     q->st.cancelled++;
@@ -715,7 +713,7 @@ static void *timer_main(void *arg)
         q->sleep_until = INT64_MIN;
         q->st.wakeups++;
     }
-    tb_thread_end(&q->thread);
+    tb_threads_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -724,7 +722,7 @@ static int qh_start(struct tb_sched *s)
 {
     struct qh *q = qh_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = tb_thread_start(&q->thread, q->stopped, timer_main, q);
+    int rc = tb_threads_start(&q->thread, q->stopped, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -769,13 +767,13 @@ static long qh_shutdown(struct tb_sched *s)
 static int qh_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct qh *q = qh_of(s);
-    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
+    return tb_threads_await(s, &q->thread, &q->stopped, timeout_ns);
 }
 
 static void qh_join(struct tb_sched *s)
 {
     struct qh *q = qh_of(s);
-    tb_thread_join(s, &q->thread, &q->lock);
+    tb_threads_join(s, &q->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -792,18 +790,8 @@ static int qh_init(struct tb_sched *s)
     q->sleep_until = INT64_MIN;
     if (!s->threaded)
         return TB_OK;
-    if (pthread_mutex_init(&q->lock, NULL))
-        return TB_ENOMEM;
-    if (tb_cond_init(&q->wake))
-        goto fail_wake;
-    if (tb_thread_init(&q->thread))
-        goto fail_terminated;
-    return TB_OK;
-fail_terminated:
-    pthread_cond_destroy(&q->wake);
-fail_wake:
-    pthread_mutex_destroy(&q->lock);
-    return TB_ENOMEM;
+    return tb_threads_init(s, &q->thread, 1, &q->lock,
+                           (pthread_cond_t *[]){&q->wake}, 1);
 }
 
 static void qh_fini(struct tb_sched *s)
@@ -812,11 +800,8 @@ static void qh_fini(struct tb_sched *s)
     if (q->heap_mem)
         tb_mem_free_aligned(s, q->heap_mem, q->cap * sizeof *q->heap,
                             QH_LINE);
-    if (s->threaded) {
-        pthread_mutex_destroy(&q->lock);
-        pthread_cond_destroy(&q->wake);
-        tb_thread_fini(&q->thread);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->thread);
 }
 
 static void qh_stats(struct tb_sched *s, struct tb_stats *out)

@@ -20,7 +20,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "timerbench/scheduler.h"
 
@@ -67,8 +66,7 @@ static void json_string(FILE *f, const char *s)
 static int probe(const struct tb_backend *b, int ran[TASKS], int *accepted,
                  unsigned long long *failed, double *elapsed_ns)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = tb_monotonic_ns();
     struct tb_sched *s;
     int rc = tb_create(b, NULL, &s);
     if (rc != TB_OK)
@@ -95,9 +93,7 @@ static int probe(const struct tb_backend *b, int ran[TASKS], int *accepted,
     tb_stats(s, &st);
     *failed = (unsigned long long)st.failed;
     tb_destroy(s);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    *elapsed_ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 +
-                  (double)(t1.tv_nsec - t0.tv_nsec);
+    *elapsed_ns = (double)(tb_monotonic_ns() - t0);
     return TB_OK;
 }
 

@@ -84,12 +84,7 @@ static void test_never_early_exactly_once(void **state)
             else
                 assert_true(p[i].runs <= 1);
     }
-    for (int i = 0; i < N; i++)
-        assert_int_equal(p[i].runs, 1);
-    assert_int_equal(tb_pending(s), 0);
-    assert_balanced(s);
-    rec_free(&rec);
-    tb_destroy(s);
+    finish_ran_once(s, &rec, p, N);
 }
 
 /* ---- A lateness budget (tb_schedule_range) ---------------------------- */
@@ -140,12 +135,7 @@ static void test_schedule_range_never_early(void **state)
                 assert_true(p[i].runs <= 1);
         }
     }
-    for (int i = 0; i < N; i++)
-        assert_int_equal(p[i].runs, 1);
-    assert_int_equal(tb_pending(s), 0);
-    assert_balanced(s);
-    rec_free(&rec);
-    tb_destroy(s);
+    finish_ran_once(s, &rec, p, N);
 }
 
 /* The hard expiry, exactly: with TB_CAP_RANGE an advance to soft + slack
@@ -276,8 +266,8 @@ static void test_reschedule(void **state)
     assert_int_equal(tb_reschedule(NULL, 1, TB_MS), TB_EINVAL);
     assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &a, &ha), TB_OK);
     assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &b, &hb), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            probe_task, &p, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &p, &hp,
+                                            5 * TB_MS), TB_OK);
     int rc = tb_reschedule(s, ha, 30 * TB_MS);
     if (rc == TB_ENOTSUP) {
         assert_int_equal(tb_reschedule(s, hb, TB_MS), TB_ENOTSUP);
@@ -326,11 +316,11 @@ static void test_cancel_periodic_from_inside(void **state)
     rec_init(&rec, s);
     struct probe rate = {.rec = &rec, .id = 1, .cancel_self_at = 3};
     struct probe delay = {.rec = &rec, .id = 2, .cancel_self_at = 2};
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            probe_task, &rate, &rate.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &rate,
+                                            &rate.self, 5 * TB_MS),
                      TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, 5 * TB_MS, 5 * TB_MS,
-                                             probe_task, &delay, &delay.self),
+    assert_int_equal(tb_schedule_fixed_delay(s, 5 * TB_MS, probe_task, &delay,
+                                             &delay.self, 5 * TB_MS),
                      TB_OK);
     for (int64_t t = TB_MS; t <= 100 * TB_MS; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
@@ -448,8 +438,8 @@ static void test_fixed_rate_no_drift(void **state)
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
     const int64_t period = 10 * TB_MS;
-    assert_int_equal(tb_schedule_fixed_rate(s, period, period, probe_task, &p,
-                                            &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, period, probe_task, &p, &p.self,
+                                            period), TB_OK);
     for (int64_t t = TB_MS; t <= 1000 * period; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     assert_int_equal(p.runs, 1000);
@@ -471,8 +461,8 @@ static void test_fixed_rate_catch_up(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &p, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &p, NULL,
+                                            10 * TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
     if (backend->caps & TB_CAP_SKIP_MISSED) {
         /* the run due at 20 runs late at 55; 30, 40 and 50 are skipped and
@@ -495,8 +485,8 @@ static void test_fixed_delay_spacing(void **state)
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
     const int64_t d = 7 * TB_MS;
-    assert_int_equal(tb_schedule_fixed_delay(s, 3 * TB_MS, d, probe_task, &p,
-                                             NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 3 * TB_MS, probe_task, &p, NULL,
+                                             d), TB_OK);
     for (int64_t t = TB_MS; t <= 3 * TB_MS + 100 * d; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     assert_int_equal(p.runs, 101);
@@ -525,13 +515,13 @@ static void test_periodic_end_of_clock(void **state)
     struct probe huge_delay = {.rec = &rec, .id = 3, .cancel_self_at = 5};
     assert_int_equal(tb_advance(s, INT64_MAX - 3 * TB_SEC), 0);
     /* at end - 2.5 s, - 1.5 s, - 0.5 s; the next would be past the end */
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC / 2, TB_SEC, probe_task,
-                                            &rate, &rate.self), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, TB_MAX_DELAY, probe_task,
-                                            &huge_rate, &huge_rate.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC / 2, probe_task, &rate,
+                                            &rate.self, TB_SEC), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, probe_task, &huge_rate,
+                                            &huge_rate.self, TB_MAX_DELAY),
                      TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, 0, TB_MAX_DELAY, probe_task,
-                                             &huge_delay, &huge_delay.self),
+    assert_int_equal(tb_schedule_fixed_delay(s, 0, probe_task, &huge_delay,
+                                             &huge_delay.self, TB_MAX_DELAY),
                      TB_OK);
     bool skip = backend->caps & TB_CAP_SKIP_MISSED;
     assert_int_equal(tb_advance(s, INT64_MAX), skip ? 3 : 5);
@@ -621,10 +611,10 @@ static void test_accounting_random(void **state)
             submitted++;
         } else if (r < 48) {
             int64_t per = rng_range(&rng, 1, 300) * TB_MS;
-            int rc = r < 47 ? tb_schedule_fixed_rate(s, per, per, noop_task,
-                                                     NULL, &h)
-                            : tb_schedule_fixed_delay(s, per, per, noop_task,
-                                                      NULL, &h);
+            int rc = r < 47 ? tb_schedule_fixed_rate(s, per, noop_task, NULL,
+                                                     &h, per)
+                            : tb_schedule_fixed_delay(s, per, noop_task, NULL,
+                                                      &h, per);
             assert_int_equal(rc, TB_OK);
             submitted++;
         } else if (r < 80) {
@@ -670,14 +660,14 @@ static void test_bad_input(void **state)
     tb_handle h = 99;
     assert_int_equal(tb_schedule(s, 1, NULL, NULL, &h), TB_EINVAL);
     assert_int_equal(h, TB_HANDLE_NONE);
-    assert_int_equal(tb_schedule_fixed_rate(s, 1, 0, noop_task, NULL, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, noop_task, NULL, &h, 0),
                      TB_EINVAL);
-    assert_int_equal(tb_schedule_fixed_rate(s, 1, -5, noop_task, NULL, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, noop_task, NULL, &h, -5),
                      TB_EINVAL);
-    assert_int_equal(tb_schedule_fixed_delay(s, 1, 0, noop_task, NULL, &h),
+    assert_int_equal(tb_schedule_fixed_delay(s, 1, noop_task, NULL, &h, 0),
                      TB_EINVAL);
-    assert_int_equal(tb_schedule_fixed_delay(s, 1, TB_MAX_DELAY + 1,
-                                             noop_task, NULL, &h), TB_ERANGE);
+    assert_int_equal(tb_schedule_fixed_delay(s, 1, noop_task, NULL, &h,
+                                             TB_MAX_DELAY + 1), TB_ERANGE);
     h = 99; /* every refusal says "no task" through the handle */
     assert_int_equal(tb_schedule(s, TB_MAX_DELAY + 1, noop_task, NULL, &h),
                      TB_ERANGE);
@@ -712,7 +702,7 @@ static void test_bad_input(void **state)
     h = 99;
     assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h), TB_ESHUTDOWN);
     assert_int_equal(h, TB_HANDLE_NONE);
-    assert_int_equal(tb_schedule_fixed_rate(s, 1, 1, noop_task, NULL, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, noop_task, NULL, &h, 1),
                      TB_ESHUTDOWN);
     struct tb_stats st;
     tb_stats(s, &st);
@@ -783,7 +773,7 @@ static void test_max_pending_periodic_rearm(void **state)
     struct probe child = {.rec = &rec, .id = 1};
     struct d1_task d = {.s = s, .child = &child, .inner_rc = 1};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, d1_rate, &d, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, d1_rate, &d, &h, TB_MS),
                      TB_OK);
     struct tb_stats st;
     for (int64_t t = TB_MS; t <= 10 * TB_MS; t += TB_MS) {
@@ -950,11 +940,7 @@ static void test_shutdown_now_returns_unrun(void **state)
     rec_init(&rec, s);
     struct probe p[10];
     tb_handle h[10];
-    for (int i = 0; i < 10; i++) {
-        p[i] = (struct probe){.rec = &rec, .id = i};
-        assert_int_equal(tb_schedule(s, (i + 1) * 10 * TB_MS, probe_task,
-                                     &p[i], &h[i]), TB_OK);
-    }
+    schedule_probes(s, &rec, p, h, 10, 10 * TB_MS);
     assert_int_equal(tb_cancel(s, h[9]), 1);
     assert_int_equal(tb_advance(s, 40 * TB_MS), 4);
     struct collected c = {0};

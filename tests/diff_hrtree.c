@@ -127,11 +127,11 @@ static void op_schedule(enum kind kind, int64_t delay, int64_t extra)
         break;
     case FIXED_RATE:
         t->period = extra;
-        rc = tb_schedule_fixed_rate(D.s, delay, extra, hr_task, t, &t->h);
+        rc = tb_schedule_fixed_rate(D.s, delay, hr_task, t, &t->h, extra);
         break;
     case FIXED_DELAY:
         t->period = extra;
-        rc = tb_schedule_fixed_delay(D.s, delay, extra, hr_task, t, &t->h);
+        rc = tb_schedule_fixed_delay(D.s, delay, hr_task, t, &t->h, extra);
         break;
     default:
         rc = tb_schedule(D.s, delay, hr_task, t, &t->h);

@@ -149,8 +149,7 @@ static int op_schedule(int64_t delay, int64_t period)
     struct timer_slot *t = &D.slots[i];
     *t = (struct timer_slot){.id = i, .period = period};
     t->k.function = lx_task;
-    int rc = period ? tb_schedule_fixed_delay(D.s, delay, period, kw_task, t,
-                                              &t->h)
+    int rc = period ? tb_schedule_fixed_delay(D.s, delay, kw_task, t, &t->h, period)
                     : tb_schedule(D.s, delay, kw_task, t, &t->h);
     if (rc != TB_OK)
         MISMATCH("schedule answered %d", rc);

@@ -126,8 +126,7 @@ static int op_schedule(int64_t delay, int64_t period)
     t->ticker = period > 0;
     go_timer_init(&t->g, go_task, t);
     int rc = period > 0
-                 ? tb_schedule_fixed_rate(D.s, delay, period, qh_task, t,
-                                          &t->h)
+                 ? tb_schedule_fixed_rate(D.s, delay, qh_task, t, &t->h, period)
                  : tb_schedule(D.s, delay, qh_task, t, &t->h);
     if (rc != TB_OK)
         MISMATCH("schedule answered %d", rc);

@@ -119,10 +119,10 @@ static void *produce(void *arg)
         sl->periodic = kind < 3;
         if (sl->periodic) {
             int64_t per = rng_range(&p->seed, 1, 5) * TB_MS;
-            rc = kind < 2 ? tb_schedule_fixed_rate(s, delay, per, soak_task,
-                                                   sl, &h)
-                          : tb_schedule_fixed_delay(s, delay, per, soak_task,
-                                                    sl, &h);
+            rc = kind < 2 ? tb_schedule_fixed_rate(s, delay, soak_task, sl, &h,
+                                                   per)
+                          : tb_schedule_fixed_delay(s, delay, soak_task, sl, &h,
+                                                    per);
         } else {
             rc = tb_schedule(s, delay, soak_task, sl, &h);
         }
@@ -363,9 +363,8 @@ static void test_cancel_while_rearming(void **state)
         atomic_store(&r.runs, 0);
         tb_handle h;
         int rc = tries % 2
-                     ? tb_schedule_fixed_rate(s, 0, TB_MS, rearm_task, &r, &h)
-                     : tb_schedule_fixed_delay(s, 0, TB_MS, rearm_task, &r,
-                                               &h);
+                     ? tb_schedule_fixed_rate(s, 0, rearm_task, &r, &h, TB_MS)
+                     : tb_schedule_fixed_delay(s, 0, rearm_task, &r, &h, TB_MS);
         assert_int_equal(rc, TB_OK);
         long target = 1 + (long)(rng_next(&seed) % 3);
         int64_t give_up = tb_monotonic_ns() + 10 * TB_SEC;

@@ -3,8 +3,10 @@
  * strings, handles and their generations, config checks, the virtual clock,
  * the pool's layout and the wheels' division by a reciprocal; and
  * tb_schedule_range's checks and what a backend without TB_CAP_RANGE does
- * with it (as tb_schedule).
+ * with it (as tb_schedule); the threads' lifecycle (tb_threads) and every
+ * backend's threaded create under allocation failure.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "tb_core.h"
@@ -541,6 +543,124 @@ static void test_schedule_range_by_caps(void **state)
     }
 }
 
+/* ---- tb_threads: the lifecycle every threaded backend runs on ---------- */
+
+struct gate {
+    struct tb_threads *t;
+    pthread_mutex_t *lock;
+    bool open;
+    pthread_cond_t *cond;
+};
+
+/* Waits at the gate, then ends as a backend's thread does (lock held). */
+static void *gate_thread(void *arg)
+{
+    struct gate *g = arg;
+    pthread_mutex_lock(g->lock);
+    while (!g->open)
+        pthread_cond_wait(g->cond, g->lock);
+    tb_threads_end(g->t);
+    pthread_mutex_unlock(g->lock);
+    return NULL;
+}
+
+static void test_threads_lifecycle(void **state)
+{
+    (void)state;
+    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC};
+    struct tb_sched *s = make_sched(tb_backend_at(0), &c);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    uint64_t before = st.bytes_held;
+    struct tb_threads t;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    assert_int_equal(tb_threads_init(s, &t, 3, &lock, (pthread_cond_t *[]){
+                                         &cond, &cond, &cond, &cond, &cond},
+                                     TB_THREADS_MAX_CONDS + 1),
+                     TB_EINVAL);
+    assert_int_equal(
+        tb_threads_init(s, &t, 3, &lock, (pthread_cond_t *[]){&cond}, 1),
+        TB_OK);
+    tb_stats(s, &st);
+    assert_int_equal(st.bytes_held, before + 3 * sizeof(pthread_t));
+    struct gate g = {&t, &lock, false, &cond};
+    bool stopped = false;
+    pthread_mutex_lock(&lock);
+    assert_int_equal(tb_threads_start(&t, false, gate_thread, &g), TB_OK);
+    assert_int_equal(t.live, 3);
+    assert_int_equal(tb_threads_start(&t, false, gate_thread, &g), TB_ESTATE);
+    assert_int_equal(tb_threads_spawn(&t, gate_thread, &g), TB_ENOMEM);
+    pthread_mutex_unlock(&lock);
+    /* not shut down: refused at once; shut down: waits for all three */
+    assert_int_equal(tb_threads_await(s, &t, &stopped, TB_SEC), TB_ESTATE);
+    pthread_mutex_lock(&lock);
+    stopped = true;
+    pthread_mutex_unlock(&lock);
+    assert_int_equal(tb_threads_await(s, &t, &stopped, TB_MS), TB_ETIMEDOUT);
+    pthread_mutex_lock(&lock);
+    g.open = true;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    assert_int_equal(tb_threads_await(s, &t, &stopped, 60 * TB_SEC), TB_OK);
+    assert_int_equal(t.live, 0);
+    tb_threads_join(s, &t);
+    tb_threads_join(s, &t); /* once only */
+    tb_threads_fini(s, &t);
+    tb_stats(s, &st);
+    assert_int_equal(st.bytes_held, before);
+    /* a shut-down backend's start is refused before any thread exists */
+    assert_int_equal(
+        tb_threads_init(s, &t, 1, &lock, (pthread_cond_t *[]){&cond}, 1),
+        TB_OK);
+    assert_int_equal(tb_threads_start(&t, true, gate_thread, &g), TB_ESHUTDOWN);
+    assert_int_equal(t.created, 0);
+    tb_threads_fini(s, &t);
+    /* the ids' allocation failing leaves nothing to undo */
+    struct failing_alloc fa;
+    failing_alloc_init(&fa);
+    c.allocator = &fa.hook;
+    struct tb_sched *f = make_sched(tb_backend_at(0), &c);
+    tb_stats(f, &st);
+    before = st.bytes_held;
+    fa.budget = 0;
+    assert_int_equal(
+        tb_threads_init(f, &t, 2, &lock, (pthread_cond_t *[]){&cond}, 1),
+        TB_ENOMEM);
+    tb_stats(f, &st);
+    assert_int_equal(st.bytes_held, before);
+    fa.budget = -1;
+    tb_destroy(f);
+    tb_destroy(s);
+}
+
+/* Every backend's threaded create fails cleanly at each allocation it
+ * makes, and its error reaches the caller of tb_create. */
+static void test_threaded_create_failure(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < tb_backend_count(); i++) {
+        struct failing_alloc fa;
+        failing_alloc_init(&fa);
+        struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 3,
+                              .allocator = &fa.hook};
+        for (long budget = 0;; budget++) {
+            fa.budget = budget;
+            struct tb_sched *s = NULL;
+            int rc = tb_create(tb_backend_at(i), &c, &s);
+            if (rc == TB_OK) {
+                fa.budget = -1;
+                assert_int_equal(tb_start(s), TB_OK);
+                tb_destroy(s);
+                break;
+            }
+            assert_int_equal(rc, TB_ENOMEM);
+            assert_null(s);
+            assert_true(budget < 64);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -561,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_pool_alignment),
         cmocka_unit_test(test_schedule_range_bad_input),
         cmocka_unit_test(test_schedule_range_by_caps),
+        cmocka_unit_test(test_threads_lifecycle),
+        cmocka_unit_test(test_threaded_create_failure),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

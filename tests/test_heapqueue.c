@@ -15,13 +15,6 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *hq(void)
-{
-    const struct tb_backend *b = tb_backend_find("heapqueue");
-    assert_non_null(b);
-    return b;
-}
-
 /* A pool sleeping on a far deadline must wake for a new, earlier head: the
  * leader is cleared and signalled (DelayedWorkQueue.offer). */
 static _Atomic int64_t early_ran_at;
@@ -45,7 +38,7 @@ static void test_leader_wakes_for_earlier_head(void **state)
     for (int leader = 0; leader < 2; leader++) {
         struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 3,
                               .flags = leader ? 0 : TB_F_NO_LEADER};
-        struct tb_sched *s = make_sched(hq(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         assert_int_equal(tb_start(s), TB_OK);
         assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
                          TB_OK);
@@ -77,7 +70,7 @@ static struct tb_stats leader_run(unsigned flags)
 {
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 3,
                           .flags = flags};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     for (int i = 1; i <= LF_TASKS; i++)
         assert_int_equal(tb_schedule(s, i * 5 * TB_MS, noop_task, NULL, NULL),
@@ -121,16 +114,12 @@ static void test_remove_on_cancel(void **state)
     (void)state;
     for (int remove = 0; remove < 2; remove++) {
         struct tb_config c = {.flags = remove ? TB_F_REMOVE_ON_CANCEL : 0};
-        struct tb_sched *s = make_sched(hq(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct recorder rec;
         rec_init(&rec, s);
         struct probe p[10];
         tb_handle h[10];
-        for (int i = 0; i < 10; i++) {
-            p[i] = (struct probe){.rec = &rec, .id = i};
-            assert_int_equal(tb_schedule(s, (i + 1) * TB_SEC, probe_task,
-                                         &p[i], &h[i]), TB_OK);
-        }
+        schedule_probes(s, &rec, p, h, 10, TB_SEC);
         for (int i = 0; i < 10; i += 2)
             assert_int_equal(tb_cancel(s, h[i]), 1);
         struct tb_stats st;
@@ -154,7 +143,7 @@ static void test_remove_on_cancel(void **state)
 static void test_purge(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hq(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     tb_handle h[100];
     for (int i = 0; i < 100; i++)
         assert_int_equal(tb_schedule(s, (100 - i) * TB_MS, noop_task, NULL,
@@ -179,7 +168,7 @@ static void test_shutdown_policies(void **state)
         unsigned flags = (mode & 1 ? TB_F_DROP_DELAYED_ON_SHUTDOWN : 0) |
                          (mode & 2 ? TB_F_KEEP_PERIODIC_ON_SHUTDOWN : 0);
         struct tb_config c = {.flags = flags};
-        struct tb_sched *s = make_sched(hq(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct recorder rec;
         rec_init(&rec, s);
         struct probe once = {.rec = &rec, .id = 1};
@@ -187,8 +176,8 @@ static void test_shutdown_policies(void **state)
         struct probe due = {.rec = &rec, .id = 3};
         assert_int_equal(tb_schedule(s, 10 * TB_MS, probe_task, &once, NULL),
                          TB_OK);
-        assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                                probe_task, &per, &per.self),
+        assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &per,
+                                                &per.self, 5 * TB_MS),
                          TB_OK);
         assert_int_equal(tb_schedule(s, 0, probe_task, &due, NULL), TB_OK);
         bool drop = flags & TB_F_DROP_DELAYED_ON_SHUTDOWN;
@@ -211,16 +200,16 @@ static void test_shutdown_policies(void **state)
 static void test_failing_periodic_stops(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hq(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct recorder rec;
     rec_init(&rec, s);
     struct probe bad = {.rec = &rec, .id = 1, .fail = 1};
     struct probe good = {.rec = &rec, .id = 2};
     struct probe once = {.rec = &rec, .id = 3, .fail = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &bad, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &good, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &bad,
+                                            NULL, 10 * TB_MS), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &good,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 15 * TB_MS, probe_task, &once, NULL),
                      TB_OK);
     for (int64_t t = TB_MS; t <= 100 * TB_MS; t += TB_MS)
@@ -262,12 +251,12 @@ static int slow_then_fast_task(void *arg)
 static void test_periodic_with_slow_runs(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hq(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct recorder rec;
     rec_init(&rec, s);
     struct probe fd = {.rec = &rec, .id = 1, .spend = 6 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &fd, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &fd,
+                                             NULL, 10 * TB_MS), TB_OK);
     for (int64_t t = TB_MS; t <= 60 * TB_MS; t = tb_now(s) + TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     /* starts at 10, ends 16, next 26, ends 32, next 42, ends 48, next 58 */
@@ -278,10 +267,10 @@ static void test_periodic_with_slow_runs(void **state)
     tb_destroy(s);
     rec_free(&rec);
 
-    s = make_sched(hq(), NULL);
+    s = make_sched(unit_backend(), NULL);
     struct slow_then_fast fr = {.s = s, .slow_runs = 4, .spend = 25 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            slow_then_fast_task, &fr, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, slow_then_fast_task,
+                                            &fr, NULL, 10 * TB_MS),
                      TB_OK);
     /* the first four runs take 25 ms of a 10 ms period: scheduled at 10,
      * 20, 30, 40, each starts the moment the previous one ends (10, 35, 60,
@@ -360,13 +349,12 @@ static void test_fixed_rate_pool_never_overlaps(void **state)
 {
     (void)state;
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 4};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     static struct overlap x; /* 1.6 KB: not on a test's stack */
     memset(&x, 0, sizeof x);
     assert_int_equal(tb_start(s), TB_OK);
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, overlap_task, &x,
-                                            &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, overlap_task, &x, &h, TB_MS), TB_OK);
     /* every run planned at or before this is due no later than first + k ms */
     int64_t first_hi = tb_monotonic_ns() + TB_MS;
     assert_true(wait_until(overlap_done, &x, 60 * TB_SEC));
@@ -409,13 +397,6 @@ static int sched_inside_task(void *arg)
     return 0;
 }
 
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
 /* Issue 12, defect 1: the slot a periodic task frees when it is taken can be
  * used during its run; if the array then cannot grow, the re-queue must not
  * write past it.  The re-arm is refused like a schedule: the task retires as
@@ -427,13 +408,13 @@ static void test_requeue_when_growth_fails(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     for (int i = 0; i < 15; i++)
         assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, NULL), TB_OK);
     struct sched_inside x = {.s = s, .delay = TB_SEC, .rc = -100};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            sched_inside_task, &x, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, sched_inside_task,
+                                            &x, &h, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_pending(s), 16); /* the array's 16 slots are full */
     uint64_t held = stats_of(s).bytes_held;
     fa.budget = 0;
@@ -465,11 +446,11 @@ static void test_max_pending_refuses_rearm(void **state)
 {
     (void)state;
     struct tb_config c = {.max_pending = 1};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     struct sched_inside x = {.s = s, .delay = 500 * TB_US, .rc = -100};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
-                                            &x, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, sched_inside_task, &x, &h,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 0, noop_task, NULL, NULL), TB_EFULL);
     for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS) {
         assert_true(tb_advance(s, t) >= 0);
@@ -489,10 +470,10 @@ static void test_max_pending_refuses_rearm(void **state)
 
     /* with room for both, nothing is refused and the task goes on */
     c.max_pending = 2;
-    s = make_sched(hq(), &c);
+    s = make_sched(unit_backend(), &c);
     x = (struct sched_inside){.s = s, .delay = 500 * TB_US, .rc = -100};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, sched_inside_task,
-                                            &x, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, sched_inside_task, &x,
+                                            NULL, TB_MS), TB_OK);
     for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     assert_int_equal(x.rc, TB_OK);
@@ -511,7 +492,7 @@ static void test_max_pending_refuses_rearm(void **state)
 static void test_heap_starts_at_16_grows_by_half(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hq(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     assert_int_equal(tb_schedule(s, 1, noop_task, NULL, NULL), TB_OK);
     uint64_t prev = stats_of(s).bytes_held; /* the pool's chunk is there */
     int grew_at[8];
@@ -549,7 +530,7 @@ static void test_allocation_failure(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     /* no record yet: the pool's first chunk cannot be allocated */
     fa.budget = 0;
     tb_handle h = 1;
@@ -565,7 +546,7 @@ static void test_allocation_failure(void **state)
     h = 1;
     assert_int_equal(tb_schedule(s, 17, noop_task, NULL, &h), TB_ENOMEM);
     assert_int_equal(h, TB_HANDLE_NONE);
-    assert_int_equal(tb_schedule_fixed_rate(s, 17, 5, noop_task, NULL, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 17, noop_task, NULL, NULL, 5),
                      TB_ENOMEM);
     assert_int_equal(tb_pending(s), 16);
     assert_int_equal(tb_check(s), TB_OK);
@@ -588,13 +569,13 @@ static void test_allocation_failure(void **state)
 static void test_requeue_keeps_sequence(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hq(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct recorder rec;
     rec_init(&rec, s);
     struct probe per = {.rec = &rec, .id = 1};
     struct probe a = {.rec = &rec, .id = 2}, b = {.rec = &rec, .id = 3};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &per, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &per,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &a, NULL), TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1); /* re-queued for 20 */
     /* submitted after the re-queue, and still after it at the tie */
@@ -617,14 +598,14 @@ static void test_shutdown_removes_zombies(void **state)
     for (unsigned mode = 0; mode < 2; mode++) {
         struct tb_config c = {
             .flags = mode ? TB_F_KEEP_PERIODIC_ON_SHUTDOWN : 0};
-        struct tb_sched *s = make_sched(hq(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         tb_handle h[6];
         for (int i = 0; i < 4; i++)
             assert_int_equal(tb_schedule(s, (i + 1) * TB_SEC, noop_task, NULL,
                                          &h[i]), TB_OK);
         for (int i = 4; i < 6; i++)
-            assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC,
-                                                    noop_task, NULL, &h[i]),
+            assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, noop_task, NULL,
+                                                    &h[i], TB_SEC),
                              TB_OK);
         assert_int_equal(tb_cancel(s, h[0]), 1);
         assert_int_equal(tb_cancel(s, h[2]), 1);
@@ -651,7 +632,7 @@ static void test_heap_checker_random(void **state)
     (void)state;
     for (int remove = 0; remove < 2; remove++) {
         struct tb_config c = {.flags = remove ? TB_F_REMOVE_ON_CANCEL : 0};
-        struct tb_sched *s = make_sched(hq(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         enum { MAXH = 2048 };
         static tb_handle h[MAXH];
         size_t nh = 0;
@@ -691,7 +672,7 @@ static void test_sift_levels_counted(void **state)
 {
     (void)state;
     struct tb_config c = {.flags = TB_F_REMOVE_ON_CANCEL};
-    struct tb_sched *s = make_sched(hq(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     tb_handle h[5];
     struct tb_stats st;
     for (int i = 0; i < 5; i++)
@@ -714,7 +695,7 @@ static void test_sift_levels_counted(void **state)
     /* A removal whose replacement climbs: [10 100 20 110 120 30] costs no
      * level to build; removing 110 (slot 3) puts 30 there, which goes up
      * past 100 and stops under 10: 1 level. */
-    s = make_sched(hq(), &c);
+    s = make_sched(unit_backend(), &c);
     static const int at[] = {10, 100, 20, 110, 120, 30};
     for (int i = 0; i < 6; i++)
         assert_int_equal(tb_schedule(s, at[i] * TB_MS, noop_task, NULL,
@@ -730,7 +711,7 @@ static void test_sift_levels_counted(void **state)
     /* Purge's heapify counts too: 10, 40, 20, 30 build [10 30 20 40] (30
      * climbs past 40: 1); purging the cancelled 10 leaves [30 20 40], and
      * heapifying moves 30 down past 20: 1 more. */
-    s = make_sched(hq(), NULL);
+    s = make_sched(unit_backend(), NULL);
     static const int at2[] = {10, 40, 20, 30};
     for (int i = 0; i < 4; i++)
         assert_int_equal(tb_schedule(s, at2[i] * TB_MS, noop_task, NULL,
@@ -749,38 +730,12 @@ static void test_sift_levels_counted(void **state)
 static void test_reserve_heap(void **state)
 {
     (void)state;
-    struct failing_alloc fa;
-    failing_alloc_init(&fa);
-    struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(hq(), &c);
-    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
-    struct tb_stats st;
-    tb_stats(s, &st);
-    uint64_t before = st.bytes_held;
-    assert_int_equal(tb_reserve(s, 1000), TB_OK);
-    tb_stats(s, &st);
-    assert_true(st.bytes_held >= before + (1000 - 16) * slot);
-    fa.budget = 0;
-    for (int i = 0; i < 1000; i++)
-        assert_int_equal(tb_schedule(s, (i % 7 + 1) * TB_MS, noop_task, NULL,
-                                     NULL), TB_OK);
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_ENOMEM);
-    assert_int_equal(tb_reserve(s, 1), TB_ENOMEM);
-    fa.budget = -1;
-    tb_stats(s, &st);
-    uint64_t full = st.bytes_held;
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
-    tb_stats(s, &st);
-    assert_int_equal(st.bytes_held, full + 500 * slot);
-    assert_int_equal(tb_reserve(s, 0), TB_OK);
-    assert_int_equal(tb_check(s), TB_OK);
-    assert_int_equal(tb_advance(s, TB_SEC), 1001);
-    assert_balanced(s);
-    tb_destroy(s);
+    check_heap_reserve(1000 - 16, 500);
 }
 
 int main(void)
 {
+    unit_init("heapqueue");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_leader_wakes_for_earlier_head),
         cmocka_unit_test(test_sift_levels_counted),

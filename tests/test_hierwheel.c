@@ -13,37 +13,17 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *hw(void)
-{
-    const struct tb_backend *b = tb_backend_find("hierwheel");
-    assert_non_null(b);
-    return b;
-}
-
 /* Kafka's TimerTest setup: tick 1 ms, 3 buckets per level. */
 static struct tb_sched *make_small(void)
 {
     struct tb_config c = {.tick_ns = TB_MS, .wheel_size = 3};
-    return make_sched(hw(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
-static void assert_sound(struct tb_sched *s)
-{
-    assert_int_equal(tb_check(s), TB_OK);
-    assert_balanced(s);
+    return make_sched(unit_backend(), &c);
 }
 
 static void test_defaults(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct tb_config c;
     tb_sched_config(s, &c);
     assert_int_equal(c.tick_ns, TB_MS);
@@ -51,12 +31,12 @@ static void test_defaults(void **state)
     assert_int_equal(c.poll_ns, 200 * TB_MS);
     assert_int_equal(c.threads, 1);
     assert_int_equal(stats_of(s).levels, 1);
-    assert_true(hw()->caps & TB_CAP_TICKED);
+    assert_true(unit_backend()->caps & TB_CAP_TICKED);
     tb_destroy(s);
     struct tb_config one = {.wheel_size = 1};
-    assert_int_equal(tb_create(hw(), &one, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &one, &s), TB_EINVAL);
     struct tb_config huge = {.wheel_size = (1 << 20) + 1};
-    assert_int_equal(tb_create(hw(), &huge, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &huge, &s), TB_EINVAL);
 }
 
 /* TimerTest.testAlreadyExpiredTask: a deadline at or before the wheel's
@@ -167,7 +147,7 @@ static void test_never_early_off_grid(void **state)
     for (int round = 0; round < 2; round++) {
         int64_t tick = round ? 10 * TB_MS : TB_MS;
         struct tb_config c = {.tick_ns = tick, .wheel_size = 3};
-        struct tb_sched *s = make_sched(hw(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct recorder rec;
         rec_init(&rec, s);
         static struct probe p[N];
@@ -204,7 +184,7 @@ static void test_rounds_up_not_down(void **state)
 {
     (void)state;
     struct tb_config c = {.tick_ns = 10 * TB_MS, .wheel_size = 3};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     struct recorder rec;
     rec_init(&rec, s);
     struct probe a = {.rec = &rec, .id = 1}, b = {.rec = &rec, .id = 2};
@@ -291,7 +271,7 @@ static void test_bucket_offered_once_per_revolution(void **state)
 static void test_sift_levels_exact(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     for (int d = 5; d >= 1; d--)
         assert_int_equal(tb_schedule(s, d * TB_MS, noop_task, NULL, NULL),
                          TB_OK);
@@ -525,8 +505,8 @@ static void test_shutdown_drops_wheel(void **state)
     for (int i = 1; i <= 5; i++)
         assert_int_equal(tb_schedule(s, i * 7 * TB_MS, noop_task, NULL, NULL),
                          TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, TB_MS, probe_task, &q,
-                                            NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, probe_task, &q, NULL,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_shutdown(s), 5);
     assert_int_equal(tb_shutdown(s), 0);
     assert_int_equal(tb_pending(s), 0);
@@ -574,8 +554,8 @@ static void test_cancel_after_handoff(void **state)
     /* a periodic task in the executor's queue: cancel recalls it */
     struct probe per = {.rec = &rec, .id = 2};
     tb_handle hp;
-    assert_int_equal(tb_schedule_fixed_delay(s, 0, TB_MS, probe_task, &per,
-                                             &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 0, probe_task, &per, &hp,
+                                             TB_MS), TB_OK);
     assert_int_equal(stats_of(s).running, 1);
     assert_int_equal(tb_cancel(s, hp), 1);
     assert_int_equal(stats_of(s).running, 0);
@@ -603,8 +583,8 @@ static void test_failing_task(void **state)
                                      NULL), TB_OK);
     }
     assert_int_equal(tb_schedule(s, TB_MS, probe_task, &bad, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, probe_task,
-                                            &badper, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, probe_task, &badper, NULL,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 20 * TB_MS), 7);
     for (int i = 0; i < 5; i++)
         assert_int_equal(ok[i].runs, 1);
@@ -628,8 +608,8 @@ static void test_periodic_across_levels(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe rate = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 50 * TB_MS, 50 * TB_MS,
-                                            probe_task, &rate, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 50 * TB_MS, probe_task, &rate,
+                                            NULL, 50 * TB_MS), TB_OK);
     for (int64_t t = 1; t <= 1000; t++)
         assert_true(tb_advance(s, t * TB_MS) >= 0);
     assert_int_equal(rate.runs, 20);
@@ -645,8 +625,8 @@ static void test_periodic_across_levels(void **state)
     s = make_small();
     rec_init(&rec, s);
     struct probe delay = {.rec = &rec, .id = 2, .spend = 3 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 20 * TB_MS,
-                                             probe_task, &delay, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &delay,
+                                             NULL, 20 * TB_MS), TB_OK);
     for (int64_t t = 1; t <= 1000; t++)
         if (t * TB_MS >= tb_now(s)) /* a run may have moved the clock on */
             assert_true(tb_advance(s, t * TB_MS) >= 0);
@@ -677,7 +657,7 @@ static void test_full_range(void **state)
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
         struct tb_config c = {.tick_ns = cfg[i].tick,
                               .wheel_size = cfg[i].size};
-        struct tb_sched *s = make_sched(hw(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         assert_int_equal(tb_schedule(s, TB_MAX_DELAY, noop_task, NULL, NULL),
                          TB_OK);
         assert_int_equal(tb_schedule(s, TB_MAX_DELAY / 3, noop_task, NULL,
@@ -727,8 +707,8 @@ static void test_fast_path_files_as_slow_path(void **state)
                                    .wheel_size = sizes[si]};
             struct tb_config cs = cf;
             cs.max_pending = (size_t)1 << 40; /* never reached: slow path */
-            struct tb_sched *f = make_sched(hw(), &cf);
-            struct tb_sched *sl = make_sched(hw(), &cs);
+            struct tb_sched *f = make_sched(unit_backend(), &cf);
+            struct tb_sched *sl = make_sched(unit_backend(), &cs);
             uint64_t rng = 77 + ti * 10 + si;
             int64_t now = 0;
             for (int op = 0; op < 3000; op++) {
@@ -770,7 +750,7 @@ static void test_fast_path_files_as_slow_path(void **state)
         }
         /* the far end: nothing pending, so the clocks stay at 0 */
         struct tb_config c = {.tick_ns = ticks[ti], .wheel_size = 2};
-        struct tb_sched *s = make_sched(hw(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         assert_int_equal(tb_advance(s, INT64_MAX - 10), 0);
         /* the first creates the levels, the second finds them in place */
         for (int k = 0; k < 2; k++)
@@ -793,20 +773,7 @@ static void test_fast_path_files_as_slow_path(void **state)
 static void test_memory_per_task(void **state)
 {
     (void)state;
-    enum { N = 20000 };
-    struct tb_sched *s = make_sched(hw(), NULL);
-    uint64_t empty = stats_of(s).bytes_held;
-    uint64_t rng = 3;
-    for (int i = 0; i < N; i++)
-        assert_int_equal(tb_schedule(s, rng_range(&rng, TB_MS, 1000 * TB_SEC),
-                                     noop_task, NULL, NULL), TB_OK);
-    uint64_t held = stats_of(s).bytes_held - empty;
-    double per = (double)held / N;
-    print_message("hierwheel: %.1f bytes per pending task (%d tasks)\n", per,
-                  N);
-    assert_true(per >= 64.0);
-    assert_true(per < 68.0);
-    tb_destroy(s);
+    check_bytes_per_task(64.0, 68.0);
 }
 
 /* Cascades per task for delays log-uniform over 1 ms .. 1 day at the
@@ -817,7 +784,7 @@ static void test_cascades_per_task(void **state)
 {
     (void)state;
     enum { N = 100000 };
-    struct tb_sched *s = make_sched(hw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     uint64_t rng = 11;
     const int64_t day_ms = 86400 * 1000;
     const double octaves = 26.3645; /* log2(86 400 000) */
@@ -870,8 +837,8 @@ static void test_check_random(void **state)
             assert_int_equal(tb_schedule(s, d, noop_task, NULL, &h), TB_OK);
         } else if (r < 53) {
             int64_t per = rng_range(&rng, 1, 500 * TB_MS);
-            assert_int_equal(tb_schedule_fixed_rate(s, per, per, noop_task,
-                                                    NULL, &h), TB_OK);
+            assert_int_equal(tb_schedule_fixed_rate(s, per, noop_task, NULL, &h,
+                                                    per), TB_OK);
         } else if (r < 80) {
             if (nh)
                 assert_true(tb_cancel(s, handles[rng_next(&rng) % nh]) >= 0);
@@ -897,7 +864,7 @@ static void test_check_random(void **state)
 static void test_delay0_after_idle_cascades(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(hw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct recorder rec;
     rec_init(&rec, s);
     struct probe late = {.rec = &rec, .id = 1}, now = {.rec = &rec, .id = 2};
@@ -932,20 +899,7 @@ static void test_delay0_after_idle_cascades(void **state)
 
 /* ---- Threaded mode ----------------------------------------------------- */
 
-static _Atomic int64_t ran_at;
-
-static int note_time(void *arg)
-{
-    (void)arg;
-    atomic_store(&ran_at, tb_monotonic_ns());
-    return 0;
-}
-
-static int has_run(void *ctx)
-{
-    (void)ctx;
-    return atomic_load(&ran_at) != 0;
-}
+static struct flag ran;
 
 /* The reaper sleeps on a far bucket with a 10 s poll; an offer of an
  * earlier bucket wakes it at once (DelayQueue.offer signals on a new
@@ -954,20 +908,21 @@ static void test_reaper_wakes_for_earlier_bucket(void **state)
 {
     (void)state;
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .poll_ns = 10 * TB_SEC};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
                      TB_OK);
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
-    atomic_store(&ran_at, 0);
+    atomic_store(&ran.at, 0);
+    atomic_store(&ran.runs, 0);
     int64_t start = tb_monotonic_ns();
     int64_t deadline = start + 20 * TB_MS;
-    assert_int_equal(tb_schedule(s, 20 * TB_MS, note_time, NULL, NULL), TB_OK);
+    assert_int_equal(tb_schedule(s, 20 * TB_MS, flag_task, &ran, NULL), TB_OK);
     /* generous: well short of the 10 s poll, far above 20 ms */
-    assert_true(wait_until(has_run, NULL, 5 * TB_SEC));
-    assert_true(atomic_load(&ran_at) >= deadline);
-    assert_true(atomic_load(&ran_at) - start < 5 * TB_SEC);
+    assert_true(wait_until(flag_set, &ran, 5 * TB_SEC));
+    assert_true(atomic_load(&ran.at) >= deadline);
+    assert_true(atomic_load(&ran.at) - start < 5 * TB_SEC);
     struct tb_stats st = stats_of(s);
     assert_true(st.timed_waits >= 1);
     assert_true(st.wakeups >= 1);
@@ -990,7 +945,7 @@ static void test_reaper_bounded_poll(void **state)
 {
     (void)state;
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .poll_ns = 20 * TB_MS};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
                      TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
@@ -1040,7 +995,7 @@ static void test_executor_pool(void **state)
     atomic_store(&partner_ran, 0);
     atomic_store(&waiter_saw_partner, 0);
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 2};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_schedule(s, 10 * TB_MS, waiter, NULL, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 10 * TB_MS, partner, NULL, NULL), TB_OK);
@@ -1076,10 +1031,10 @@ static void test_threaded_periodic_and_cancel(void **state)
     (void)state;
     atomic_store(&ticks_seen, 0);
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .wheel_size = 3};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     tb_handle hp, hc;
-    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, 5 * TB_MS,
-                                            count_tick, NULL, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, count_tick, NULL, &hp,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 60 * TB_SEC, noop_task, NULL, &hc), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_true(wait_until(five_ticks, NULL, 30 * TB_SEC));
@@ -1128,7 +1083,7 @@ static void test_threaded_never_early_many(void **state)
     atomic_store(&ne_count, 0);
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .wheel_size = 3,
                           .threads = 2};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     uint64_t rng = 99;
     for (int i = 0; i < NE_N; i++) {
@@ -1196,7 +1151,7 @@ static struct tb_sched *executor_backlog(tb_handle h[5])
     atomic_store(&blocker_go, 0);
     atomic_store(&queued_runs, 0);
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .threads = 1};
-    struct tb_sched *s = make_sched(hw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_schedule(s, 0, blocker, NULL, NULL), TB_OK);
     assert_true(wait_until(blocker_running, NULL, 30 * TB_SEC));
@@ -1275,6 +1230,7 @@ static void test_threaded_shutdown_runs_queued(void **state)
 
 int main(void)
 {
+    unit_init("hierwheel");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_past_deadlines_skip_wheel),

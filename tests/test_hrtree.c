@@ -22,31 +22,6 @@
 #include "../hrtree/hrtree.h"
 #include "testlib.h"
 
-static const struct tb_backend *hr_backend(void)
-{
-    const struct tb_backend *b = tb_backend_find("hrtree");
-    assert_non_null(b);
-    return b;
-}
-
-static struct tb_sched *vsched(void)
-{
-    return make_sched(hr_backend(), NULL);
-}
-
-static struct tb_sched *msched(void)
-{
-    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC};
-    return make_sched(hr_backend(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
 /* Ids of the recorded runs, in order. */
 static size_t ids_of(struct recorder *r, int *out, size_t cap)
 {
@@ -61,7 +36,7 @@ static size_t ids_of(struct recorder *r, int *out, size_t cap)
 static void test_caps(void **state)
 {
     (void)state;
-    const struct tb_backend *b = hr_backend();
+    const struct tb_backend *b = unit_backend();
     assert_true(b->caps & TB_CAP_RANGE);
     assert_true(b->caps & TB_CAP_SKIP_MISSED);
     /* ties run in enqueue order, not submission order across re-arms */
@@ -141,8 +116,8 @@ static void test_ties_in_enqueue_order(void **state)
     struct probe p = {.rec = &r, .id = 1}, x = {.rec = &r, .id = 2},
                  y = {.rec = &r, .id = 3}, z = {.rec = &r, .id = 4};
     tb_handle hy;
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &p, &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &p,
+                                            &p.self, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &x, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &y, &hy), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &z, NULL), TB_OK);
@@ -394,19 +369,6 @@ static void test_range_runs_at_earliest_hard(void **state)
     tb_destroy(s);
 }
 
-struct flag {
-    _Atomic int runs;
-    _Atomic int64_t at;
-};
-
-static int flag_task(void *arg)
-{
-    struct flag *f = arg;
-    atomic_store(&f->at, tb_monotonic_ns());
-    atomic_fetch_add(&f->runs, 1);
-    return 0;
-}
-
 struct batch {
     struct flag f[8];
     int n;
@@ -509,16 +471,7 @@ static void test_fixed_rate_skips_missed(void **state)
     struct recorder r;
     rec_init(&r, s);
     struct probe p = {.rec = &r, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &p, &p.self), TB_OK);
-    assert_int_equal(tb_advance(s, 12 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 19 * TB_MS), 0);
-    assert_int_equal(tb_advance(s, 55 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 59 * TB_MS), 0);
-    assert_int_equal(tb_advance(s, 60 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 5), 1);
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 10 * TB_MS - 1), 0);
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 10 * TB_MS), 1);
+    advance_skipping_missed(s, &p, &p.self);
     assert_int_equal(p.runs, 5);
     /* off the tree during its run, on it between runs */
     assert_int_equal(tb_pending(s), 1);
@@ -537,11 +490,8 @@ static void test_fixed_delay_from_end(void **state)
     struct tb_sched *s = vsched();
     struct recorder r;
     rec_init(&r, s);
-    struct probe p = {.rec = &r, .id = 1, .spend = 4 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &p, NULL), TB_OK);
-    for (int64_t t = TB_MS; t <= 60 * TB_MS; t += TB_MS)
-        assert_true(tb_advance(s, t > tb_now(s) ? t : tb_now(s)) >= 0);
+    struct probe p;
+    run_slow_fixed_delay(s, &r, &p, 60 * TB_MS);
     /* 10, 24, 38, 52 */
     assert_int_equal(r.n, 4);
     for (int i = 0; i < 4; i++)
@@ -560,10 +510,10 @@ static void test_periodic_stops(void **state)
     rec_init(&r, s);
     struct probe fail = {.rec = &r, .id = 1, .fail = 1};
     struct probe self = {.rec = &r, .id = 2, .cancel_self_at = 2};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, probe_task,
-                                            &fail, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, TB_MS, probe_task,
-                                             &self, &self.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, probe_task, &fail, NULL,
+                                            TB_MS), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, probe_task, &self,
+                                             &self.self, TB_MS), TB_OK);
     for (int k = 1; k <= 5; k++)
         assert_true(tb_advance(s, k * TB_MS) >= 0);
     assert_int_equal(fail.runs, 1);
@@ -594,8 +544,8 @@ static void test_rearm_in_place(void **state)
     assert_int_equal(tb_schedule_range(s, 10 * TB_MS, 90 * TB_MS, probe_task,
                                        &a, &ha), TB_OK);
     assert_int_equal(tb_schedule(s, 50 * TB_MS, probe_task, &b, &hb), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            probe_task, &p, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &p, &hp,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_reschedule(s, ha, TB_MAX_DELAY + 1), TB_ERANGE);
     /* hrtimer_start has no range: a's soft expiry becomes its hard one, so
@@ -618,19 +568,6 @@ static void test_rearm_in_place(void **state)
     assert_balanced(s);
     rec_free(&r);
     tb_destroy(s);
-}
-
-static int flag_set(void *arg)
-{
-    return atomic_load(&((struct flag *)arg)->runs) > 0;
-}
-
-static int asleep(void *arg)
-{
-    /* the thread has started a timed wait (it sleeps until 1 h) */
-    struct tb_stats st;
-    tb_stats(arg, &st);
-    return st.timed_waits >= 1;
 }
 
 /* Threaded: an hour-away timer rescheduled to 1 ms becomes the leftmost,
@@ -707,7 +644,7 @@ static void test_bad_input(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.max_pending = 2, .allocator = &fa.hook};
-    s = make_sched(hr_backend(), &c);
+    s = make_sched(unit_backend(), &c);
     fa.budget = 0; /* the pool's first chunk cannot be had */
     h = 77;
     assert_int_equal(tb_schedule_range(s, 2 * TB_MS, TB_MS, noop_task, NULL,
@@ -812,6 +749,7 @@ static void test_random_ops_then_check(void **state)
 
 int main(void)
 {
+    unit_init("hrtree");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_order_and_equal_keys),

@@ -16,30 +16,10 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *kw(void)
-{
-    const struct tb_backend *b = tb_backend_find("kernelwheel");
-    assert_non_null(b);
-    return b;
-}
-
 static struct tb_sched *make_hz1000(void)
 {
     struct tb_config c = {.tick_ns = TB_MS};
-    return make_sched(kw(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
-static void assert_sound(struct tb_sched *s)
-{
-    assert_int_equal(tb_check(s), TB_OK);
-    assert_balanced(s);
+    return make_sched(unit_backend(), &c);
 }
 
 static int64_t run_time_of(const struct recorder *r, int id)
@@ -53,16 +33,17 @@ static int64_t run_time_of(const struct recorder *r, int id)
 static void test_defaults_and_depth(void **state)
 {
     (void)state;
-    struct tb_sched *s = make_sched(kw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     struct tb_config c;
     tb_sched_config(s, &c);
     assert_int_equal(c.tick_ns, 4 * TB_MS); /* HZ 250 */
     assert_int_equal(c.wheel_size, 64);     /* LVL_SIZE */
     /* 63 * 8^12 ticks of 4 ms reach past 2^63 ns, 63 * 8^11 do not */
     assert_int_equal(stats_of(s).levels, 13);
-    assert_true(kw()->caps & TB_CAP_TICKED);
-    assert_false(kw()->caps & (TB_CAP_LAZY_CANCEL | TB_CAP_FIFO_TIES |
-                               TB_CAP_PURGE | TB_CAP_SKIP_MISSED));
+    assert_true(unit_backend()->caps & TB_CAP_TICKED);
+    assert_false(unit_backend()->caps &
+                 (TB_CAP_LAZY_CANCEL | TB_CAP_FIFO_TIES | TB_CAP_PURGE |
+                  TB_CAP_SKIP_MISSED));
     tb_destroy(s);
     static const struct {
         int64_t tick;
@@ -71,15 +52,15 @@ static void test_defaults_and_depth(void **state)
                  {TB_SEC, 11}};
     for (size_t i = 0; i < sizeof depth / sizeof *depth; i++) {
         struct tb_config t = {.tick_ns = depth[i].tick};
-        s = make_sched(kw(), &t);
+        s = make_sched(unit_backend(), &t);
         assert_int_equal(stats_of(s).levels, depth[i].levels);
         tb_destroy(s);
     }
     /* LVL_BITS is the kernel's constant */
     struct tb_config other = {.wheel_size = 32};
-    assert_int_equal(tb_create(kw(), &other, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &other, &s), TB_EINVAL);
     struct tb_config same = {.wheel_size = 64};
-    assert_int_equal(tb_create(kw(), &same, &s), TB_OK);
+    assert_int_equal(tb_create(unit_backend(), &same, &s), TB_OK);
     tb_destroy(s);
 }
 
@@ -396,8 +377,8 @@ static void test_mod_timer_moves(void **state)
     struct probe a = {.rec = &rec, .id = 1}, p = {.rec = &rec, .id = 2};
     tb_handle ha, hp;
     assert_int_equal(tb_schedule(s, 5 * TB_SEC, probe_task, &a, &ha), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC, probe_task, &p,
-                                            &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, probe_task, &p, &hp,
+                                            TB_SEC), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_reschedule(s, ha, 30 * TB_MS), 1); /* level 0 */
     assert_int_equal(tb_advance(s, 29 * TB_MS), 0);
@@ -425,8 +406,8 @@ static void test_periodic_granularity(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, TB_SEC, probe_task, &p,
-                                            &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_SEC, probe_task, &p, &p.self,
+                                            TB_SEC), TB_OK);
     for (int64_t t = TB_MS; t <= 5100 * TB_MS; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
     static const int64_t at[] = {1024, 2048, 3008, 4032, 5056};
@@ -448,7 +429,7 @@ static void test_full_range(void **state)
     static const int64_t ticks[] = {1, TB_MS, TB_SEC};
     for (size_t i = 0; i < sizeof ticks / sizeof *ticks; i++) {
         struct tb_config c = {.tick_ns = ticks[i]};
-        struct tb_sched *s = make_sched(kw(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct recorder rec;
         rec_init(&rec, s);
         struct probe p = {.rec = &rec, .id = 1};
@@ -476,7 +457,7 @@ static void test_end_of_clock(void **state)
     static const int64_t ticks[] = {1, TB_MS, 4 * TB_MS, TB_SEC};
     for (size_t i = 0; i < sizeof ticks / sizeof *ticks; i++) {
         struct tb_config c = {.tick_ns = ticks[i]};
-        struct tb_sched *s = make_sched(kw(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         assert_int_equal(tb_advance(s, INT64_MAX - TB_MAX_DELAY), 0);
         assert_int_equal(tb_schedule(s, TB_MAX_DELAY, noop_task, NULL, NULL),
                          TB_OK);
@@ -499,20 +480,7 @@ static void test_end_of_clock(void **state)
 static void test_memory_per_task(void **state)
 {
     (void)state;
-    enum { N = 20000 };
-    struct tb_sched *s = make_sched(kw(), NULL);
-    uint64_t empty = stats_of(s).bytes_held;
-    uint64_t rng = 3;
-    for (int i = 0; i < N; i++)
-        assert_int_equal(tb_schedule(s, rng_range(&rng, TB_MS, 1000 * TB_SEC),
-                                     noop_task, NULL, NULL), TB_OK);
-    uint64_t held = stats_of(s).bytes_held - empty;
-    double per = (double)held / N;
-    print_message("kernelwheel: %.1f bytes per pending task (%d tasks)\n",
-                  per, N);
-    assert_true(per >= 64.0);
-    assert_true(per < 68.0);
-    tb_destroy(s);
+    check_bytes_per_task(64.0, 68.0);
 }
 
 /* shutdown_now returns exactly the timers that never ran, from every level
@@ -623,20 +591,7 @@ static void test_check_random(void **state)
 
 /* ---- The NOHZ thread --------------------------------------------------- */
 
-static _Atomic int64_t ran_at;
-
-static int note_time(void *arg)
-{
-    (void)arg;
-    atomic_store(&ran_at, tb_monotonic_ns());
-    return 0;
-}
-
-static int has_run(void *ctx)
-{
-    (void)ctx;
-    return atomic_load(&ran_at) != 0;
-}
+static struct flag ran;
 
 /* Idle with one timer far away, the thread sleeps through every empty tick
  * (timed waits stay a handful over 300 ticks); a timer earlier than the
@@ -645,7 +600,7 @@ static void test_thread_sleeps_to_next_bucket(void **state)
 {
     (void)state;
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS};
-    struct tb_sched *s = make_sched(kw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
                      TB_OK);
@@ -654,11 +609,12 @@ static void test_thread_sleeps_to_next_bucket(void **state)
     struct tb_stats st = stats_of(s);
     assert_true(st.timed_waits <= 3);
     assert_int_equal(st.ticks, 0);
-    atomic_store(&ran_at, 0);
+    atomic_store(&ran.at, 0);
+    atomic_store(&ran.runs, 0);
     int64_t start = tb_monotonic_ns();
-    assert_int_equal(tb_schedule(s, 20 * TB_MS, note_time, NULL, NULL), TB_OK);
-    assert_true(wait_until(has_run, NULL, 10 * TB_SEC));
-    assert_true(atomic_load(&ran_at) >= start + 20 * TB_MS);
+    assert_int_equal(tb_schedule(s, 20 * TB_MS, flag_task, &ran, NULL), TB_OK);
+    assert_true(wait_until(flag_set, &ran, 10 * TB_SEC));
+    assert_true(atomic_load(&ran.at) >= start + 20 * TB_MS);
     st = stats_of(s);
     assert_int_equal(st.fired, 1);
     assert_int_equal(st.ticks, 1);
@@ -690,11 +646,11 @@ static void test_thread_periodic_and_cancel(void **state)
 {
     (void)state;
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS};
-    struct tb_sched *s = make_sched(kw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     atomic_store(&runs, 0);
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 5 * TB_MS,
-                                            count_run, NULL, &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, count_run, NULL, &h,
+                                            5 * TB_MS), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_start(s), TB_ESTATE);
     assert_true(wait_until(five_runs, NULL, 10 * TB_SEC));
@@ -711,6 +667,7 @@ static void test_thread_periodic_and_cancel(void **state)
 
 int main(void)
 {
+    unit_init("kernelwheel");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_depth),
         cmocka_unit_test(test_calc_wheel_index_boundaries),

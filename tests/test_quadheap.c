@@ -20,47 +20,12 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *qh_backend(void)
-{
-    const struct tb_backend *b = tb_backend_find("quadheap");
-    assert_non_null(b);
-    return b;
-}
-
-static struct tb_sched *vsched(void)
-{
-    return make_sched(qh_backend(), NULL);
-}
-
-static struct tb_sched *msched(void)
-{
-    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC};
-    return make_sched(qh_backend(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
-/* Start times of task `id`, in order. */
-static size_t starts_of(struct recorder *r, int id, int64_t *out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->runs[i].id == id && n < cap)
-            out[n++] = r->runs[i].at;
-    return n;
-}
-
 /* ---- Shape ------------------------------------------------------------- */
 
 static void test_caps(void **state)
 {
     (void)state;
-    const struct tb_backend *b = qh_backend();
+    const struct tb_backend *b = unit_backend();
     assert_true(b->caps & TB_CAP_LAZY_CANCEL);
     assert_true(b->caps & TB_CAP_SKIP_MISSED);
     assert_false(b->caps & TB_CAP_FIFO_TIES);
@@ -185,7 +150,7 @@ static void test_reserve_and_growth_failure(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(qh_backend(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_reserve(s, 1000), TB_OK);
     uint64_t held = stats_of(s).bytes_held;
     for (int i = 1; i <= 1000; i++)
@@ -458,8 +423,8 @@ static void test_reset_answers(void **state)
     assert_int_equal(far.runs, 1);
     assert_int_equal(r.runs[0].at, 5 * TB_MS);
     tb_handle hp, hz;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, noop_task, NULL,
-                                            &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, noop_task, NULL, &hp,
+                                            TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, TB_SEC, noop_task, NULL, &hz), TB_OK);
     assert_int_equal(tb_reschedule(s, hp, TB_MS), TB_EINVAL);
     assert_int_equal(tb_cancel(s, hz), 1);
@@ -483,16 +448,8 @@ static void test_ticker_skips_missed(void **state)
     struct recorder r;
     rec_init(&r, s);
     struct probe p = {.rec = &r, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &p, NULL), TB_OK);
-    assert_int_equal(tb_advance(s, 12 * TB_MS), 1);  /* 10 at 12 */
-    assert_int_equal(tb_advance(s, 19 * TB_MS), 0);
-    assert_int_equal(tb_advance(s, 55 * TB_MS), 1);  /* 20 at 55 */
-    assert_int_equal(tb_advance(s, 59 * TB_MS), 0);
-    assert_int_equal(tb_advance(s, 60 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 5), 1); /* once, not 994 */
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 10 * TB_MS - 1), 0);
-    assert_int_equal(tb_advance(s, 10 * TB_SEC + 10 * TB_MS), 1);
+    /* 10 runs at 12, 20 at 55, the one 10 s late once, not 994 times */
+    advance_skipping_missed(s, &p, NULL);
     int64_t at[8];
     assert_int_equal(starts_of(&r, 1, at, 8), 5);
     assert_int_equal(at[1], 55 * TB_MS);
@@ -510,11 +467,8 @@ static void test_fixed_delay_from_start(void **state)
     struct tb_sched *s = vsched();
     struct recorder r;
     rec_init(&r, s);
-    struct probe p = {.rec = &r, .id = 1, .spend = 4 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &p, NULL), TB_OK);
-    for (int64_t t = TB_MS; t <= 45 * TB_MS; t += TB_MS)
-        assert_true(tb_advance(s, t > tb_now(s) ? t : tb_now(s)) >= 0);
+    struct probe p;
+    run_slow_fixed_delay(s, &r, &p, 45 * TB_MS);
     int64_t at[8];
     assert_int_equal(starts_of(&r, 1, at, 8), 4);
     for (int i = 0; i < 4; i++)
@@ -535,11 +489,11 @@ static void test_periodic_stays_in_heap(void **state)
     struct probe self = {.rec = &r, .id = 1, .cancel_self_at = 2};
     struct probe bad = {.rec = &r, .id = 2, .fail = 1};
     struct probe other = {.rec = &r, .id = 3};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &self, &self.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &self,
+                                            &self.self, 10 * TB_MS),
                      TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, 15 * TB_MS, 10 * TB_MS,
-                                             probe_task, &bad, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 15 * TB_MS, probe_task, &bad,
+                                             NULL, 10 * TB_MS), TB_OK);
     for (int i = 0; i < 20; i++)
         assert_int_equal(tb_schedule(s, TB_SEC + i, probe_task, &other, NULL),
                          TB_OK);
@@ -586,10 +540,10 @@ static void test_max_pending_with_ticker(void **state)
 {
     (void)state;
     struct tb_config c = {.max_pending = 1};
-    struct tb_sched *s = make_sched(qh_backend(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     struct d1 d = {.s = s, .inner_rc = 1};
     tb_handle h;
-    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS, d1_task, &d, &h),
+    assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, d1_task, &d, &h, TB_MS),
                      TB_OK);
     assert_int_equal(tb_advance(s, 3 * TB_MS), 1); /* one run: skipped 2, 3 */
     assert_int_equal(d.inner_rc, TB_EFULL);
@@ -603,36 +557,11 @@ static void test_max_pending_with_ticker(void **state)
 
 /* ---- Threads ----------------------------------------------------------- */
 
-struct flag {
-    _Atomic int runs;
-    _Atomic int64_t at;
-};
-
-static int flag_task(void *arg)
-{
-    struct flag *f = arg;
-    atomic_store(&f->at, tb_monotonic_ns());
-    atomic_fetch_add(&f->runs, 1);
-    return 0;
-}
-
-static int flag_set(void *ctx)
-{
-    return atomic_load(&((struct flag *)ctx)->runs) > 0;
-}
-
 static int zombies_gone(void *ctx)
 {
     struct tb_stats st;
     tb_stats(ctx, &st);
     return st.zombies == 0;
-}
-
-static int asleep(void *ctx)
-{
-    struct tb_stats st;
-    tb_stats(ctx, &st);
-    return st.timed_waits >= 1;
 }
 
 /* The thread sleeps until the head, an hour from now (its one timed wait,
@@ -690,11 +619,11 @@ static void test_random_ops_then_check(void **state)
                                          noop_task, NULL, &h), TB_OK);
         } else if (r < 38) {
             int64_t p = rng_range(&rng, TB_US, 5 * TB_MS);
-            assert_int_equal(r & 1 ? tb_schedule_fixed_rate(s, p, p,
-                                                            noop_task, NULL, &h)
-                                   : tb_schedule_fixed_delay(s, p, p,
-                                                             noop_task, NULL,
-                                                             &h), TB_OK);
+            assert_int_equal(r & 1 ? tb_schedule_fixed_rate(s, p, noop_task,
+                                                            NULL, &h, p)
+                                   : tb_schedule_fixed_delay(s, p, noop_task,
+                                                             NULL, &h,
+                                                             p), TB_OK);
         } else if (r < 60) {
             if (nh) {
                 int rc = tb_cancel(s, hs[rng_next(&rng) % nh]);
@@ -725,6 +654,7 @@ static void test_random_ops_then_check(void **state)
 
 int main(void)
 {
+    unit_init("quadheap");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_four_children_per_slot),

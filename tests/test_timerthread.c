@@ -17,47 +17,12 @@
 
 #include "testlib.h"
 
-static const struct tb_backend *tt_backend(void)
-{
-    const struct tb_backend *b = tb_backend_find("timerthread");
-    assert_non_null(b);
-    return b;
-}
-
-static struct tb_sched *vsched(void)
-{
-    return make_sched(tt_backend(), NULL);
-}
-
-static struct tb_sched *msched(void)
-{
-    struct tb_config c = {.clock = TB_CLOCK_MONOTONIC};
-    return make_sched(tt_backend(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
-}
-
-/* Start times of task `id`, in order. */
-static size_t starts_of(struct recorder *r, int id, int64_t *out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->runs[i].id == id && n < cap)
-            out[n++] = r->runs[i].at;
-    return n;
-}
-
 /* ---- Shape ------------------------------------------------------------- */
 
 static void test_caps(void **state)
 {
     (void)state;
-    const struct tb_backend *b = tt_backend();
+    const struct tb_backend *b = unit_backend();
     assert_true(b->caps & TB_CAP_PURGE);
     assert_true(b->caps & TB_CAP_FAIL_KILLS);
     assert_true(b->caps & TB_CAP_LAZY_CANCEL);
@@ -122,7 +87,7 @@ static void test_growth_failure_keeps_queue(void **state)
     struct failing_alloc fa;
     failing_alloc_init(&fa);
     struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(tt_backend(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     for (int i = 1; i <= 127; i++)
         assert_int_equal(tb_schedule(s, i, noop_task, NULL, NULL), TB_OK);
     fa.budget = 0;
@@ -153,8 +118,8 @@ static void test_failure_kills_timer(void **state)
     struct probe b = {.rec = &r, .id = 2}, c = {.rec = &r, .id = 3};
     struct probe z = {.rec = &r, .id = 4};
     tb_handle hz;
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 10 * TB_MS,
-                                            probe_task, &per, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &per,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 12 * TB_MS, probe_task, &bad, NULL), 0);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, probe_task, &b, NULL), 0);
     assert_int_equal(tb_schedule(s, 30 * TB_MS, probe_task, &c, NULL), 0);
@@ -179,7 +144,7 @@ static void test_failure_kills_timer(void **state)
     tb_handle h = 1;
     assert_int_equal(tb_schedule(s, 0, probe_task, &b, &h), TB_ESHUTDOWN);
     assert_int_equal(h, TB_HANDLE_NONE);
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, 1, probe_task, &b, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, probe_task, &b, NULL, 1),
                      TB_ESHUTDOWN);
     assert_int_equal(stats_of(s).rejected, 2);
     assert_int_equal(tb_advance(s, 200 * TB_MS), 0);
@@ -209,8 +174,8 @@ static void test_failing_periodic_kills_timer(void **state)
     struct tb_sched *s = vsched();
     struct fail_at f = {.fail_on = 2};
     struct fail_at other = {0};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            fail_at_task, &f, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, fail_at_task, &f,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 100 * TB_MS, fail_at_task, &other, NULL),
                      TB_OK);
     assert_int_equal(tb_advance(s, 50 * TB_MS), 2);
@@ -395,8 +360,8 @@ static void test_purge_inside_own_run(void **state)
     rec_init(&r, s);
     struct probe next = {.rec = &r, .id = 9};
     struct self_purge x = {.s = s, .next = &next};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            self_purge_task, &x, &x.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, self_purge_task, &x,
+                                            &x.self, 10 * TB_MS),
                      TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
     assert_int_equal(x.purged, 1);
@@ -456,8 +421,8 @@ static void test_reschedule_before_run(void **state)
     /* per: 20, 30 (cancels itself; next would be 40); b at 35 stays on top */
     struct inside per = {.s = s, .cancel_on = 2, .cancel_rc = -1};
     struct fail_at b = {0};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            inside_task, &per, &per.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, inside_task, &per,
+                                            &per.self, 10 * TB_MS),
                      TB_OK);
     assert_int_equal(tb_schedule(s, 25 * TB_MS, fail_at_task, &b, NULL), 0);
     assert_int_equal(tb_advance(s, 20 * TB_MS), 1);
@@ -482,8 +447,8 @@ static void test_reschedule_before_run(void **state)
 
     /* alone in the queue, a self-cancelled task goes right after its run */
     struct inside solo = {.s = s, .cancel_on = 1, .cancel_rc = -1};
-    assert_int_equal(tb_schedule_fixed_delay(s, 0, 10 * TB_MS, inside_task,
-                                             &solo, &solo.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 0, inside_task, &solo,
+                                             &solo.self, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 100 * TB_MS), 1);
     assert_int_equal(solo.cancel_rc, 1);
     assert_int_equal(tb_pending(s), 0);
@@ -502,8 +467,8 @@ static size_t fixed_delay_starts(const char *backend, int64_t *starts,
     struct recorder r;
     rec_init(&r, s);
     struct probe p = {.rec = &r, .id = 0, .spend = 6 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &p, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &p,
+                                             NULL, 10 * TB_MS), TB_OK);
     for (int64_t t = 0; t <= 60 * TB_MS; t += TB_MS)
         if (t >= tb_now(s))
             assert_true(tb_advance(s, t) >= 0);
@@ -542,8 +507,8 @@ static void test_fixed_rate_catch_up(void **state)
     rec_init(&r, s);
     struct probe rate = {.rec = &r, .id = 0, .spend = 2 * TB_MS};
     struct probe stall = {.rec = &r, .id = 1, .spend = 40 * TB_MS};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &rate, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &rate,
+                                            NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 15 * TB_MS, probe_task, &stall, NULL),
                      TB_OK);
     assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
@@ -575,10 +540,10 @@ static void test_late_rate_vs_delay(void **state)
     struct recorder r;
     rec_init(&r, s);
     struct probe rate = {.rec = &r, .id = 0}, delay = {.rec = &r, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            probe_task, &rate, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, 10 * TB_MS,
-                                             probe_task, &delay, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, probe_task, &rate,
+                                            NULL, 10 * TB_MS), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, 10 * TB_MS, probe_task, &delay,
+                                             NULL, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_advance(s, 25 * TB_MS), 3); /* rate 10, 20; delay 10 */
     assert_int_equal(rate.runs, 2);
     assert_int_equal(delay.runs, 1);
@@ -622,7 +587,7 @@ static void ms_to(struct tb_sched *s, int64_t end)
 static void test_wall_clock_api(void **state)
 {
     (void)state;
-    assert_true(tt_backend()->caps & TB_CAP_WALL_CLOCK);
+    assert_true(unit_backend()->caps & TB_CAP_WALL_CLOCK);
     const struct tb_backend *hq = tb_backend_find("heapqueue");
     assert_non_null(hq);
     assert_false(hq->caps & TB_CAP_WALL_CLOCK);
@@ -799,12 +764,8 @@ static void test_wall_step_periodic(void **state)
         struct recorder r;
         rec_init(&r, t);
         struct probe pr = {.rec = &r, .id = 0};
-        int rc = fixed_rate ? tb_schedule_fixed_rate(t, 10 * TB_MS,
-                                                     10 * TB_MS, probe_task,
-                                                     &pr, NULL)
-                            : tb_schedule_fixed_delay(t, 10 * TB_MS,
-                                                      10 * TB_MS, probe_task,
-                                                      &pr, NULL);
+        int rc = fixed_rate ? tb_schedule_fixed_rate(t, 10 * TB_MS, probe_task, &pr, NULL, 10 * TB_MS)
+                            : tb_schedule_fixed_delay(t, 10 * TB_MS, probe_task, &pr, NULL, 10 * TB_MS);
         assert_int_equal(rc, TB_OK);
         ms_to(t, 25 * TB_MS);
         assert_int_equal(tb_wall_step(t, 30 * TB_MS), TB_OK); /* wall 55 */
@@ -829,7 +790,7 @@ static void test_monotonic_deadlines_flag(void **state)
 {
     (void)state;
     struct tb_config c = {.flags = TB_F_MONOTONIC_DEADLINES};
-    struct tb_sched *t = make_sched(tt_backend(), &c);
+    struct tb_sched *t = make_sched(unit_backend(), &c);
     struct recorder r;
     rec_init(&r, t);
     struct probe a = {.rec = &r, .id = 0}, b = {.rec = &r, .id = 1};
@@ -877,8 +838,8 @@ static void test_shutdown_now_inside_task(void **state)
     tb_handle hb, hper, hz;
     assert_int_equal(tb_schedule(s, 10 * TB_MS, stopper_task, &x, NULL), 0);
     assert_int_equal(tb_schedule(s, 11 * TB_MS, probe_task, &b, &hb), 0);
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 10 * TB_MS,
-                                            probe_task, &per, &hper), 0);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, probe_task, &per,
+                                            &hper, 10 * TB_MS), 0);
     assert_int_equal(tb_schedule(s, 12 * TB_MS, probe_task, &z, &hz), 0);
     assert_int_equal(tb_cancel(s, hz), 1);
 
@@ -912,8 +873,8 @@ static void test_shutdown_now_inside_periodic(void **state)
     struct stopper x = {.s = s, .result = -100, .stop_on = 2};
     struct fail_at other = {0};
     tb_handle hx;
-    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, 10 * TB_MS,
-                                            stopper_task, &x, &hx), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, stopper_task, &x,
+                                            &hx, 10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 100 * TB_MS, fail_at_task, &other, NULL),
                      TB_OK);
     assert_int_equal(tb_advance(s, 50 * TB_MS), 2);
@@ -947,8 +908,8 @@ static void test_shutdown_now_inside_task_threaded(void **state)
     struct probe late = {.rec = &r, .id = 1}, per = {.rec = &r, .id = 2};
     assert_int_equal(tb_schedule(s, TB_MS, stopper_task, &x, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 60 * TB_SEC, probe_task, &late, NULL), 0);
-    assert_int_equal(tb_schedule_fixed_rate(s, 30 * TB_SEC, TB_MS, probe_task,
-                                            &per, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 30 * TB_SEC, probe_task, &per,
+                                            NULL, TB_MS), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_int_equal(tb_start(s), TB_ESTATE);
     assert_true(wait_until(two_dropped, s, 10 * TB_SEC));
@@ -971,8 +932,8 @@ static void test_shutdown_discards(void **state)
     tb_handle h;
     for (int i = 1; i <= 3; i++)
         assert_int_equal(tb_schedule(s, i * TB_MS, noop_task, NULL, NULL), 0);
-    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, TB_MS, noop_task, NULL,
-                                             &h), TB_OK);
+    assert_int_equal(tb_schedule_fixed_delay(s, TB_MS, noop_task, NULL, &h,
+                                             TB_MS), TB_OK);
     assert_int_equal(tb_cancel(s, h), 1);
     assert_int_equal(tb_await_termination(s, 0), TB_ESTATE);
     assert_int_equal(tb_shutdown(s), 3);
@@ -998,8 +959,8 @@ static void test_cancel_after_stop(void **state)
     struct tb_sched *s = vsched();
     tb_handle once, per, gone;
     assert_int_equal(tb_schedule(s, 10 * TB_MS, noop_task, NULL, &once), 0);
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 10 * TB_MS,
-                                            noop_task, NULL, &per), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, noop_task, NULL, &per,
+                                            10 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 20 * TB_MS, noop_task, NULL, &gone), 0);
     assert_int_equal(tb_cancel(s, gone), 1); /* a zombie when it stops */
     assert_int_equal(tb_shutdown(s), 2);
@@ -1050,10 +1011,10 @@ static void test_max_pending_counts_running_periodic(void **state)
     (void)state;
     for (size_t cap = 1; cap <= 2; cap++) {
         struct tb_config c = {.max_pending = cap};
-        struct tb_sched *s = make_sched(tt_backend(), &c);
+        struct tb_sched *s = make_sched(unit_backend(), &c);
         struct sched_inside x = {.s = s, .rc = -100};
-        assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, TB_MS,
-                                                sched_inside_task, &x, NULL),
+        assert_int_equal(tb_schedule_fixed_rate(s, TB_MS, sched_inside_task, &x,
+                                                NULL, TB_MS),
                          TB_OK);
         long ran = 0;
         for (int64_t t = TB_MS; t <= 5 * TB_MS; t += TB_MS) {
@@ -1122,8 +1083,8 @@ static void test_one_timer_thread(void **state)
     for (int i = 1; i <= 5; i++)
         assert_int_equal(tb_schedule(s, i * TB_MS, on_thread_task, &o, NULL),
                          TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, 2 * TB_MS,
-                                            on_thread_task, &o, &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 2 * TB_MS, on_thread_task, &o,
+                                            &hp, 2 * TB_MS), TB_OK);
     assert_int_equal(tb_start(s), TB_OK);
     assert_true(wait_until(on_thread_enough, &o, 10 * TB_SEC));
     assert_int_equal(tb_cancel(s, hp), 1);
@@ -1197,10 +1158,10 @@ static void rnd_add(struct rnd *x, int64_t delay, int64_t period)
     struct rnd_task *t = &x->t[x->n];
     *t = (struct rnd_task){.ctx = x, .period = period,
                            .first = tb_now(x->s) + delay};
-    int rc = period > 0   ? tb_schedule_fixed_rate(x->s, delay, period,
-                                                   rnd_run, t, &t->h)
-             : period < 0 ? tb_schedule_fixed_delay(x->s, delay, -period,
-                                                    rnd_run, t, &t->h)
+    int rc = period > 0   ? tb_schedule_fixed_rate(x->s, delay, rnd_run, t,
+                                                   &t->h, period)
+             : period < 0 ? tb_schedule_fixed_delay(x->s, delay, rnd_run, t,
+                                                    &t->h, -period)
                           : tb_schedule(x->s, delay, rnd_run, t, &t->h);
     assert_int_equal(rc, TB_OK);
     x->n++;
@@ -1321,8 +1282,8 @@ static void test_sift_levels_counted(void **state)
 
     /* [5 (every 100) 30 40]: the run re-arms it at 105, below both: 1. */
     s = vsched();
-    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, 100 * TB_MS,
-                                          noop_task, NULL, NULL), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, 5 * TB_MS, noop_task, NULL, NULL,
+                                            100 * TB_MS), TB_OK);
     assert_int_equal(tb_schedule(s, 30 * TB_MS, noop_task, NULL, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 40 * TB_MS, noop_task, NULL, NULL), TB_OK);
     assert_int_equal(stats_of(s).sift_levels, 0);
@@ -1339,33 +1300,12 @@ static void test_sift_levels_counted(void **state)
 static void test_reserve_heap(void **state)
 {
     (void)state;
-    struct failing_alloc fa;
-    failing_alloc_init(&fa);
-    struct tb_config c = {.allocator = &fa.hook};
-    struct tb_sched *s = make_sched(tt_backend(), &c);
-    const uint64_t slot = sizeof(struct { int64_t at; void *t; });
-    uint64_t before = stats_of(s).bytes_held;
-    assert_int_equal(tb_reserve(s, 1000), TB_OK);
-    assert_true(stats_of(s).bytes_held >= before + (1001 - 128) * slot);
-    fa.budget = 0;
-    for (int i = 0; i < 1000; i++)
-        assert_int_equal(tb_schedule(s, (i % 7 + 1) * TB_MS, noop_task, NULL,
-                                     NULL), TB_OK);
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_ENOMEM);
-    assert_int_equal(tb_reserve(s, 1), TB_ENOMEM);
-    fa.budget = -1;
-    uint64_t full = stats_of(s).bytes_held;
-    assert_int_equal(tb_schedule(s, TB_MS, noop_task, NULL, NULL), TB_OK);
-    assert_int_equal(stats_of(s).bytes_held, full + 1001 * slot);
-    assert_int_equal(tb_reserve(s, 0), TB_OK);
-    assert_int_equal(tb_check(s), TB_OK);
-    assert_int_equal(tb_advance(s, TB_SEC), 1001);
-    assert_balanced(s);
-    tb_destroy(s);
+    check_heap_reserve(1001 - 128, 1001);
 }
 
 int main(void)
 {
+    unit_init("timerthread");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_equal_deadlines_not_fifo),

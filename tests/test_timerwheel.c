@@ -21,25 +21,11 @@
 #include "testlib.h"
 #include "../timerwheel/timerwheel_hook.h"
 
-static const struct tb_backend *tw(void)
-{
-    const struct tb_backend *b = tb_backend_find("timerwheel");
-    assert_non_null(b);
-    return b;
-}
-
 static struct tb_sched *virt(int64_t tick, int wheel, size_t max_pending)
 {
     struct tb_config c = {.clock = TB_CLOCK_VIRTUAL, .tick_ns = tick,
                           .wheel_size = wheel, .max_pending = max_pending};
-    return make_sched(tw(), &c);
-}
-
-static struct tb_stats stats_of(struct tb_sched *s)
-{
-    struct tb_stats st;
-    assert_int_equal(tb_stats(s, &st), TB_OK);
-    return st;
+    return make_sched(unit_backend(), &c);
 }
 
 /* Advances in whole ticks so that each run sees the boundary it ran on. */
@@ -89,7 +75,7 @@ static void test_config(void **state)
 {
     (void)state;
     struct tb_config got;
-    struct tb_sched *s = make_sched(tw(), NULL);
+    struct tb_sched *s = make_sched(unit_backend(), NULL);
     tb_sched_config(s, &got);
     assert_int_equal(got.tick_ns, 100 * TB_MS); /* Netty's defaults */
     assert_int_equal(got.wheel_size, 512);
@@ -110,20 +96,20 @@ static void test_config(void **state)
     }
 
     struct tb_config c = {.wheel_size = (1 << 30) + 1};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_EINVAL);
     /* 2^30 is accepted: only the allocation (16 GiB of buckets) fails */
     struct tb_allocator small = {refuse_big, plain_free, NULL};
     c = (struct tb_config){.wheel_size = 1 << 30, .allocator = &small};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_ENOMEM);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_ENOMEM);
     /* tick * wheel must not overflow */
     c = (struct tb_config){.tick_ns = INT64_MAX / 512, .wheel_size = 512};
-    assert_int_equal(tb_create(tw(), &c, &s), TB_EINVAL);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_EINVAL);
     c.tick_ns = INT64_MAX / 1024;
-    assert_int_equal(tb_create(tw(), &c, &s), TB_OK);
+    assert_int_equal(tb_create(unit_backend(), &c, &s), TB_OK);
     tb_destroy(s);
 
-    assert_true(tw()->caps & TB_CAP_TICKED);
-    assert_true(tw()->caps & TB_CAP_LAZY_CANCEL);
+    assert_true(unit_backend()->caps & TB_CAP_TICKED);
+    assert_true(unit_backend()->caps & TB_CAP_LAZY_CANCEL);
 }
 
 /* ---- Tick rounding ----------------------------------------------------- */
@@ -223,7 +209,7 @@ static void test_no_drift(void **state)
     struct rearm r = {s, span, 0, 10, {0}};
     struct shot p = {s, 0, 0};
     assert_int_equal(tb_schedule(s, span, rearm_task, &r, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, span, span, shot_task, &p, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, span, shot_task, &p, NULL, span),
                      TB_OK);
     for (int k = 1; k <= 10; k++) {
         step_to(s, k * span, tick);
@@ -573,7 +559,7 @@ static void test_shutdown_inside_task(void **state)
     assert_int_equal(tb_schedule(s, tick, shutdown_task, &q, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, tick, noop_task, NULL, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 9 * tick, noop_task, NULL, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, tick, shot_task, &p, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, shot_task, &p, NULL, tick),
                      TB_OK);
     assert_int_equal(tb_advance(s, 0), 1);
     assert_int_equal(tb_advance(s, tick), 1); /* the shutdown task only */
@@ -603,7 +589,7 @@ static void test_failing_task(void **state)
     assert_int_equal(tb_schedule(s, tick, fail_task, &f, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, tick, shot_task, &a, NULL), TB_OK);
     assert_int_equal(tb_schedule(s, 2 * tick, shot_task, &b, NULL), TB_OK);
-    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, fail_task, &p, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, fail_task, &p, NULL, tick),
                      TB_OK);
     assert_int_equal(step_to(s, 5 * tick, tick), 4);
     assert_int_equal(f.runs, 1);
@@ -656,18 +642,18 @@ static void test_periodic(void **state)
     struct probe delay = {.rec = &rec, .id = 2, .spend = 2 * TB_MS};
     struct probe self = {.rec = &rec, .id = 3, .cancel_self_at = 2};
     /* fixed rate with a period of 3 ticks: catch-up within one advance */
-    assert_int_equal(tb_schedule_fixed_rate(s, tick, 3 * tick, probe_task,
-                                            &rate, &rate.self),
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, probe_task, &rate,
+                                            &rate.self, 3 * tick),
                      TB_OK);
     assert_int_equal(tb_advance(s, 10 * tick), 4); /* 1, 4, 7, 10 */
     assert_int_equal(rec_runs_of(&rec, 1), 4);
     assert_int_equal(tb_cancel(s, rate.self), 1);
     /* fixed delay counts from the end of the run */
-    assert_int_equal(tb_schedule_fixed_delay(s, tick, 5 * tick, probe_task,
-                                             &delay, &delay.self),
+    assert_int_equal(tb_schedule_fixed_delay(s, tick, probe_task, &delay,
+                                             &delay.self, 5 * tick),
                      TB_OK);
     assert_int_equal(
-        tb_schedule_fixed_rate(s, tick, tick, probe_task, &self, &self.self),
+        tb_schedule_fixed_rate(s, tick, probe_task, &self, &self.self, tick),
         TB_OK);
     for (int64_t t = 11 * tick; t <= 30 * tick; t += tick)
         if (t >= tb_now(s))
@@ -703,7 +689,7 @@ static void test_catch_up_orders_by_tick(void **state)
     rec_init(&rec, s);
     struct probe a = {.rec = &rec, .id = 1}, b = {.rec = &rec, .id = 2};
     assert_int_equal(
-        tb_schedule_fixed_rate(s, 0, tick / 2, probe_task, &a, NULL), TB_OK);
+        tb_schedule_fixed_rate(s, 0, probe_task, &a, NULL, tick / 2), TB_OK);
     assert_int_equal(tb_schedule(s, 2 * tick, probe_task, &b, NULL), TB_OK);
     assert_int_equal(tb_advance(s, 2 * tick), 6); /* a at 0, .5, 1, 1.5, 2 */
     assert_int_equal(rec_runs_of(&rec, 1), 5);
@@ -742,7 +728,7 @@ static void test_rearm_refused_at_cap(void **state)
     tb_handle far, hp;
     assert_int_equal(tb_schedule(s, 100 * tick, noop_task, NULL, &far), TB_OK);
     struct filler f = {.s = s, .rc = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, fill_once, &f, &hp),
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, fill_once, &f, &hp, tick),
                      TB_OK);
     for (int64_t t = tick; t <= 10 * tick; t += tick) {
         assert_true(tb_advance(s, t) >= 0);
@@ -761,7 +747,7 @@ static void test_rearm_refused_at_cap(void **state)
     assert_balanced(s);
     /* a zombie keeps its place until the next tick */
     assert_int_equal(tb_cancel(s, far), 1);  /* pending 2: one zombie */
-    assert_int_equal(tb_schedule_fixed_rate(s, 0, tick, noop_task, NULL, NULL),
+    assert_int_equal(tb_schedule_fixed_rate(s, 0, noop_task, NULL, NULL, tick),
                      TB_EFULL);
     assert_int_equal(tb_advance(s, 11 * tick), 0); /* zombie processed */
     assert_int_equal(tb_pending(s), 1);
@@ -769,8 +755,8 @@ static void test_rearm_refused_at_cap(void **state)
     struct recorder rec;
     rec_init(&rec, s);
     struct probe g = {.rec = &rec, .id = 1};
-    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, probe_task, &g,
-                                            &hp), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, probe_task, &g, &hp,
+                                            tick), TB_OK);
     assert_int_equal(tb_advance(s, 15 * tick), 4); /* 12, 13, 14, 15 */
     assert_int_equal(g.runs, 4);
     assert_int_equal(tb_pending(s), 2);
@@ -937,8 +923,8 @@ static void test_cancel_in_rearm_window(void **state)
     rec_init(&rec, s);
     struct probe p = {.rec = &rec, .id = 1};
     arm_window(TW_HOOK_REARMED);
-    assert_int_equal(tb_schedule_fixed_rate(s, tick, tick, probe_task, &p,
-                                            &p.self), TB_OK);
+    assert_int_equal(tb_schedule_fixed_rate(s, tick, probe_task, &p, &p.self,
+                                            tick), TB_OK);
     assert_int_equal(tb_advance(s, tick), 1);
     tw_test_hook = NULL;
     assert_int_equal(window_hits, 1);
@@ -1020,8 +1006,8 @@ static void test_bulk_skip_matches_walk(void **state)
             p[k][i] = (struct probe){.rec = &rec[k], .id = i};
             int64_t d = rng_range(&rng, 1, 3000) * tick + (i % 3);
             int rc = i % 8 == 0
-                         ? tb_schedule_fixed_rate(s[k], d, 700 * tick,
-                                                  twin_run, &p[k][i], NULL)
+                         ? tb_schedule_fixed_rate(s[k], d, twin_run, &p[k][i],
+                                                  NULL, 700 * tick)
                          : tb_schedule(s[k], d, twin_run, &p[k][i], NULL);
             assert_int_equal(rc, TB_OK);
         }
@@ -1231,7 +1217,7 @@ static struct tb_sched *threaded(int64_t tick)
 {
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = tick,
                           .wheel_size = 64};
-    return make_sched(tw(), &c);
+    return make_sched(unit_backend(), &c);
 }
 
 struct rt_task {
@@ -1382,7 +1368,7 @@ static void check_worker_sleep(bool exact)
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = tick,
                           .wheel_size = 64,
                           .flags = exact ? TB_F_EXACT_SLEEP : 0};
-    struct tb_sched *s = make_sched(tw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     memset(&sleeps, 0, sizeof sleeps);
     atomic_init(&sleeps.n, 0);
     sleeps.s = s;
@@ -1575,7 +1561,7 @@ static void test_threaded_pending_never_above_cap(void **state)
     enum { CAP = 64, SAMPLES = 200000, HITS = 1000 };
     struct tb_config c = {.clock = TB_CLOCK_MONOTONIC, .tick_ns = TB_MS,
                           .wheel_size = 64, .max_pending = CAP};
-    struct tb_sched *s = make_sched(tw(), &c);
+    struct tb_sched *s = make_sched(unit_backend(), &c);
     assert_int_equal(tb_start(s), TB_OK);
     for (int i = 0; i < CAP; i++)
         assert_int_equal(tb_schedule(s, 3600 * TB_SEC, noop_task, NULL, NULL),
@@ -1783,6 +1769,7 @@ static void test_threaded_shutdown_race(void **state)
 
 int main(void)
 {
+    unit_init("timerwheel");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_delay_shorter_than_tick),

@@ -120,7 +120,7 @@ struct tt {
     int64_t vwake;
     pthread_mutex_t lock;
     pthread_cond_t available;  /* the queue's monitor: new head, shutdown */
-    struct tb_thread thread;   /* the timer thread */
+    struct tb_threads thread;  /* the timer thread */
     bool stopped;            /* !TimerThread.newTasksMayBeScheduled */
     struct tb_stats st;
 };
@@ -335,29 +335,25 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
 {
     tb_handle_none(handle);
     struct tb_sched *s = &q->base;
+    struct tb_task *t = NULL;
     int rc = TB_OK;
     tt_lock(q);
     if (q->stopped) {
         rc = TB_ESHUTDOWN; /* "Timer already cancelled." */
     } else if (s->cfg.max_pending && q->size >= s->cfg.max_pending) {
         rc = TB_EFULL;
-    } else if (!heap_reserve(q)) {
-        rc = TB_ENOMEM;
+    } else if (!heap_reserve(q) || !(t = tb_pool_get(&s->pool, handle))) {
+        rc = TB_ENOMEM; /* no room in the array, or no record */
     } else {
-        struct tb_task *t = tb_pool_get(&s->pool, handle);
-        if (!t) {
-            rc = TB_ENOMEM;
-        } else {
-            tb_task_set(t, deadline, period, fn, arg);
-            heap_add(q, t);
-            q->st.submitted++;
-            if (q->heap[1].t == t) {
-                /* queue.notify(): the thread looks at the new head */
-                if (s->threaded)
-                    pthread_cond_signal(&q->available);
-                else
-                    q->vwake = INT64_MIN;
-            }
+        tb_task_set(t, deadline, period, fn, arg);
+        heap_add(q, t);
+        q->st.submitted++;
+        if (q->heap[1].t == t) {
+            /* queue.notify(): the thread looks at the new head */
+            if (s->threaded)
+                pthread_cond_signal(&q->available);
+            else
+                q->vwake = INT64_MIN;
         }
     }
     if (rc)
@@ -387,7 +383,7 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     if (s->threaded || q->stopped || s->cfg.max_pending ||
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
-    struct tb_task *t = tb_pool_take(&s->pool, handle);
+    struct tb_task *t = tb_pool_get_unlocked(&s->pool, handle);
     tb_task_set(t, deadline, period, fn, arg);
     heap_add(q, t);
     q->st.submitted++;
@@ -401,13 +397,10 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
 static inline __attribute__((always_inline)) int
 cancel_locked(struct tt *q, tb_handle h, bool virt)
 {
-    struct tb_pool *p = &q->base.pool;
-    struct tb_task *t = virt ? tb_pool_find(p, h) : tb_pool_lookup(p, h);
     /* WAITING is TimerTask.SCHEDULED: a queued one-shot, or a periodic task
      * even while it runs; a running one-shot is RUNNING (EXECUTED). */
-    if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
+    if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
-    tb_task_set_state(t, TB_TASK_CANCELLED);
     q->st.cancelled++;
     q->st.zombies++;
     return 1;
@@ -570,7 +563,7 @@ static void *timer_main(void *arg)
         }
         run_task(q, take_due(q, now));
     }
-    tb_thread_end(&q->thread);
+    tb_threads_end(&q->thread);
     pthread_mutex_unlock(&q->lock);
     return NULL;
 }
@@ -579,7 +572,7 @@ static int tt_start(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     pthread_mutex_lock(&q->lock);
-    int rc = tb_thread_start(&q->thread, q->stopped, timer_main, q);
+    int rc = tb_threads_start(&q->thread, q->stopped, timer_main, q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -604,13 +597,13 @@ static long tt_shutdown(struct tb_sched *s)
 static int tt_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct tt *q = tt_of(s);
-    return tb_thread_await(s, &q->thread, &q->lock, &q->stopped, timeout_ns);
+    return tb_threads_await(s, &q->thread, &q->stopped, timeout_ns);
 }
 
 static void tt_join(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
-    tb_thread_join(s, &q->thread, &q->lock);
+    tb_threads_join(s, &q->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -631,32 +624,21 @@ static int tt_init(struct tb_sched *s)
         return TB_ENOMEM;
     memset(q->heap, 0, q->cap * sizeof *q->heap);
     if (s->threaded) {
-        if (pthread_mutex_init(&q->lock, NULL))
-            goto fail_lock;
-        if (tb_cond_init(&q->available))
-            goto fail_available;
-        if (tb_thread_init(&q->thread))
-            goto fail_terminated;
+        if (tb_threads_init(s, &q->thread, 1, &q->lock,
+                            (pthread_cond_t *[]){&q->available}, 1)) {
+            heap_free(q);
+            return TB_ENOMEM;
+        }
     }
     return TB_OK;
-fail_terminated:
-    pthread_cond_destroy(&q->available);
-fail_available:
-    pthread_mutex_destroy(&q->lock);
-fail_lock:
-    heap_free(q);
-    return TB_ENOMEM;
 }
 
 static void tt_fini(struct tb_sched *s)
 {
     struct tt *q = tt_of(s);
     heap_free(q);
-    if (s->threaded) {
-        pthread_mutex_destroy(&q->lock);
-        pthread_cond_destroy(&q->available);
-        tb_thread_fini(&q->thread);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->thread);
 }
 
 static void tt_stats(struct tb_sched *s, struct tb_stats *out)

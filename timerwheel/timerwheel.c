@@ -227,9 +227,8 @@ struct tw {
     _Atomic long producers;     /* schedules between shutdown check and push */
     /* threaded mode */
     pthread_mutex_t mu;
-    pthread_cond_t wake, terminated;
-    pthread_t thread;
-    bool started, live, joined;
+    pthread_cond_t wake;
+    struct tb_threads thread;   /* the worker */
     struct tb_stats st;         /* the worker's counters, under mu */
 };
 
@@ -920,8 +919,7 @@ static void *worker_main(void *arg)
         }
         run_tick(q);
     }
-    q->live = false;
-    pthread_cond_broadcast(&q->terminated);
+    tb_threads_end(&q->thread);
     pthread_mutex_unlock(&q->mu);
     return NULL;
 }
@@ -929,21 +927,11 @@ static void *worker_main(void *arg)
 static int tw_start(struct tb_sched *s)
 {
     struct tw *q = tw_of(s);
-    int rc = TB_OK;
     pthread_mutex_lock(&q->mu);
-    if (q->started) {
-        rc = TB_ESTATE;
-    } else if (atomic_load(&q->shut)) {
-        rc = TB_ESHUTDOWN;
-    } else {
+    int rc = tb_threads_begin(&q->thread, atomic_load(&q->shut));
+    if (!rc) {
         q->start_ns = tb_monotonic_ns();
-        q->live = true;
-        if (pthread_create(&q->thread, NULL, worker_main, q)) {
-            q->live = false;
-            rc = TB_ENOMEM;
-        } else {
-            q->started = true;
-        }
+        rc = tb_threads_spawn(&q->thread, worker_main, q);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;
@@ -1022,7 +1010,7 @@ static inline int schedule_virtual_fast(struct tw *q, int64_t deadline,
         __builtin_expect(tw_test_hook != NULL, 0))
         return schedule_virtual_slow(q, deadline, period, fn, arg, handle);
     struct tw_timeout *t =
-        (struct tw_timeout *)(void *)tb_pool_take(p, handle);
+        (struct tw_timeout *)(void *)tb_pool_get_unlocked(p, handle);
     push_virtual(q, t, deadline, period, fn, arg, ctr_get(&q->pending) + 1);
     return TB_OK;
 }
@@ -1136,7 +1124,7 @@ static int tw_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(q, h);
     struct tw_timeout *t =
-        (struct tw_timeout *)(void *)tb_pool_find(&s->pool, h);
+        (struct tw_timeout *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
     if (!t)
         return 0;
     uint32_t gen = (uint32_t)(h >> 32);
@@ -1231,32 +1219,14 @@ static long tw_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 static int tw_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     struct tw *q = tw_of(s);
-    if (!s->threaded)
-        return atomic_load(&q->shut) ? TB_OK : TB_ESTATE;
-    int rc = TB_OK;
-    struct timespec ts;
-    tb_abstime(&ts, tb_deadline_in(timeout_ns));
-    pthread_mutex_lock(&q->mu);
-    if (!atomic_load(&q->shut))
-        rc = TB_ESTATE;
-    while (!rc && q->live)
-        if (pthread_cond_timedwait(&q->terminated, &q->mu, &ts))
-            rc = q->live ? TB_ETIMEDOUT : TB_OK;
-    pthread_mutex_unlock(&q->mu);
-    return rc;
+    bool shut = atomic_load(&q->shut); /* set once, never cleared */
+    return tb_threads_await(s, &q->thread, &shut, timeout_ns);
 }
 
 static void tw_join(struct tb_sched *s)
 {
     struct tw *q = tw_of(s);
-    if (!s->threaded)
-        return;
-    pthread_mutex_lock(&q->mu);
-    bool join = q->started && !q->joined;
-    q->joined = true;
-    pthread_mutex_unlock(&q->mu);
-    if (join)
-        pthread_join(q->thread, NULL);
+    tb_threads_join(s, &q->thread);
 }
 
 /* ---- Setup and introspection ------------------------------------------- */
@@ -1299,10 +1269,12 @@ static int tw_init(struct tb_sched *s)
     atomic_init(&q->inbox, &q->sentinel);
     q->inbox_head = &q->sentinel;
     atomic_init(&q->cancelled, NULL);
-    if (s->threaded) {
-        pthread_mutex_init(&q->mu, NULL);
-        tb_cond_init(&q->wake);
-        tb_cond_init(&q->terminated);
+    if (s->threaded &&
+        tb_threads_init(s, &q->thread, 1, &q->mu,
+                        (pthread_cond_t *[]){&q->wake}, 1)) {
+        tb_mem_free(s, q->wheel, len * sizeof *q->wheel);
+        tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
+        return TB_ENOMEM;
     }
     return TB_OK;
 }
@@ -1312,11 +1284,8 @@ static void tw_fini(struct tb_sched *s)
     struct tw *q = tw_of(s);
     tb_mem_free(s, q->wheel, ((size_t)q->mask + 1) * sizeof *q->wheel);
     tb_mem_free(s, q->occupied, q->nwords * sizeof *q->occupied);
-    if (s->threaded) {
-        pthread_mutex_destroy(&q->mu);
-        pthread_cond_destroy(&q->wake);
-        pthread_cond_destroy(&q->terminated);
-    }
+    if (s->threaded)
+        tb_threads_fini(s, &q->thread);
 }
 
 static void tw_stats(struct tb_sched *s, struct tb_stats *out)

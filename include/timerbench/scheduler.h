@@ -281,6 +281,11 @@ int tb_wall_step(struct tb_sched *s, int64_t delta_ns);
 
 /* ---- Scheduling -------------------------------------------------------- */
 
+/* Every schedule call takes its arguments in one order, and so do the core
+ * and the backends' ops table: the scheduler, when (a delay, or a delay and
+ * a slack), what (fn, arg), where the handle goes, and last, for a periodic
+ * task, its period (DECISIONS.md D11). */
+
 /** Runs fn(arg) once, `delay_ns` from now.  *handle (may be NULL) receives
  *  the handle.  Errors: TB_EINVAL (NULL s or fn), TB_ERANGE (delay past
  *  TB_MAX_DELAY or the clock), TB_ESHUTDOWN, TB_EFULL, TB_ENOMEM. */
@@ -311,16 +316,14 @@ int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
  *  A periodic task (this or fixed delay) whose next run would reach the end
  *  of the clock (INT64_MAX) has no next run: it finishes after this one.
  *  Errors as tb_schedule(), plus TB_EINVAL for period <= 0. */
-int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns,
-                           int64_t period_ns, tb_fn fn, void *arg,
-                           tb_handle *handle);
+int tb_schedule_fixed_rate(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                           void *arg, tb_handle *handle, int64_t period_ns);
 
 /** Runs fn(arg) first after `delay_ns`, then again `period_ns` after each run
  *  (heapqueue: after the run ends; timerthread: after it started, as
  *  java.util.Timer).  Errors as tb_schedule_fixed_rate(). */
-int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns,
-                            int64_t period_ns, tb_fn fn, void *arg,
-                            tb_handle *handle);
+int tb_schedule_fixed_delay(struct tb_sched *s, int64_t delay_ns, tb_fn fn,
+                            void *arg, tb_handle *handle, int64_t period_ns);
 
 /** Cancels a task.  Returns 1 if this call prevented a run (a waiting task,
  *  or the future runs of a periodic task, even from inside its own run), 0 if

@@ -569,10 +569,10 @@ static struct ftask *do_schedule(struct fctx *c, int kind, int64_t delay,
     tb_handle h = (tb_handle)0x5eed;
     c->fa.budget = nomem;
     int rc = kind == 0 ? tb_schedule(c->s, delay, ftask_run, t, &h)
-             : kind == 1 ? tb_schedule_fixed_rate(c->s, delay, period,
-                                                  ftask_run, t, &h)
-                         : tb_schedule_fixed_delay(c->s, delay, period,
-                                                   ftask_run, t, &h);
+             : kind == 1 ? tb_schedule_fixed_rate(c->s, delay, ftask_run, t, &h,
+                                                  period)
+                         : tb_schedule_fixed_delay(c->s, delay, ftask_run, t,
+                                                   &h, period);
     c->fa.budget = -1;
     static const char *const kinds[] = {"once", "rate", "delay"};
     note(c, "schedule %s delay=%" PRId64 " period=%" PRId64 " act=%d@%d "

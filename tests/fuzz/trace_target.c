@@ -25,8 +25,6 @@
 #include "../../bench/replay.c"
 #pragma GCC diagnostic pop
 
-#include <dirent.h>
-
 #ifdef TB_LIBFUZZER
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -184,68 +182,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else /* the committed seeds, in every build */
 
+#include "inputs.h"
+
 static long files;
 
-static void run_file(const char *path)
+static void run_file(const char *path, const uint8_t *buf, size_t n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(2);
-    }
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = xrealloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
     fprintf(stderr, "trace_fuzz_replay: %s\n", path);
     run_input(buf, n);
-    free(buf);
     files++;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Files of a directory in name order, so runs repeat exactly. */
-static void run_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        perror(dir);
-        exit(2);
-    }
-    char **names = NULL;
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        names = xrealloc(names, (n + 1) * sizeof *names);
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        names[n] = xrealloc(NULL, len);
-        snprintf(names[n++], len, "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
-            run_file(names[i]);
-        free(names[i]);
-    }
-    free(names);
 }
 
 int main(int argc, char **argv)
@@ -255,17 +200,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
         return 2;
     }
-    for (int i = 1; i < argc; i++) {
-        struct stat st;
-        if (stat(argv[i], &st) != 0) {
-            perror(argv[i]);
-            return 2;
-        }
-        if (S_ISDIR(st.st_mode))
-            run_dir(argv[i]);
-        else
-            run_file(argv[i]);
-    }
+    fuzz_inputs(argv + 1, argc - 1, run_file);
     if (!files) {
         fprintf(stderr, "trace_fuzz_replay: no inputs found\n");
         return 2;
