@@ -299,7 +299,7 @@ void bh_sort(int64_t *v, size_t n);
 /** The 1-based rank of the q-quantile (0..1) among n sorted values, by
  *  nearest rank: ceil(q n), at least 1 and at most n (0 for n = 0).  q is
  *  taken to six decimals and the rank computed in integers, so no
- *  floating-point error moves it (DECISIONS.md D10). */
+ *  floating-point error moves it (DECISIONS.md D17). */
 size_t bh_rank(size_t n, double q);
 
 /** The q-quantile (0..1) of sorted v: v[bh_rank(n, q) - 1], 0 if n = 0. */

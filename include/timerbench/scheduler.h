@@ -284,7 +284,7 @@ int tb_wall_step(struct tb_sched *s, int64_t delta_ns);
 /* Every schedule call takes its arguments in one order, and so do the core
  * and the backends' ops table: the scheduler, when (a delay, or a delay and
  * a slack), what (fn, arg), where the handle goes, and last, for a periodic
- * task, its period (DECISIONS.md D11). */
+ * task, its period (DECISIONS.md D18). */
 
 /** Runs fn(arg) once, `delay_ns` from now.  *handle (may be NULL) receives
  *  the handle.  Errors: TB_EINVAL (NULL s or fn), TB_ERANGE (delay past
