@@ -923,7 +923,7 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
                                   "--size", size, "--out", tmp]
            + (["--seed", str(seed)] if seed is not None else []))
     RS.say("timerbench: jvm: the originals at size %s (about %s)" % (
-        size, "a minute and a half" if size == "standard" else "several minutes"))
+        size, "half a minute" if size == "standard" else "several minutes"))
     last, shown = "", 0.0
     try:
         with open(os.path.join(outdir, "jvm.log"), "a", encoding="utf-8",

@@ -283,9 +283,12 @@ def absent(reason=None):
     """The section's wording when the JVM originals were not measured."""
     why = reason or "the JDK (default-jdk-headless) or Netty (libnetty-java) is not installed"
     return ("The JVM originals (ScheduledThreadPoolExecutor, java.util.Timer, "
-            "DelayQueue, Netty's HashedWheelTimer) were not measured: %s. Both "
-            "README commands install them as root; everything else in this "
-            "report ran as usual. The claim \"%s\" is not tested." % (why, CLAIM))
+            "DelayQueue, Netty's HashedWheelTimer) were not measured: %s. The JDK "
+            "(default-jdk-headless) and Netty (libnetty-java) come from Debian, and "
+            "both README commands install them as root; the standard and full "
+            "profiles then run the harness into jvm.json (jvm/README.md). Everything "
+            "else in this report ran as usual. The claim \"%s\" is not tested."
+            % (why, CLAIM))
 
 
 # ---- reading the C side ------------------------------------------------------
