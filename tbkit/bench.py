@@ -889,7 +889,7 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
     through a temporary name), its progress on stderr (one line in
     JVM_PROGRESS_SECONDS) and in full into outdir/jvm.log; returns the
     facts for machine.json's run.jvm: {"size", "status": "complete",
-    "skipped" or "failed", "why" (not complete), "seconds",
+    "skipped", "failed" or "stopped", "why" (not complete), "seconds",
     "harness_seconds" (the harness's own clock)}."""
     size = JVM_SIZE.get(profile)
     t0 = time.monotonic()
@@ -945,6 +945,10 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
     if st != 0 or not os.path.isfile(tmp):
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if st < 0 or st >= 128:
+            # a signal (Ctrl-C reaches java too): a resume runs it again
+            return done("stopped", "the harness was stopped (%s); a resume runs it again"
+                        % (signal.Signals(-st).name if st < 0 else "exit %d" % st))
         return done("failed", "the harness exited with %d: %s (jvm.log)" % (st, last))
     try:
         with open(tmp, encoding="utf-8") as f:

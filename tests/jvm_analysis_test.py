@@ -411,6 +411,35 @@ class Harness(unittest.TestCase):
         rows = ja.side_by_side(doc, {})
         self.assertEqual(len(rows), len(doc["results"]))
 
+    def test_the_runners_step(self):
+        """bench.py's JVM step on the built jar (at the smoke size, for
+        time): jvm.json whole in the results directory, read back by the
+        results reader, jvm.log beside it, the facts for machine.json."""
+        if not self.args or not all(self.args) or not all(os.path.exists(a) for a in self.args):
+            self.skipTest("no JDK, harness jar or Netty")
+        java, jar, netty = self.args
+        if netty != B.NETTY_JAR or B.jvm_missing():
+            self.skipTest("the runner looks for Debian's JDK and Netty only")
+        build_dir = os.path.dirname(os.path.dirname(jar))
+        old = dict(B.JVM_SIZE)
+        B.JVM_SIZE["standard"] = "smoke"
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                facts = B.jvm_into("standard", build_dir, d, build=False, seed=7)
+                self.assertEqual(facts["status"], "complete", facts)
+                self.assertEqual(facts["size"], "smoke")
+                self.assertGreater(facts["harness_seconds"], 0)
+                self.assertFalse(os.path.exists(os.path.join(d, "jvm.json.tmp")))
+                with open(os.path.join(d, "jvm.log")) as f:
+                    self.assertIn("TimerBench --size smoke", f.read())
+                res = R.load(d)
+                self.assertIsNotNone(res.jvm, res.jvm_problem)
+                self.assertEqual(res.jvm["size"], "smoke")
+                self.assertEqual(len(ja.side_by_side(res.jvm, {})), len(res.jvm["results"]))
+        finally:
+            B.JVM_SIZE.clear()
+            B.JVM_SIZE.update(old)
+
 
 if __name__ == "__main__":
     if not S.have_scipy():
