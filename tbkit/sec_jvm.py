@@ -49,6 +49,8 @@ def jvm_section(ctx, doc, claims=None):
     why = J.why_absent(res)
     if why:
         doc.p(J.absent(why))
+        if not res.jvm_problem:      # a bad jvm.json is listed with the files
+            ctx.missing.append(("The originals", why))
         return
     jvm = res.jvm
     c = J.c_from_results(res)

@@ -282,6 +282,7 @@ class InTheReport(unittest.TestCase):
         an = AN.Analysis(res)
         claim = C.by_id(C.evaluate(an), "jvm_ranking")
         md = D.to_markdown(RP.build(res, figs), self.tmp)
+        self.limitations = md_section(md, "Limitations")
         return res, claim, md_section(md, "The originals")
 
     def test_with_jvm_json(self):
@@ -320,6 +321,8 @@ class InTheReport(unittest.TestCase):
         self.assertEqual(claim["verdict_kind"], C.UNTESTED)
         self.assertIn("were not measured: this results directory has no jvm.json", sec)
         self.assertNotIn("| N |", sec)
+        self.assertIn("**The originals** — this results directory has no jvm.json",
+                      self.limitations)
 
     def test_the_runs_own_note(self):
         with open(os.path.join(self.dir, "machine.json")) as f:
