@@ -102,6 +102,13 @@ def jvm_section(ctx, doc, claims=None):
             bits.append("the JVM side lacks %s" % _ns_list(cv["only_c"]))
         if cv["only_jvm"]:
             bits.append("the C side lacks %s" % _ns_list(cv["only_jvm"]))
+        none = [r["subject"] for r in rows if r["op"] == cv["op"] and r["c_backend"]
+                and not any(x["c"] for x in rows if x["op"] == cv["op"]
+                            and x["subject"] == r["subject"])]
+        if none:
+            bits.append("no C result at any N for %s (the C micro runs this operation "
+                        "without %s)" % (", ".join(sorted(set(none))), ", ".join(sorted(
+                            {r["c_backend"] for r in rows if r["subject"] in none}))))
         if cv["full"]:
             bits.append("left to the full profile: %s" % _ns_list(cv["full"]))
         items.append((Code(cv["op"]), ": " + "; ".join(bits) + "."))
