@@ -23,6 +23,12 @@ on stdout (./timerbench report captures it):
                                           (bench/replay.py; skipped, with the
                                           reason in machine.json, when a file
                                           is missing)
+    jvm.json, jvm.log                     standard and full profiles: the
+                                          JVM originals (jvm/TimerBench.java,
+                                          size standard or full), when the
+                                          JDK and Netty are installed
+                                          (skipped, with the reason in
+                                          machine.json run.jvm, otherwise)
     cyclictest.txt                        rt-tests' cyclictest output, when
                                           installed: an outside reference for
                                           lateness (its percentiles are in
@@ -110,6 +116,17 @@ SETTLE = {"smoke": {"rounds": 0, "reps": 0, "seconds": 0},
 CYCLICTEST_LOOPS = {"smoke": 200, "quick": 2000, "standard": 10000,
                     "full": 100000}
 CYCLICTEST_HIST_US = 10000
+
+# The JVM step (issue 32, jvm/README.md): the harness's size per profile,
+# its jar in the build directory, Debian's Netty, and the fixed heap the
+# harness is meant to run with (no repetition pays for growing it).
+JVM_SIZE = {"standard": "standard", "full": "full"}
+JVM_JAR = os.path.join("jvm", "timerbench-jvm.jar")
+NETTY_JAR = "/usr/share/java/netty-common.jar"
+JVM_HEAP = ["-Xms2g", "-Xmx2g"]
+# Progress: the harness prints a line per repetition of each cell; one in
+# this many seconds is shown (all are in jvm.log), the others' lines always.
+JVM_PROGRESS_SECONDS = 5.0
 
 
 def build(build_dir, jobs):
@@ -517,6 +534,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-replay", action="store_true",
                     help="standard and full profiles: do not replay the "
                     "kernel trace and the generators' traces")
+    ap.add_argument("--no-jvm", action="store_true",
+                    help="standard and full profiles: do not measure the JVM "
+                    "originals (jvm/)")
     ap.add_argument("--lateness", metavar="SPEC",
                     help="the replay step's lateness budget for every timer, "
                     "over the traces' own (issue 27): %s" % P.ACCEPTED.replace("%", "%%"))
@@ -836,8 +856,108 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
                                            lateness=opts.lateness)
         seconds["replay"] = run["replay"]["seconds"]
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
+    # The JVM step (standard and full profiles): the originals on the JVM,
+    # about a minute at standard; a resumed run does it once it is complete,
+    # and again when it was skipped or failed (a JDK installed since).
+    if not stop.signum and not opts.filter and not opts.no_jvm \
+            and (run.get("jvm") or {}).get("status") != "complete" \
+            and JVM_SIZE.get(opts.profile):
+        run["jvm"] = jvm_into(opts.profile, opts.build_dir, outdir, opts.jobs,
+                              build=not opts.no_build, seed=opts.seed)
+        seconds["jvm"] = run["jvm"]["seconds"]
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
     RS.commit(outdir, facts)
     return finish(opts, outdir, lock, facts, stop, stopped, entry, t_session)
+
+
+def jvm_missing():
+    """Why the JVM step cannot run (None when it can): java, javac or
+    Debian's Netty missing."""
+    gone = [what for what, ok in (
+        ("java and javac (Debian's default-jdk-headless)",
+         shutil.which("java") and shutil.which("javac")),
+        ("%s (Debian's libnetty-java)" % NETTY_JAR, os.path.isfile(NETTY_JAR)))
+        if not ok]
+    if gone:
+        return "%s not installed" % " and ".join(gone)
+    return None
+
+
+def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
+    """bench/run.py's JVM step: builds the harness's jar in build_dir and
+    runs it at the profile's size into outdir/jvm.json (written whole:
+    through a temporary name), its progress on stderr (one line in
+    JVM_PROGRESS_SECONDS) and in full into outdir/jvm.log; returns the
+    facts for machine.json's run.jvm: {"size", "status": "complete",
+    "skipped", "failed" or "stopped", "why" (not complete), "seconds",
+    "harness_seconds" (the harness's own clock)}."""
+    size = JVM_SIZE.get(profile)
+    t0 = time.monotonic()
+    facts = {"size": size}
+
+    def done(status, why=None):
+        facts["status"] = status
+        if why:
+            facts["why"] = why
+            RS.say("timerbench: jvm: %s: %s" % (status, why))
+        facts["seconds"] = time.monotonic() - t0
+        return facts
+    why = jvm_missing()
+    if why:
+        return done("skipped", why)
+    jar = os.path.join(build_dir, JVM_JAR)
+    if build:
+        cmd = ["ninja", "-C", build_dir, JVM_JAR] + (["-j", str(jobs)] if jobs else [])
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, errors="replace")
+        if p.returncode != 0:
+            tail = (p.stdout.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+            return done("skipped", "the jar could not be built in %s (%s); a build "
+                        "directory configured before the JDK was installed needs "
+                        "`meson setup --reconfigure`" % (build_dir, tail))
+    if not os.path.isfile(jar):
+        return done("skipped", "%s is not built" % jar)
+    out = os.path.join(outdir, "jvm.json")
+    tmp = out + ".tmp"
+    cmd = (["java"] + JVM_HEAP + ["-cp", jar + os.pathsep + NETTY_JAR, "TimerBench",
+                                  "--size", size, "--out", tmp]
+           + (["--seed", str(seed)] if seed is not None else []))
+    RS.say("timerbench: jvm: the originals at size %s (about %s)" % (
+        size, "half a minute" if size == "standard" else "several minutes"))
+    last, shown = "", 0.0
+    try:
+        with open(os.path.join(outdir, "jvm.log"), "a", encoding="utf-8",
+                  errors="replace") as lf:
+            lf.write("$ %s\n" % " ".join(cmd))
+            with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  universal_newlines=True, errors="replace") as p:
+                for line in p.stderr:
+                    lf.write(line)
+                    lf.flush()
+                    last = line.strip() or last
+                    now = time.monotonic()
+                    if " rep " not in line or now - shown >= JVM_PROGRESS_SECONDS:
+                        shown = now
+                        sys.stderr.write("timerbench: " + line)
+                st = p.wait()
+    except OSError as e:
+        return done("failed", "%s: %s" % (e.filename or "java", e.strerror or e))
+    if st != 0 or not os.path.isfile(tmp):
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if st < 0 or st >= 128:
+            # a signal (Ctrl-C reaches java too): a resume runs it again
+            return done("stopped", "the harness was stopped (%s); a resume runs it again"
+                        % (signal.Signals(-st).name if st < 0 else "exit %d" % st))
+        return done("failed", "the harness exited with %d: %s (jvm.log)" % (st, last))
+    try:
+        with open(tmp, encoding="utf-8") as f:
+            facts["harness_seconds"] = json.load(f).get("elapsed_s")
+    except (OSError, ValueError, AttributeError):
+        os.unlink(tmp)
+        return done("failed", "the harness wrote no whole JSON document (jvm.log)")
+    os.replace(tmp, out)
+    return done("complete")
 
 
 def finish(opts, outdir, lock, facts, stop, stopped, entry, t_session):

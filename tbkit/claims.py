@@ -20,6 +20,7 @@ import math
 
 from tbkit import analysis as AN
 from tbkit import front as F
+from tbkit import jvm as J
 from tbkit import numbers as A
 from tbkit import replaydata as RD
 from tbkit import results as tb_results
@@ -1120,6 +1121,47 @@ def tree_and_wheel(ctx, tree="hrtree"):
                     "%s" % ("no wheel is recommended" if mostly_cancelled
                             else "most timers expire"), measured)
     return _set(c, FAILS, FAILS, measured)
+
+
+# ---- the originals themselves: the JVM's ranking against the C renderings ----
+
+@claim(("insert", "cancel", "timeouts", "expire"), "h2h")
+def jvm_ranking(ctx):
+    c = _claim(J.CLAIM,
+               "this suite's premise: the report's findings about heapqueue, timerthread and "
+               "timerwheel stand for ScheduledThreadPoolExecutor, java.util.Timer and Netty's "
+               "HashedWheelTimer (issue 32)",
+               "the JVM harness (jvm/TimerBench.java: jvm.json) beside micro's h2h series",
+               J.RULE + "; over the operations: holds when every tested operation holds, "
+               "holds only in part when some hold and some do not, does not hold when none "
+               "holds and some does not")
+    why = J.why_absent(ctx.res)
+    if why:
+        return _set(c, UNTESTED, UNTESTED + ": the JVM originals were not measured (%s)" % why,
+                    "no data")
+    per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
+    measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
+                                                 e["verdict"], e["why"]),)
+                      for e in per_op])
+    kinds = [e["verdict"] for e in per_op]
+    held = [e["op"] for e in per_op if e["verdict"] == J.HOLDS]
+    failed = [e["op"] for e in per_op if e["verdict"] == J.FAILS]
+    if failed and held:
+        return _set(c, PARTLY, "holds only for %s; not for %s" % (", ".join(held),
+                                                                  ", ".join(failed)), measured)
+    if failed:
+        return _set(c, FAILS, FAILS + " (%s)" % ", ".join(failed), measured)
+    if J.UNDECIDED in kinds:
+        return _set(c, UNDECIDED, UNDECIDED, measured)
+    if held:
+        untested = [e["op"] for e in per_op if e["verdict"] == J.NOT_TESTED]
+        return _set(c, HOLDS, HOLDS + (" (%s not tested)" % ", ".join(untested)
+                                       if untested else ""), measured)
+    whys = []
+    for e in per_op:
+        if e["why"] not in whys:
+            whys.append(e["why"])
+    return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(whys), measured)
 
 
 # ---- which one to use ----------------------------------------------------------

@@ -33,7 +33,8 @@ from tbkit import claims as C
 from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
-from tbkit import sec_claims, sec_counts, sec_micro, sec_replay, sec_runtime, sec_summary
+from tbkit import (sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay, sec_runtime,
+                   sec_summary)
 from tbkit.doc import Bold, Doc
 from tbkit.formats import write_synced as write_file
 from tbkit.page import Page
@@ -138,6 +139,7 @@ def build(res, figs):
     sec_runtime.runtime_sections(ctx, body)
     sec_micro.other_section(ctx, body, micro_ops)
     sec_replay.replay_section(ctx, body)
+    sec_jvm.jvm_section(ctx, body, claims)
     for cid, prio in SUMMARY_CLAIMS:
         c = C.by_id(claims, cid)
         if c["verdict_kind"] != C.UNTESTED:

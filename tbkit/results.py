@@ -20,6 +20,9 @@ A results directory holds:
   - replay.json (bench/replay.c, via `./timerbench replay` or the standard
     profile): timer traces replayed on every backend, read into
     `Results.replay` (one dict per trace, see _read_replay).
+  - jvm.json (jvm/TimerBench.java, run by the standard and full profiles
+    when the JDK and Netty are installed): the JVM originals measured,
+    read into `Results.jvm` (see _read_jvm; jvm/README.md has the format).
 
 Nothing here raises on bad input: a file that cannot be read becomes a
 `Problem` naming the file and saying what is wrong, and the caller decides
@@ -48,7 +51,8 @@ _OWN_OUTPUTS = ("report.md", "report.html")
 # (results_dir_problem).  Every file of the format is at the top level:
 # nothing below it is read.
 KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
-               "probe.json", "counts.json", "replay.json", "samples.csv")
+               "probe.json", "counts.json", "replay.json", "samples.csv",
+               "jvm.json")
 # How much of another *.json is read to tell Google Benchmark output.
 _SNIFF_BYTES = 4096
 
@@ -184,6 +188,8 @@ class Results:
         self.missing = []        # keys of instances the run did not measure
         self.replay = []         # replay.json's traces: dicts, see _read_replay
         self.replay_meta = None  # replay.json without its traces
+        self.jvm = None          # jvm.json, its results checked (_read_jvm), or None
+        self.jvm_problem = None  # why jvm.json is not used, when it is there
 
     @property
     def run(self):
@@ -649,6 +655,71 @@ def _read_counts(res, path):
         res.files.append(path)
 
 
+JVM_FORMAT = "timerbench-jvm/1"
+JVM_REP_FIELDS = ("ns_per_op", "bytes_per_op", "gc_ms", "gc_count", "jit_ms",
+                  "mean_ns_per_op", "cpu_ns_per_task", "span_ms", "fired", "timeout_ns")
+
+
+def _read_jvm(res, path):
+    """jvm.json, the JVM harness's document (jvm/README.md): {"format":
+    "timerbench-jvm/1", "subjects": [{name, original, config, c_backend}],
+    "results": [{op, subject, n, reps: [{ns_per_op, bytes_per_op, gc_ms,
+    gc_count, ...}]}], ...}.  A result of an unknown subject, without
+    repetitions or with a repetition lacking a positive ns_per_op is
+    skipped (and counted in a Problem); a file of another format, or with
+    nothing usable, leaves `res.jvm` None with the reason in
+    `res.jvm_problem`."""
+    problems = []
+    data = _load_json(path, problems)
+
+    def refuse(what):
+        res.jvm_problem = what
+        res.problems.append(Problem(path, what))
+    if data is None:
+        res.jvm_problem = problems[0].what if problems else "cannot be read"
+        res.problems += problems
+        return
+    if not isinstance(data, dict) or data.get("format") != JVM_FORMAT:
+        return refuse("is not the JVM harness's output (format %s expected)" % JVM_FORMAT)
+    subjects = []
+    for s in data.get("subjects") if isinstance(data.get("subjects"), list) else []:
+        if isinstance(s, dict) and isinstance(s.get("name"), str):
+            cb = s.get("c_backend")
+            subjects.append({"name": s["name"],
+                             "original": str(s.get("original", s["name"])),
+                             "config": str(s.get("config", "")),
+                             "c_backend": cb if isinstance(cb, str) and cb else None})
+    names = {s["name"] for s in subjects}
+    results, bad = [], 0
+    raw = data.get("results")
+    for r in raw if isinstance(raw, list) else []:
+        ok = (isinstance(r, dict) and isinstance(r.get("op"), str)
+              and r.get("subject") in names and _number(r.get("n")) is not None
+              and _number(r.get("n")) > 0 and isinstance(r.get("reps"), list) and r["reps"])
+        reps = []
+        if ok:
+            for x in r["reps"]:
+                if not isinstance(x, dict) or not (_number(x.get("ns_per_op")) or 0) > 0:
+                    ok = False
+                    break
+                reps.append({k: _number(x.get(k)) for k in JVM_REP_FIELDS
+                             if _number(x.get(k)) is not None})
+        if not ok:
+            bad += 1
+            continue
+        results.append({"op": r["op"], "subject": r["subject"], "n": int(_number(r["n"])),
+                        "reps": reps})
+    if bad:
+        res.problems.append(Problem(path, "%d results were not in the expected form "
+                                          "and were skipped" % bad))
+    if not results:
+        return refuse("has no usable results")
+    doc = {k: v for k, v in data.items() if k not in ("subjects", "results")}
+    doc.update(subjects=subjects, results=results)
+    res.jvm = doc
+    res.files.append(path)
+
+
 def _spread(v):
     """{"median", "min", "max", "reps"} with numbers, min <= median <= max,
     or None."""
@@ -969,6 +1040,8 @@ def load(root):
             _read_counts(res, path)
         elif base == "replay.json":
             _read_replay(res, path)
+        elif base == "jvm.json":
+            _read_jvm(res, path)
         elif base.endswith(".json"):
             data = _load_json(path, res.problems)
             if data is None:

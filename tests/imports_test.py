@@ -56,13 +56,14 @@ MODULES = {
     "machine": "machine",
     "tracegen": "tools", "perf2trace": "tools", "loopback": "tools",
     "analysis": "analysis", "front": "analysis", "replaydata": "analysis",
-    "countsdata": "analysis",
+    "countsdata": "analysis", "jvm": "analysis",
     "runstate": "runstate",
     "claims": "claims",
     "bench": "runners", "replayrun": "runners", "countscmd": "runners",
     "figures": "figures", "page": "figures",
     "sec_summary": "sections", "sec_micro": "sections", "sec_runtime": "sections",
     "sec_counts": "sections", "sec_replay": "sections", "sec_claims": "sections",
+    "sec_jvm": "sections",
     "report": "report", "compare": "report",
 }
 # Where the thin commands live: each may hold one sys.path line.

@@ -1,20 +1,36 @@
 #!/usr/bin/env python3
-"""jvm_analysis_test — jvm/jvm_analysis.py on synthetic data: the side-by-side
-rows, the ranking claim's verdicts (holds, does not hold, undecided, not
-tested), the wording without the JDK, and micro.json's reading.  With
+"""jvm_analysis_test — tbkit/jvm.py on synthetic data: the side-by-side
+rows, the ranking's verdicts per operation (holds, does not hold,
+undecided, not tested), the wording without the JDK, and micro.json's
+reading; tbkit/results.py's reading of jvm.json (a bad or missing file
+never raises); the claim jvm_ranking and the report's section
+(tbkit/sec_jvm.py) on the committed quick-profile fixture with and without
+a jvm.json; and bench.py's JVM step skipping cleanly without the JDK.  With
 JAVA JAR NETTY_JAR as arguments it also runs the harness at its smoke size
 and analyses what it wrote (skipped when they are absent).  Needs scipy
 (Debian's python3-scipy); exits 77 (skip) without it."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvm"))
-import jvm_analysis as ja  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from tbkit import bench as B  # noqa: E402
+from tbkit import claims as C  # noqa: E402
+from tbkit import analysis as AN  # noqa: E402
+from tbkit import doc as D  # noqa: E402
+from tbkit import figures as F  # noqa: E402
+from tbkit import jvm as ja  # noqa: E402
+from tbkit import report as RP  # noqa: E402
+from tbkit import results as R  # noqa: E402
+from tbkit import stats as S  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "fixtures", "report-quick")
 
 SUBJECTS = [
     {"name": "stpe", "original": "STPE", "config": "roc off", "c_backend": "heapqueue/roc=off"},
@@ -44,7 +60,7 @@ def jvm_doc(cells):
 
 class Ranking(unittest.TestCase):
     def setUp(self):
-        if not ja._mwu:
+        if not S.have_scipy():
             self.skipTest("scipy missing")
 
     def both(self, jvm_centers, c_centers, n=1000000, op="cancel"):
@@ -145,7 +161,7 @@ class Ranking(unittest.TestCase):
 
     def test_absent_jdk(self):
         e = ja.ranking(None, {"timerwheel": {"insert": {1000: spread(5)}}})
-        self.assertEqual([x["verdict"] for x in e], [ja.NOT_TESTED])
+        self.assertEqual([x["verdict"] for x in e], [ja.NOT_TESTED] * len(ja.OPS))
         text = ja.absent()
         self.assertIn("default-jdk-headless", text)
         self.assertIn("not tested", text)
@@ -167,9 +183,9 @@ class Rows(unittest.TestCase):
         self.assertEqual(r["gc_ms"], 3)
         self.assertIsNone(rows[("insert", 1000, "delayqueue")]["c"])
         self.assertIsNone(rows[("insert", 1000000, "netty")]["c"])   # not measured
-        md = ja.markdown(list(rows.values()), [], ns={1000})
-        self.assertIn("not measured", md)
-        self.assertNotIn("1000000 |", md)
+        cov = {x["op"]: x for x in ja.coverage(jvm, c)}
+        self.assertEqual(cov["insert"]["jvm"], [1000, 1000000])
+        self.assertEqual(cov["insert"]["only_jvm"], [1000000])
 
     def test_c_samples_from_micro(self):
         def it(name, t, unit="ns"):
@@ -192,6 +208,176 @@ class Rows(unittest.TestCase):
         self.assertEqual(c["timerwheel"]["insert"][1000], [11])
         self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "insert", 1000), [30.0])
         self.assertEqual(ja.c_lookup(c, "heapqueue/roc=on", "cancel", 1000), [])
+
+
+_C_FROM_RESULTS = ja.c_from_results
+
+
+def more_reps(res):
+    """The fixture's C side with 6 repetitions a cell instead of its 3
+    (each doubled, 0.2 % apart), enough for a pair to be tested."""
+    c = _C_FROM_RESULTS(res)
+    return {b: {op: {n: list(v) + [x * 1.002 for x in v] for n, v in d.items()}
+                for op, d in ops.items()} for b, ops in c.items()}
+
+
+def fixture_jvm(scale=None):
+    """A jvm.json whose cells are more_reps' C repetitions of the
+    committed fixture times 3 (or `scale`, per (op, subject)): the
+    originals rank exactly as their renderings, but where `scale` moves
+    one."""
+    c = more_reps(R.load(FIXTURE))
+    scale = scale or {}
+    results = []
+    for op in ja.OPS:
+        for s in SUBJECTS:
+            for n in (100, 10000, 1000000):
+                # no rendering, or none in the C micro (stpe-roc's timeouts)
+                base = ja.c_lookup(c, s["c_backend"], op, n) or [50.0] * 6
+                k = scale.get((op, s["name"]), 3.0)
+                results.append({"op": op, "subject": s["name"], "n": n,
+                                "reps": reps([v * k for v in base], bytes_per_op=96.0,
+                                             gc_ms=0.5)})
+    return {"format": "timerbench-jvm/1", "size": "standard", "subjects": SUBJECTS,
+            "java": {"vm": "test VM", "version": "17"}, "netty": "4.1.48.Final",
+            "max_batch": 1024, "elapsed_s": 31.5,
+            "n": {"insert": [100, 10000, 1000000]},
+            "n_full": {"insert": [100, 1000, 10000, 100000, 1000000]},
+            "results": results}
+
+
+def md_section(md, title):
+    start = md.index("## " + title)
+    end = md.find("\n## ", start + 1)
+    return md[start:end if end >= 0 else len(md)]
+
+
+class InTheReport(unittest.TestCase):
+    """jvm.json read with the results, the claim and the section."""
+
+    def setUp(self):
+        if not S.have_scipy():
+            self.skipTest("scipy missing")
+        ja.c_from_results = more_reps
+        self.addCleanup(setattr, ja, "c_from_results", _C_FROM_RESULTS)
+        self.tmp = tempfile.mkdtemp()
+        self.dir = os.path.join(self.tmp, "run")
+        shutil.copytree(FIXTURE, self.dir)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, text):
+        with open(os.path.join(self.dir, "jvm.json"), "w") as f:
+            f.write(text if isinstance(text, str) else json.dumps(text))
+
+    def render(self):
+        res = R.load(self.dir)
+
+        figs = F.Figures(os.path.join(self.tmp, "figs"), os.path.join(os.path.dirname(HERE),
+                                                                      "plots"))
+        figs.gnuplot = None
+        figs.why_none = "figures were turned off (test)"
+        an = AN.Analysis(res)
+        claim = C.by_id(C.evaluate(an), "jvm_ranking")
+        md = D.to_markdown(RP.build(res, figs), self.tmp)
+        self.limitations = md_section(md, "Limitations")
+        return res, claim, md_section(md, "The originals")
+
+    def test_with_jvm_json(self):
+        self.write(fixture_jvm())
+        res, claim, sec = self.render()
+        self.assertIsNotNone(res.jvm)
+        # the same samples scaled: no pair can be ordered differently (the
+        # fixture's noise leaves some pairs undecided on both sides)
+        self.assertIn(claim["verdict_kind"], (C.HOLDS, C.UNDECIDED), claim)
+        self.assertIn("expire at N = 10^6: holds (all 3 pairs ordered alike)",
+                      "".join(claim["measured"]))
+        self.assertIn("| 10^6 | `stpe-roc` | `heapqueue/roc=on` |", sec)
+        self.assertIn("| 3.00× |", sec)                  # JVM / C
+        self.assertIn("96.0", sec)                       # bytes per op
+        self.assertIn("left to the full profile: 10^3, 10^5", sec)
+        self.assertIn("| 10^6 | `stpe-roc` | `heapqueue/roc=on` | not measured |", sec)
+        self.assertIn("no C result at any N for stpe-roc (the C micro runs this operation "
+                      "without heapqueue/roc=on)", sec)
+        self.assertIn(": **%s**." % claim["verdict"], sec)
+
+    def test_a_swapped_pair_is_seen(self):
+        # Netty 20x its rendering's time at cancel: slower than Timer on the JVM
+        self.write(fixture_jvm({("cancel", "netty"): 60.0}))
+        _, claim, sec = self.render()
+        self.assertIn(claim["verdict_kind"], (C.PARTLY, C.FAILS), claim)
+        self.assertIn("cancel", claim["verdict"])
+
+    def test_three_repetitions_are_too_few(self):
+        # the fixture's own C side: 3 repetitions, too few to order a pair
+        ja.c_from_results = _C_FROM_RESULTS
+        self.write(fixture_jvm())
+        _, claim, sec = self.render()
+        self.assertEqual(claim["verdict_kind"], C.UNTESTED)
+        self.assertIn("too few repetitions", claim["verdict"])
+
+    def test_without_jvm_json(self):
+        res, claim, sec = self.render()
+        self.assertIsNone(res.jvm)
+        self.assertEqual(claim["verdict_kind"], C.UNTESTED)
+        self.assertIn("were not measured: this results directory has no jvm.json", sec)
+        self.assertNotIn("| N |", sec)
+        self.assertIn("**The originals** — this results directory has no jvm.json",
+                      self.limitations)
+
+    def test_the_runs_own_note(self):
+        with open(os.path.join(self.dir, "machine.json")) as f:
+            m = json.load(f)
+        m.setdefault("run", {})["jvm"] = {"status": "skipped",
+                                          "why": "java and javac (Debian's default-jdk-headless) "
+                                                 "not installed"}
+        with open(os.path.join(self.dir, "machine.json"), "w") as f:
+            json.dump(m, f)
+        _, claim, sec = self.render()
+        self.assertIn("default-jdk-headless) not installed", sec)
+        self.assertIn("default-jdk-headless) not installed", claim["verdict"])
+
+    def test_bad_files_never_raise(self):
+        for text, what in (("{", "truncated"), ("", "is empty"), ("[1, 2]", "format"),
+                           (json.dumps({"format": "other"}), "format"),
+                           (json.dumps({"format": "timerbench-jvm/1", "subjects": SUBJECTS,
+                                        "results": [{"op": "insert", "subject": "nobody",
+                                                     "n": 5, "reps": []}]}), "no usable")):
+            self.write(text)
+            res, claim, sec = self.render()
+            self.assertIsNone(res.jvm, text)
+            self.assertIn(what, res.jvm_problem, text)
+            self.assertIn("jvm.json " + res.jvm_problem, sec)
+            self.assertEqual(claim["verdict_kind"], C.UNTESTED)
+
+    def test_a_bad_result_is_skipped_not_the_file(self):
+        doc = fixture_jvm()
+        doc["results"].append({"op": "insert", "subject": "stpe", "n": 100,
+                               "reps": [{"ns_per_op": -1}]})
+        self.write(doc)
+        res, claim, sec = self.render()
+        self.assertEqual(len(res.jvm["results"]), len(doc["results"]) - 1)
+        self.assertTrue(any("1 results were not in the expected form" in str(p)
+                            for p in res.problems))
+
+
+class BenchStep(unittest.TestCase):
+    """bench.py's JVM step without a JDK: skipped, with the reason."""
+
+    def test_skipped_without_java(self):
+        old = os.environ.get("PATH")
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["PATH"] = d          # no java, no javac
+            try:
+                facts = B.jvm_into("standard", d, d)
+            finally:
+                os.environ["PATH"] = old
+            self.assertEqual(facts["status"], "skipped")
+            self.assertIn("default-jdk-headless", facts["why"])
+            self.assertFalse(os.path.exists(os.path.join(d, "jvm.json")))
+        self.assertIsNone(B.JVM_SIZE.get("quick"))
+        self.assertEqual(B.JVM_SIZE["full"], "full")
 
 
 class Harness(unittest.TestCase):
@@ -230,9 +416,38 @@ class Harness(unittest.TestCase):
         rows = ja.side_by_side(doc, {})
         self.assertEqual(len(rows), len(doc["results"]))
 
+    def test_the_runners_step(self):
+        """bench.py's JVM step on the built jar (at the smoke size, for
+        time): jvm.json whole in the results directory, read back by the
+        results reader, jvm.log beside it, the facts for machine.json."""
+        if not self.args or not all(self.args) or not all(os.path.exists(a) for a in self.args):
+            self.skipTest("no JDK, harness jar or Netty")
+        java, jar, netty = self.args
+        if netty != B.NETTY_JAR or B.jvm_missing():
+            self.skipTest("the runner looks for Debian's JDK and Netty only")
+        build_dir = os.path.dirname(os.path.dirname(jar))
+        old = dict(B.JVM_SIZE)
+        B.JVM_SIZE["standard"] = "smoke"
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                facts = B.jvm_into("standard", build_dir, d, build=False, seed=7)
+                self.assertEqual(facts["status"], "complete", facts)
+                self.assertEqual(facts["size"], "smoke")
+                self.assertGreater(facts["harness_seconds"], 0)
+                self.assertFalse(os.path.exists(os.path.join(d, "jvm.json.tmp")))
+                with open(os.path.join(d, "jvm.log")) as f:
+                    self.assertIn("TimerBench --size smoke", f.read())
+                res = R.load(d)
+                self.assertIsNotNone(res.jvm, res.jvm_problem)
+                self.assertEqual(res.jvm["size"], "smoke")
+                self.assertEqual(len(ja.side_by_side(res.jvm, {})), len(res.jvm["results"]))
+        finally:
+            B.JVM_SIZE.clear()
+            B.JVM_SIZE.update(old)
+
 
 if __name__ == "__main__":
-    if ja._mwu is None:
+    if not S.have_scipy():
         print("SKIP: scipy (python3-scipy) is not importable by %s" % sys.executable)
         sys.exit(77)
     if len(sys.argv) == 4:

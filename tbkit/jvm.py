@@ -1,88 +1,68 @@
-"""jvm_analysis — the JVM originals beside their C renderings (issue 32):
-the side-by-side rows and the claim "the C renderings rank the originals as
-the originals rank themselves", from the JVM harness's JSON
-(jvm/TimerBench.java, format in jvm/README.md) and the C side's samples.
+"""tbkit.jvm — the JVM originals beside their C renderings (analysis
+layer, issue 32): plain data from the JVM harness's document
+(jvm/TimerBench.java, format `timerbench-jvm/1` in jvm/README.md, read by
+tbkit.results into `Results.jvm`) and the C side's repetitions, nothing
+rendered.
 
-Self-contained (the report's Python is being restructured): the
-significance rule is a copy of report/tb_stats.py's, with its thresholds
-(ALPHA, MIN_EFFECT) and its Mann-Whitney U test (scipy.stats.mannwhitneyu,
-two-sided).  Pure functions; nothing here reads the clock or the machine.
+    c = c_from_results(res)          # or c_samples(micro_json)
+    rows = side_by_side(res.jvm, c)  # one row per op, N and original
+    per_op = ranking(res.jvm, c)     # "the C renderings rank the originals
+                                     #  as the originals rank themselves"
+    cover = coverage(res.jvm, c)     # which N each side has, and full's
 
-    rows = side_by_side(jvm, c)      # one row per op, N and original
-    claim = ranking(jvm, c)          # per op at the largest common N
-    print(markdown(rows, claim))
-
-`jvm` is the parsed JSON (None when the JDK was absent: see absent()),
-`c` a plain dict backend -> op -> N -> [ns/op, one per repetition], whose
-backend keys are the subjects' `c_backend` ("heapqueue/roc=on",
-"timerthread", ...); c_samples(micro_json) builds it from a results
-directory's micro.json (series h2h, workload uniform).
-
-Command line: python3 jvm/jvm_analysis.py JVM.json MICRO.json [--n 1000,1000000]
-[--ops insert,cancel] prints the table and the verdicts in Markdown.
+`c` is a plain dict backend -> op -> N -> [ns/op, one per repetition],
+whose backend keys are the subjects' `c_backend` ("heapqueue/roc=on",
+"timerthread", ...).  Pairs are decided by the suite's rule (tbkit.stats:
+the Mann-Whitney U test at ALPHA and an effect of at least MIN_EFFECT).
+The claim itself, over every operation, is tbkit.claims.jvm_ranking; the
+section is tbkit.sec_jvm.
 """
 
-import json
 import math
 import re
 import statistics
-import sys
 
-try:
-    from scipy.stats import mannwhitneyu as _mwu
-except ImportError:
-    _mwu = None
-
-# The report's rule (report/tb_stats.py): significance level of every
-# test, and the smallest difference a rerun reproduces (10 %), below which
-# two medians are "the same" whatever the p-value.
-ALPHA = 0.05
-MIN_EFFECT = 0.10
+from tbkit import stats as S
 
 HOLDS, FAILS, UNDECIDED, NOT_TESTED = (
     "holds", "does not hold", "undecided at this noise", "not tested")
 
-CLAIM = "the C renderings rank the originals as the originals rank themselves"
+# The harness's operations, in the order the section shows them.
+OPS = ("insert", "cancel", "timeouts", "expire")
+FORMAT = "timerbench-jvm/1"
+
+CLAIM = "The C renderings rank the originals as the originals rank themselves"
 RULE = ("per operation at the largest N both sides measured, every pair of "
         "originals with a C rendering is ordered on each side: 'faster' or "
         "'slower' when the two-sided Mann-Whitney U test over the repetitions "
         "gives p < %g and the medians differ by at least %d %%, 'same' when "
-        "they differ by less than %d %% (whatever p), else undecided; the "
-        "claim holds when every pair is ordered the same way on both sides, "
+        "they differ by less than %d %% (whatever p), else undecided; an "
+        "operation holds when every pair is ordered the same way on both sides, "
         "does not hold when a pair is ordered differently (opposite, or "
         "ordered on one side and the same on the other), is undecided at this "
         "noise when no pair differs but some is undecided, and is not tested "
         "when a side is missing or has too few repetitions to test"
-        % (ALPHA, MIN_EFFECT * 100, MIN_EFFECT * 100))
+        % (S.ALPHA, S.MIN_EFFECT * 100, S.MIN_EFFECT * 100))
 
+# The C workload each JVM operation is set beside: insert and cancel on
+# uniform 1 ms - 1000 s (the harness draws the same), timeouts on its own,
+# expire on short (1 ms - 500 ms in 1 ms steps: the nearest to a batch due
+# inside a short window); all on the head-to-head series.
+C_WORKLOAD = {"insert": "uniform", "cancel": "uniform", "timeouts": "timeouts",
+              "expire": "short"}
+C_SERIES = "h2h"
 
-# ---- statistics (report/tb_stats.py's rule, copied) ----------------------
 
 def _clean(values):
-    return [float(v) for v in values or () if v is not None and math.isfinite(float(v))]
-
-
-def min_p(n1, n2):
-    """The smallest two-sided p any ordering of n1 against n2 gives."""
-    if n1 < 1 or n2 < 1:
-        return 1.0
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
-
-
-def testable(n1, n2):
-    return min_p(n1, n2) <= ALPHA
-
-
-def mann_whitney(a, b):
-    """Two-sided Mann-Whitney U p of a against b; None when too few to
-    test or scipy is missing; 1 when every value is equal."""
-    a, b = _clean(a), _clean(b)
-    if not testable(len(a), len(b)) or _mwu is None:
-        return None
-    if len(set(a) | set(b)) == 1:
-        return 1.0
-    p = float(_mwu(a, b, alternative="two-sided").pvalue)
-    return p if math.isfinite(p) else 1.0
+    out = []
+    for v in values or ():
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f):
+            out.append(f)
+    return out
 
 
 def summary(samples):
@@ -97,18 +77,19 @@ def summary(samples):
 def relation(a, b):
     """How sample a compares with b: ("faster" | "slower" | "same" |
     "undecided" | "too few", p, ratio of medians a/b).  faster: a takes
-    less time."""
+    less time.  "same": the medians differ by less than MIN_EFFECT on a
+    log scale, whatever p; "too few" also when scipy is missing."""
     a, b = _clean(a), _clean(b)
     if not a or not b:
         return ("too few", None, None)
     ma, mb = statistics.median(a), statistics.median(b)
     ratio = ma / mb if mb else None
-    p = mann_whitney(a, b)
-    if ratio is not None and ratio < 1 + MIN_EFFECT and ratio * (1 + MIN_EFFECT) > 1:
-        return ("same", p, ratio)
+    if ratio is not None and ratio < 1 + S.MIN_EFFECT and ratio * (1 + S.MIN_EFFECT) > 1:
+        return ("same", None, ratio)
+    p = S.mann_whitney(a, b) if S.have_scipy() else None
     if p is None:
         return ("too few", None, ratio)
-    if p >= ALPHA or ratio is None:
+    if p >= S.ALPHA or ratio is None:
         return ("undecided", p, ratio)
     return ("faster" if ratio < 1 else "slower", p, ratio)
 
@@ -158,31 +139,34 @@ def c_lookup(c, backend, op, n):
 
 
 def side_by_side(jvm, c):
-    """One row per (op, N, original) the JVM harness measured, in its
-    order: {op, n, subject, original, c_backend, c: summary or None, jvm:
-    summary, bytes_per_op (median over the repetitions), gc_ms (median per
-    repetition), gc_ms_total, gc_count}.  `c` may lack an N (then c is None:
-    not measured at that N) or the subject may have no C rendering
-    (DelayQueue)."""
+    """One row per (op, N, original) the JVM harness measured, in OPS
+    order: {op, n, subject, original, config, c_backend, c: summary or
+    None, jvm: summary, bytes_per_op (median over the repetitions, None
+    when unrecorded), gc_ms (median per repetition), gc_ms_total,
+    gc_count}.  `c` may lack an N (then c is None: not measured at that
+    N) or the subject may have no C rendering (DelayQueue)."""
     subj = subjects(jvm)
     rows = []
     for r in (jvm or {}).get("results", []):
         s = subj.get(r["subject"], {})
         reps = r["reps"]
-        ns = [x.get("ns_per_op") for x in reps]
         gc = _clean([x.get("gc_ms") for x in reps])
+        by = _clean([x.get("bytes_per_op") for x in reps])
         rows.append({
             "op": r["op"], "n": int(r["n"]), "subject": r["subject"],
             "original": s.get("original"), "config": s.get("config"),
             "c_backend": s.get("c_backend"),
             "c": summary(c_lookup(c, s.get("c_backend"), r["op"], r["n"])),
-            "jvm": summary(ns),
-            "bytes_per_op": statistics.median(_clean([x.get("bytes_per_op") for x in reps]) or [math.nan]),
+            "jvm": summary([x.get("ns_per_op") for x in reps]),
+            "bytes_per_op": statistics.median(by) if by else None,
             "gc_ms": statistics.median(gc) if gc else None,
             "gc_ms_total": sum(gc) if gc else None,
-            "gc_count": sum(int(x.get("gc_count", 0)) for x in reps),
+            "gc_count": sum(int(x.get("gc_count") or 0) for x in reps),
         })
-    rows.sort(key=lambda x: (x["op"], x["n"], x["subject"]))
+    order = {op: i for i, op in enumerate(OPS)}
+    names = list(subj)
+    rows.sort(key=lambda x: (order.get(x["op"], len(OPS)), x["op"], x["n"],
+                             names.index(x["subject"]) if x["subject"] in names else 99))
     return rows
 
 
@@ -194,8 +178,9 @@ def ranking(jvm, c, ops=None):
     "not tested" (absent() says why)."""
     out = []
     subj = subjects(jvm)
-    all_ops = ops or sorted({r["op"] for r in (jvm or {}).get("results", [])}
-                            | {op for b in (c or {}).values() for op in b})
+    have_ops = {r["op"] for r in (jvm or {}).get("results", [])}
+    all_ops = ops or [op for op in OPS if op in have_ops] + sorted(have_ops - set(OPS)) \
+        or list(OPS)
     for op in all_ops:
         entry = {"op": op, "n": None, "pairs": [], "verdict": NOT_TESTED, "why": ""}
         out.append(entry)
@@ -260,35 +245,81 @@ def ranking(jvm, c, ops=None):
     return out
 
 
+def coverage(jvm, c):
+    """Per operation (OPS order, those either side has): {op, jvm: sorted
+    N the harness measured, c: sorted N the C renderings have (any of the
+    subjects' c_backend), only_c, only_jvm, full: N of the full size the
+    document says it left out (from its `n_full`; [] at full or when the
+    document does not say)}."""
+    out = []
+    subj = subjects(jvm)
+    full = (jvm or {}).get("n_full")
+    full = full if isinstance(full, dict) else {}
+    for op in OPS:
+        jn = sorted({int(r["n"]) for r in (jvm or {}).get("results", []) if r["op"] == op})
+        cn = set()
+        for s in subj.values():
+            b = s.get("c_backend")
+            if not b:
+                continue
+            for key in {b, b.split("/", 1)[0]}:
+                cn |= {int(k) for k in (c or {}).get(key, {}).get(op, {})}
+        if not subj:     # no JVM document: what the C side has of the renderings
+            for key in ("heapqueue", "heapqueue/roc=off", "heapqueue/roc=on",
+                        "timerthread", "timerwheel"):
+                cn |= {int(k) for k in (c or {}).get(key, {}).get(op, {})}
+        cn = sorted(cn)
+        if not jn and not cn:
+            continue
+        fn = [int(x) for x in full.get(op, []) if isinstance(x, (int, float))]
+        out.append({"op": op, "jvm": jn, "c": cn,
+                    "only_c": [n for n in cn if n not in jn],
+                    "only_jvm": [n for n in jn if n not in cn],
+                    "full": [n for n in fn if n not in jn]})
+    return out
+
+
 def absent(reason=None):
-    """The section's wording when the JDK or Netty is absent."""
+    """The section's wording when the JVM originals were not measured."""
     why = reason or "the JDK (default-jdk-headless) or Netty (libnetty-java) is not installed"
     return ("The JVM originals (ScheduledThreadPoolExecutor, java.util.Timer, "
-            "DelayQueue, Netty's HashedWheelTimer) were not measured: %s. Both "
-            "README commands install them as root; everything else in this "
-            "report ran as usual. The claim \"%s\" is not tested." % (why, CLAIM))
+            "DelayQueue, Netty's HashedWheelTimer) were not measured: %s. The JDK "
+            "(default-jdk-headless) and Netty (libnetty-java) come from Debian, and "
+            "both README commands install them as root; the standard and full "
+            "profiles then run the harness into jvm.json (jvm/README.md). Everything "
+            "else in this report ran as usual. The claim \"%s\" is not tested."
+            % (why, CLAIM))
 
 
 # ---- reading the C side ------------------------------------------------------
+
+def c_from_results(res):
+    """backend -> op -> N -> [ns/op per repetition] from a results
+    directory's measurements (tbkit.results): each operation's C_WORKLOAD,
+    series h2h, no error; heapqueue's roc=on/off become
+    "heapqueue/roc=on" and "heapqueue/roc=off"."""
+    out = {}
+    for op, wl in C_WORKLOAD.items():
+        for m in res.select(op=op, workload=wl):
+            if m.error or m.series != C_SERIES or m.n is None:
+                continue
+            t = _clean(m.times) or _clean([m.median])
+            if not t:
+                continue
+            key = m.backend + ("/roc=" + m.cfg["roc"] if "roc" in m.cfg else "")
+            out.setdefault(key, {}).setdefault(op, {}).setdefault(int(m.n), []).extend(t)
+    return out
+
 
 _NAME = re.compile(r"^(?P<op>[a-z]+)/(?P<backend>[a-z0-9_]+)/(?P<workload>[a-z0-9_]+)/"
                    r"(?P<config>[^/]*)/N:(?P<n>\d+)")
 _UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-# The C workload each JVM operation is set beside: insert and cancel on
-# uniform 1 ms - 1000 s (the harness draws the same), timeouts on its own,
-# expire on short (1 ms - 500 ms in 1 ms steps: the nearest to a batch due
-# inside a short window).
-C_WORKLOAD = {"insert": "uniform", "cancel": "uniform", "timeouts": "timeouts",
-              "expire": "short"}
-
-
-def c_samples(micro, workload=None, series="h2h"):
-    """backend -> op -> N -> [ns/op per repetition] from a micro.json
-    document (Google Benchmark JSON): the series' iterations of the
-    workload (by default each op's in C_WORKLOAD); heapqueue's roc=on/off
-    become "heapqueue/roc=on" and "heapqueue/roc=off"."""
+def c_samples(micro, workload=None, series=C_SERIES):
+    """As c_from_results, from a micro.json document (Google Benchmark
+    JSON) read as it is: the series' iterations of the workload (by
+    default each op's in C_WORKLOAD)."""
     out = {}
     for b in micro.get("benchmarks", []):
         if b.get("run_type") != "iteration" or b.get("error_occurred"):
@@ -305,67 +336,17 @@ def c_samples(micro, workload=None, series="h2h"):
     return out
 
 
-# ---- Markdown ---------------------------------------------------------------
-
-def _cell(s):
-    if not s:
-        return "not measured"
-    return "%.3g (%.3g-%.3g, n=%d)" % (s["median"], s["lo"], s["hi"], s["n"])
-
-
-def markdown(rows, claim, ns=None, ops=None):
-    """The side-by-side table (optionally only some N and ops) and the
-    verdicts, in Markdown."""
-    lines = ["| op | N | original | C rendering | C ns/op median (min-max, reps) "
-             "| JVM ns/op median (min-max, reps) | JVM bytes/op | GC ms per rep (median) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if (ns and r["n"] not in ns) or (ops and r["op"] not in ops):
-            continue
-        lines.append("| %s | %d | %s | %s | %s | %s | %.1f | %s |" % (
-            r["op"], r["n"], r["subject"], r["c_backend"] or "none", _cell(r["c"]),
-            _cell(r["jvm"]), r["bytes_per_op"],
-            "%.1f" % r["gc_ms"] if r["gc_ms"] is not None else "n/a"))
-    lines.append("")
-    lines.append("Claim: %s. Rule: %s." % (CLAIM, RULE))
-    lines.append("")
-    for e in claim:
-        if ops and e["op"] not in ops:
-            continue
-        lines.append("- **%s** at N = %s: %s (%s)" % (e["op"], e["n"], e["verdict"], e["why"]))
-        for p in e["pairs"]:
-            lines.append("  - %s vs %s: JVM %s (ratio %s, p %s), C %s (ratio %s, p %s): %s" % (
-                p["a"], p["b"], p["jvm"][0], _f(p["jvm"][2]), _f(p["jvm"][1]),
-                p["c"][0], _f(p["c"][2]), _f(p["c"][1]), p["agree"]))
-    return "\n".join(lines)
-
-
-def _f(v):
-    return "n/a" if v is None else "%.2g" % v
-
-
-def main(argv):
-    if len(argv) < 3:
-        sys.stderr.write(__doc__)
-        return 2
-    with open(argv[1]) as f:
-        jvm = json.load(f)
-    with open(argv[2]) as f:
-        c = c_samples(json.load(f))
-    ns = ops = None
-    rest = argv[3:]
-    while rest:
-        if rest[0] == "--n" and len(rest) > 1:
-            ns = {int(x) for x in rest[1].split(",")}
-        elif rest[0] == "--ops" and len(rest) > 1:
-            ops = rest[1].split(",")
-        else:
-            sys.stderr.write("jvm_analysis: unknown argument %s\n" % rest[0])
-            return 2
-        rest = rest[2:]
-    print(markdown(side_by_side(jvm, c), ranking(jvm, c, ops), ns, ops))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+def why_absent(res):
+    """Why a results directory has no JVM results (None when it has
+    them): the run's own note (machine.json run.jvm: the JDK or Netty
+    missing, the harness failed), jvm.json's problem, or that the run has
+    no jvm.json."""
+    if res.jvm:
+        return None
+    note = res.run.get("jvm")
+    if isinstance(note, dict) and isinstance(note.get("why"), str):
+        return note["why"]
+    if res.jvm_problem:
+        return "jvm.json %s" % res.jvm_problem
+    return ("this results directory has no jvm.json (a run from before the JVM step, "
+            "the quick profile, or a run that stopped before it)")

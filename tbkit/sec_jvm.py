@@ -1,0 +1,143 @@
+"""tbkit.sec_jvm — the report's section on the originals (sections layer,
+issue 32): the JDK's and Netty's timers measured on the JVM
+(jvm/TimerBench.java, jvm.json) beside their C renderings (micro.json of
+the same run, series h2h), each operation at each N with bytes allocated
+per operation and GC time, the ranking claim's verdict, and which N the
+run's size left to the full profile.  Without jvm.json it says why.
+
+The data is tbkit.jvm's; the verdict is tbkit.claims.jvm_ranking's.
+"""
+
+from tbkit import jvm as J
+from tbkit import numbers as A
+from tbkit.doc import Bold, Code
+
+TITLE = "The originals: the JDK's and Netty's timers beside their C renderings"
+
+
+def _ns(s):
+    """A median with its spread: "12.3 ns (11.0-14.1 ns, 5 reps)"."""
+    if not s:
+        return "not measured"
+    return "%s (%s-%s, %d reps)" % (A.fmt_ns(s["median"]), A.fmt_ns(s["lo"]),
+                                    A.fmt_ns(s["hi"]), s["n"])
+
+
+def _ratio(r):
+    if not r["c"] or not r["jvm"] or not r["c"]["median"]:
+        return "n/a"
+    return A.fmt_ratio(r["jvm"]["median"] / r["c"]["median"])
+
+
+def _ns_list(ns):
+    return ", ".join(A.fmt_n(n) for n in ns) if ns else "none"
+
+
+def _claim_of(claims):
+    for c in claims or ():
+        if c.get("id") == "jvm_ranking":
+            return c
+    return None
+
+
+def jvm_section(ctx, doc, claims=None):
+    """The section; `claims` are the evaluated claims (the verdict is
+    jvm_ranking's).  Says why it is empty when the run has no JVM
+    results."""
+    res = ctx.res
+    doc.h(2, TITLE, "jvm")
+    why = J.why_absent(res)
+    if why:
+        doc.p(J.absent(why))
+        if not res.jvm_problem:      # a bad jvm.json is listed with the files
+            ctx.missing.append(("The originals", why))
+        return
+    jvm = res.jvm
+    c = J.c_from_results(res)
+    rows = J.side_by_side(jvm, c)
+    java = jvm.get("java") if isinstance(jvm.get("java"), dict) else {}
+    doc.p("Four backends render JVM classes in C: ", Code("heapqueue"), " is ",
+          Code("ScheduledThreadPoolExecutor"), " (removeOnCancel off and on), ",
+          Code("timerthread"), " is ", Code("java.util.Timer"), ", ", Code("timerwheel"),
+          " is Netty's ", Code("HashedWheelTimer"), "; ", Code("DelayQueue"),
+          " (Kafka's purgatory before its wheel) has no rendering and is shown for "
+          "reference. The originals ran in one JVM (", Code("jvm/TimerBench.java"), ", size ",
+          Code(str(jvm.get("size", "?"))), ", %s, %s, Netty %s) on the C micro's own "
+          "workloads, with JIT warm-up, shuffled repetitions and batches of at most %s "
+          "operations; a repetition's figure is the median of its batches, a cell's the "
+          "median over repetitions with min-max beside (jvm/README.md, \"Why not JMH\"). "
+          "The C side is this run's micro, series h2h (insert and cancel on uniform, "
+          "timeouts on timeouts, expire on short). The two sides differ in what a figure "
+          "holds: the JVM runs in real time with the originals' own worker threads and "
+          "measures what the caller's thread pays; the C micro runs on a virtual clock; "
+          "expire is the worker's CPU time per fired task on the JVM."
+          % (java.get("vm", "?"), java.get("version", "?"), jvm.get("netty", "?"),
+             jvm.get("max_batch", "?")),
+          (" The harness took %.0f s." % jvm["elapsed_s"])
+          if isinstance(jvm.get("elapsed_s"), (int, float)) else "")
+    for op in J.OPS:
+        part = [r for r in rows if r["op"] == op]
+        if not part:
+            continue
+        doc.h(3, "%s: originals and renderings" % op, "jvm-" + op)
+        if isinstance(jvm.get("workload"), dict) and isinstance(jvm["workload"].get(op), str):
+            doc.p("JVM workload: ", jvm["workload"][op], ".")
+        table = []
+        for r in part:
+            table.append([A.fmt_n(r["n"]), Code(r["subject"]),
+                          Code(r["c_backend"]) if r["c_backend"] else "none",
+                          _ns(r["c"]) if r["c_backend"] else "no rendering",
+                          _ns(r["jvm"]), _ratio(r),
+                          "%.1f" % r["bytes_per_op"] if r["bytes_per_op"] is not None else "n/a",
+                          ("%s (%d collections)" % (A.fmt_num(r["gc_ms"]), r["gc_count"]))
+                          if r["gc_ms"] is not None else "n/a"])
+        doc.table(["N", "original", "C rendering", "C ns/op median (min-max)",
+                   "JVM ns/op median (min-max)", "JVM / C", "JVM bytes / op",
+                   "GC ms per rep (median)"], table, numeric={0, 5, 6})
+    # which N each side has, and what full adds
+    items = []
+    for cv in J.coverage(jvm, c):
+        bits = ["JVM at %s" % _ns_list(cv["jvm"]), "C at %s" % _ns_list(cv["c"])]
+        if cv["only_c"]:
+            bits.append("the JVM side lacks %s" % _ns_list(cv["only_c"]))
+        if cv["only_jvm"]:
+            bits.append("the C side lacks %s" % _ns_list(cv["only_jvm"]))
+        none = [r["subject"] for r in rows if r["op"] == cv["op"] and r["c_backend"]
+                and not any(x["c"] for x in rows if x["op"] == cv["op"]
+                            and x["subject"] == r["subject"])]
+        if none:
+            bits.append("no C result at any N for %s (the C micro runs this operation "
+                        "without %s)" % (", ".join(sorted(set(none))), ", ".join(sorted(
+                            {r["c_backend"] for r in rows if r["subject"] in none}))))
+        if cv["full"]:
+            bits.append("left to the full profile: %s" % _ns_list(cv["full"]))
+        items.append((Code(cv["op"]), ": " + "; ".join(bits) + "."))
+    if items:
+        doc.p("N on each side (a side lacking an N shows \"not measured\" above):")
+        doc.ul(items)
+    cl = _claim_of(claims)
+    if cl is not None:
+        doc.p(Bold(cl["claim"]), ": ", Bold(cl["verdict"]), ".")
+        per_op = J.ranking(jvm, c)
+        doc.ul([(Code(e["op"]), " at N = %s: %s (%s)." % (
+            A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], e["why"])) for e in per_op])
+        table = []
+        for e in per_op:
+            for p in e["pairs"]:
+                table.append([Code(e["op"]), A.fmt_n(e["n"]),
+                              (Code(p["a"]), " against ", Code(p["b"])),
+                              "%s (%s%s)" % (p["jvm"][0], _f(p["jvm"][2]), _p(p["jvm"][1])),
+                              "%s (%s%s)" % (p["c"][0], _f(p["c"][2]), _p(p["c"][1])),
+                              p["agree"]])
+        if table:
+            doc.table(["operation", "N", "pair", "JVM (ratio of medians, p)",
+                       "C (ratio of medians, p)", "alike"], table)
+        doc.p("Rule: ", cl["rule"], ".")
+
+
+def _f(v):
+    return "n/a" if v is None else "%.2f" % v
+
+
+def _p(v):
+    return "" if v is None else ", p %s" % A.fmt_num(v)
