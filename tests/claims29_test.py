@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""claims29_test.py — the claims issue 29 adds or changes, each decided on
+synthetic results directories whose verdict the test knows: the growth
+claim's worst case and average judged apart, Netty's faithful sleep, the
+single runners, an STPE of one thread against Timer, heap maintenance
+under load, the leader's one wake-up; and the report section "What the
+source articles say".  Suite `report`.
+
+    /usr/bin/python3 tests/claims29_test.py [-v]
+"""
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import analysis as AN  # noqa: E402
+from tbkit import claims as C  # noqa: E402
+from tbkit import results as R  # noqa: E402
+from tbkit import stats as S  # noqa: E402
+
+NEED_SCIPY = unittest.skipUnless(S.have_scipy(), "scipy (python3-scipy) is not installed")
+
+CAPS = {"heapqueue": ["fifo_ties", "purge"],
+        "timerthread": ["fifo_ties", "purge", "fail_kills", "lazy_cancel"],
+        "quadheap": ["lazy_cancel", "skip_missed"],
+        "timerwheel": ["ticked"], "hierwheel": ["ticked"],
+        "kernelwheel": ["ticked", "granular"], "hrtree": ["tree", "skip_missed"]}
+
+
+def entry(name, rep, time_ns, **counters):
+    e = {"name": name, "run_name": name, "run_type": "iteration",
+         "repetition_index": rep, "threads": 1, "iterations": 1,
+         "real_time": time_ns, "cpu_time": time_ns, "time_unit": "ns"}
+    e.update(counters)
+    return e
+
+
+class Dir:
+    """A synthetic results directory: add() instances of five repetitions
+    (each value scaled by 1 + j/1000, so the test over them has something
+    to rank), then analysis()."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="tb-claims29-")
+        self.files = {}
+        self.counts = []
+
+    def add(self, file, name, time_ns, reps=5, **counters):
+        for j in range(reps):
+            k = 1 + j / 1000.0
+            self.files.setdefault(file, []).append(entry(
+                name, j, time_ns * k, **{c: v * k for c, v in counters.items()}))
+
+    def analysis(self):
+        with open(os.path.join(self.path, "machine.json"), "w", encoding="utf-8") as f:
+            json.dump({"format_version": 2, "build": {"backend_caps": CAPS},
+                       "run": {"status": "complete", "profile": "standard"}}, f)
+        for file, benches in self.files.items():
+            with open(os.path.join(self.path, file), "w", encoding="utf-8") as f:
+                json.dump({"context": {}, "benchmarks": benches}, f)
+        if self.counts:
+            with open(os.path.join(self.path, "counts.json"), "w", encoding="utf-8") as f:
+                json.dump({"results": self.counts}, f)
+        res = R.load(self.path)
+        self.problems = res.problems
+        return AN.Analysis(res)
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def verdict(d, fn):
+    c = fn(d.analysis())
+    return c["verdict_kind"], c["verdict"], c
+
+
+# ---- 1. growth: worst case and average ---------------------------------------
+
+HEAPS = ("heapqueue", "timerthread")
+WHEELS = ("timerwheel",)
+
+
+def growth_dir(worst_heap_work, worst_heap_time, avg_heap_work, avg_heap_time,
+               worst=True, average=True, counts=False):
+    """Insert and cancel at N 10^2 and 10^6: the heaps' work and time at
+    10^6 are the given functions of 10^2's (work 2, time 50 ns there),
+    the wheel's flat; heapqueue's cancel with roc=on and roc=off."""
+    d = Dir()
+    for wl, on, hw, ht in (("worst", worst, worst_heap_work, worst_heap_time),
+                           ("uniform", average, avg_heap_work, avg_heap_time)):
+        if not on:
+            continue
+        for op in ("insert", "cancel"):
+            for b in HEAPS + WHEELS:
+                cfgs = ["series=h2h"]
+                if op == "cancel" and b == "heapqueue":
+                    cfgs = ["series=h2h,roc=off", "series=h2h,roc=on"]
+                for cfg in cfgs:
+                    for n in (100, 1000000):
+                        heap = b in HEAPS
+                        w = (hw(2.0) if n > 100 else 2.0) if heap else 1.0
+                        t = (ht(50.0) if n > 100 else 50.0) if heap else 40.0
+                        kw = {"sift_levels_per_op": w} if heap else {"transfers_per_op": w}
+                        d.add("micro.json", "%s/%s/%s/%s/N:%d" % (op, b, wl, cfg, n), t, **kw)
+    if counts:
+        for op in ("insert", "cancel"):
+            for b in ("heapqueue", "timerwheel"):
+                for n in (1000, 100000):
+                    heap = b == "heapqueue"
+                    d.counts.append({
+                        "name": "%s/%s/worst/series=h2h,roc=on/N:%d" % (op, b, n), "op": op,
+                        "backend": b, "workload": "worst", "config": "series=h2h,roc=on",
+                        "n": n, "ops": 100, "instructions_per_op": 100.0 * (n / 1000) ** 0.1,
+                        "d1_misses_per_op": 1.0, "ll_misses_per_op": 0.0,
+                        "work_per_op": {"sift_levels": math.log2(n) if heap else 0,
+                                        "transfers": 0 if heap else 1}})
+    return d
+
+
+@NEED_SCIPY
+class Growth(unittest.TestCase):
+
+    def judge(self, *a, **k):
+        d = growth_dir(*a, **k)
+        try:
+            return verdict(d, C.heap_vs_wheel_growth)
+        finally:
+            d.close()
+
+    def test_worst_case_holds_on_work_average_does_not(self):
+        # worst: work log-like (x3), time flat (in cache); average: flat
+        kind, text, c = self.judge(lambda w: w * 3, lambda t: t * 1.1,
+                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (on time it does not "
+                                        "hold: the decreasing deadlines"), text)
+        self.assertIn("; does not hold on average (uniform deadlines): on work and on time", text)
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("worst insert, N 10^2 to 10^6", measured)
+        self.assertIn("uniform insert", measured)
+
+    def test_worst_case_refuted_on_work(self):
+        kind, text, _ = self.judge(lambda w: w, lambda t: t * 3,
+                                   lambda w: w * 3, lambda t: t * 3)
+        self.assertEqual(kind, C.FAILS)
+        self.assertTrue(text.startswith("does not hold on the worst case, on work"), text)
+        self.assertIn("holds on average (uniform deadlines): on work and on time", text)
+
+    def test_average_alone_says_the_worst_case_was_not_measured(self):
+        kind, text, _ = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                   worst=False)
+        self.assertEqual(kind, C.FAILS)
+        self.assertEqual(text, "does not hold on average (uniform deadlines): on work and on "
+                         "time; the worst case was not measured in this run")
+
+    def test_worst_case_from_valgrind_counts(self):
+        kind, text, c = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                   worst=False, counts=True)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (Valgrind's counts)"),
+                        text)
+        self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c["measured"]))
+
+    def test_lazy_cancels_are_no_removal(self):
+        d = growth_dir(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
+        try:
+            c = C.heap_vs_wheel_growth(d.analysis())
+        finally:
+            d.close()
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("heapqueue roc=on", measured)
+        self.assertNotIn("heapqueue roc=off", measured)
+        cancel = measured.split("worst cancel", 1)[1].split("uniform", 1)[0]
+        self.assertNotIn("timerthread", cancel)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
