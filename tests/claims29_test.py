@@ -181,5 +181,45 @@ class Growth(unittest.TestCase):
         self.assertNotIn("timerthread", cancel)
 
 
+# ---- 2. Netty's faithful sleep -------------------------------------------------
+
+def netty_dir(default_p50, exact_p50, label_default=True):
+    """Lateness light of the floor (p50 100 us, p99 200 us) and timerwheel
+    at a 1 ms tick, its default sleep (labelled sleep=ms or, as before D14,
+    not labelled) and sleep=exact with the given p50s."""
+    d = Dir()
+    common = dict(count=2000, p99=900e3)
+    d.add("runtime.json", "lateness/floor/light/slack=default/N:0", 1e6,
+          count=2000, p50=100e3, p99=200e3)
+    cfg = "series=h2h,tick=1ms,wheel=512,slack=default"
+    d.add("runtime.json", "lateness/timerwheel/light/%s/N:0" % cfg, 1e6,
+          p50=default_p50, **common)
+    d.add("runtime.json", "lateness/timerwheel/light/%s,sleep=exact/N:0" % cfg, 1e6,
+          p50=exact_p50, **common)
+    return d
+
+
+@NEED_SCIPY
+class NettySleep(unittest.TestCase):
+
+    def judge(self, *a):
+        d = netty_dir(*a)
+        try:
+            return verdict(d, C.netty_ticks)
+        finally:
+            d.close()
+
+    def test_the_faithful_sleep_is_judged(self):
+        kind, text, c = self.judge(700e3, 150e3)
+        self.assertEqual(text, "holds only for the lateness (idle not measured)")
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("the exact sleep (sleep=exact), tick 1 ms: p50 150", measured)
+        self.assertIn("Netty's whole-millisecond sleep: p50 701 us", measured)
+
+    def test_the_exact_sleep_is_not_judged(self):
+        kind, text, _ = self.judge(150e3, 700e3)
+        self.assertEqual(kind, C.FAILS)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
