@@ -1243,6 +1243,261 @@ def tree_and_wheel(ctx, tree="hrtree"):
     return _set(c, FAILS, FAILS, measured)
 
 
+# ---- issue 29: single runners, an STPE of one thread, heap maintenance, signal() --
+
+def _threads(m):
+    return A._num_or(m.cfg.get("threads"), 1)
+
+
+def _pool_of(ms):
+    """heapqueue's interference run with the most threads requested (more
+    than one), the pool every single runner is held against; or None."""
+    pool = [m for m in ms if m.backend == "heapqueue" and _threads(m) > 1
+            and m.counter("max") is not None]
+    return max(pool, key=_threads) if pool else None
+
+
+@claim(("interference",))
+def single_runner_delay(ctx):
+    c = _claim("A slow task delays every other task in every single-runner design, not "
+               "only in java.util.Timer",
+               "the source articles on Netty's HashedWheelTimer (\"a slow task blocks the "
+               "next one\") and java.util.Timer; Go's and the kernel's timers also run on "
+               "one runner",
+               "interference with one runner (threads=1) on every backend, against "
+               "heapqueue's pool (threads=4)",
+               "holds when every backend's maximum lateness of the fast 1 ms tasks with "
+               "one runner (threads=1) is at least %s the pool's (heapqueue, the most "
+               "threads measured), each by a Mann-Whitney U test over the repetitions "
+               "(p < %s); holds only in part when some are and the others significantly "
+               "are not; does not hold when none is. The maximum, because quadheap and "
+               "hrtree skip the periods a late run missed (as Go's Ticker and hrtimer_forward "
+               "do), so few of their runs are late and their percentiles hide the stall"
+               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)))
+    inter = (getattr(ctx, "rt", {}) or {}).get("interference", {})
+    ms = inter.get("ms", [])
+    labels = inter.get("labels", {})
+    pool = _pool_of(ms)
+    single = [m for m in ms if m.backend not in ctx.floor and _threads(m) == 1
+              and m.counter("max") is not None]
+    if pool is None or not single:
+        return _set(c, UNTESTED, UNTESTED + ": no interference results with one runner and "
+                    "for heapqueue's pool (threads > 1)", "no data")
+    pm = pool.counter("max")
+    parts = [(Code("heapqueue threads=%s" % pool.cfg.get("threads")),
+              " (the pool): max lateness %s" % A.fmt_ns(pm))]
+    yes, no, undecided = [], [], []
+    for m in single:
+        d = S.decide(_reps(m, "max"), _reps(pool, "max"), A.CLEAR_FACTOR)
+        label = labels.get(id(m), m.backend)
+        if d.kind == "greater":
+            yes.append(label)
+        elif d.kind == "less":
+            no.append(label)
+        else:
+            undecided.append(d)
+        parts.append((Code(label), ": max %s (%s the pool's; %s)" % (
+            A.fmt_ns(m.counter("max")), A.fmt_ratio(m.counter("max") / pm) if pm else "n/a",
+            d.text())))
+    measured = _join(parts)
+    if undecided and not no:
+        return _undecided(c, undecided[0], measured)
+    if not no:
+        return _set(c, HOLDS, HOLDS + " (%d single-runner configurations)" % len(yes), measured)
+    if yes:
+        return _set(c, PARTLY, "holds only in part: not in %s" % ", ".join(no), measured)
+    return _set(c, FAILS, FAILS, measured)
+
+
+def _same(a, b):
+    """"same" when the medians of the two sets of repetitions are within
+    S.MIN_EFFECT of each other either way, "differ" when a significantly
+    differs by more, else "undecided"; with the Decision."""
+    d = S.decide(a, b)
+    up, down = S.direction(d, "greater"), S.direction(d, "less")
+    if up == "yes" or down == "yes":
+        return "differ", d
+    if up == "no" and down == "no":
+        return "same", d
+    return "undecided", d
+
+
+@claim(("interference", "failing"))
+def stpe_one_thread_like_timer(ctx):
+    c = _claim("A ScheduledThreadPoolExecutor with one thread behaves like java.util.Timer on "
+               "a slow task, and differs on a failing one",
+               "java.util.Timer Javadoc, quoted in the source articles (\"equivalent to "
+               "Timer\"); Goetz et al., Java Concurrency in Practice, 6.2.5",
+               "interference and failing (real threads), heapqueue threads=1 against "
+               "timerthread",
+               "the slow-task part holds when heapqueue's maximum lateness of the fast tasks "
+               "with one thread is within %s of timerthread's (medians, either way; a "
+               "larger difference significant by a Mann-Whitney U test over the "
+               "repetitions, p < %s, refutes it); the failing part holds when, after the "
+               "third of ten tasks fails, heapqueue with one thread runs every later task "
+               "and accepts a new one while timerthread runs none and refuses it. Holds "
+               "when both parts do; holds only in part when one does"
+               % (A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)))
+    rt = getattr(ctx, "rt", {}) or {}
+    inter = rt.get("interference", {}).get("ms", [])
+
+    def one(ms, b):
+        got = [m for m in ms if m.backend == b and _threads(m) == 1 and m.series in ("h2h", "-")]
+        got = got or [m for m in ms if m.backend == b and _threads(m) == 1]
+        return got[0] if got else None
+
+    s_h, s_t = one(inter, "heapqueue"), one(inter, "timerthread")
+    fail = rt.get("failing", [])
+    f_h, f_t = one(fail, "heapqueue"), one(fail, "timerthread")
+    if s_h is None or s_t is None or f_h is None or f_t is None:
+        missing = [w for w, ok in (("interference", s_h and s_t), ("failing", f_h and f_t))
+                   if not ok]
+        return _set(c, UNTESTED, UNTESTED + ": no %s results for both heapqueue with one "
+                    "thread and timerthread%s" % (" or ".join(missing),
+                                                  " (the failing experiment is newer than "
+                                                  "this run)" if "failing" in missing else ""),
+                    "no data")
+    hm, tm = s_h.counter("max"), s_t.counter("max")
+    keys = ("ran_after", "after", "accepted_after", "failed")
+    fh = [f_h.counter(k) for k in keys]
+    ft = [f_t.counter(k) for k in keys]
+    if hm is None or tm is None or None in fh or None in ft:
+        return _set(c, UNTESTED, UNTESTED + ": the results lack max, ran_after, after, "
+                    "accepted_after or failed", "no data")
+    same, d = _same(_reps(s_h, "max"), _reps(s_t, "max"))
+    parts = [("slow task: ", Code("heapqueue threads=1"), " max lateness %s, " % A.fmt_ns(hm),
+              Code("timerthread"), " %s (%s; %s)" % (A.fmt_ns(tm), A.fmt_ratio(hm / tm) if tm
+                                                     else "n/a", d.text()))]
+    for name, v in (("heapqueue threads=1", fh), ("timerthread", ft)):
+        parts.append(("failing task: ", Code(name), " ran %s of the %s tasks due after it, a "
+                      "new schedule %s, %s failed run%s counted" % (
+                          A.fmt_num(v[0]), A.fmt_num(v[1]), "accepted" if v[2] else "refused",
+                          A.fmt_num(v[3]), "" if v[3] == 1 else "s")))
+    measured = _join(parts)
+    differs = fh[0] == fh[1] and fh[2] and ft[0] == 0 and not ft[2]
+    if same == "undecided":
+        return _undecided(c, d, measured, " on the slow task; on the failing task it %s"
+                          % ("differs, as claimed" if differs else "does not differ"))
+    alike = same == "same"
+    if alike and differs:
+        return _set(c, HOLDS, HOLDS, measured)
+    if alike:
+        return _set(c, PARTLY, "holds only for the slow task: on a failing task the two "
+                    "behave alike", measured)
+    if differs:
+        return _set(c, PARTLY, "holds only for the failing task: on a slow task their "
+                    "lateness differs", measured)
+    return _set(c, FAILS, FAILS, measured)
+
+
+@claim(("lateness",))
+def heap_maintenance_precision(ctx):
+    c = _claim("Heap maintenance makes a ScheduledThreadPoolExecutor's timing less precise "
+               "under load",
+               "the source articles on ScheduledThreadPoolExecutor (\"有出入队调整堆等操作，"
+               "所以定时并不是非常非常精确\")",
+               "lateness: heapqueue at light load against 10^5 pending tasks (workload "
+               "loaded), default timer slack; the floor's spread over its repetitions",
+               "holds when heapqueue's p99 lateness with 10^5 pending is above its p99 at "
+               "light load by more than the floor's own spread (the range of the floor's "
+               "p99 over its repetitions: how much the machine's wake-up moves from one "
+               "repetition to the next), by a Mann-Whitney U test over the repetitions "
+               "(p < %s); does not hold when the loaded p99 is not %s above the light one's "
+               "(medians, whatever the p-value); undecided in between: an effect the "
+               "floor's own noise could make. The p50 is shown beside it"
+               % (A.fmt_num(S.ALPHA), A.fmt_pct(S.MIN_EFFECT)))
+    rt = getattr(ctx, "rt", {}) or {}
+    ms = rt.get("lateness", {}).get("ms", [])
+
+    def pick(b, wl):
+        got = [m for m in ms if m.backend == b and m.workload == wl
+               and m.cfg.get("slack", "default") == "default" and m.counter("p99") is not None]
+        return got[0] if got else None
+
+    light, loaded = pick("heapqueue", "light"), pick("heapqueue", "loaded")
+    floor = pick(AN.primary_floor(ctx.floor), "light") if ctx.floor else None
+    if light is None or loaded is None or floor is None:
+        return _set(c, UNTESTED, UNTESTED + ": no lateness results for heapqueue light and "
+                    "loaded and for the floor", "no data")
+    fr = _reps(floor, "p99")
+    spread = max(fr) - min(fr)
+    d = S.decide(_reps(loaded, "p99"), _reps(light, "p99"), 1.0, spread)
+    plain = S.decide(_reps(loaded, "p99"), _reps(light, "p99"))
+    above = S.direction(plain, "greater")
+    bg = A.fmt_n(loaded.n) if loaded.n else "the background"
+    measured = (Code("heapqueue"), " p99 lateness %s light, %s with %s pending (%s; %s); p50 "
+                "%s against %s; the floor's p99 %s, spread %s over %d repetitions; loaded "
+                "against light plus that spread: %s" % (
+                    A.fmt_ns(light.counter("p99")), A.fmt_ns(loaded.counter("p99")), bg,
+                    A.fmt_ratio(loaded.counter("p99") / light.counter("p99"))
+                    if light.counter("p99") else "n/a", plain.text(),
+                    A.fmt_ns(light.counter("p50")), A.fmt_ns(loaded.counter("p50")),
+                    A.fmt_ns(floor.counter("p99")), A.fmt_ns(spread), len(fr), d.text()))
+    if d.kind == "greater":
+        return _set(c, HOLDS, HOLDS, measured)
+    if above == "no":
+        return _set(c, FAILS, FAILS + ": with %s pending the p99 is not %s above the light "
+                    "load's" % (bg, A.fmt_pct(S.MIN_EFFECT)), measured)
+    if d.kind == "too few":
+        return _undecided(c, d, measured)
+    return _set(c, UNDECIDED, "%s: the p99 with %s pending is above the light load's by %s, "
+                "within the floor's own spread of %s" % (
+                    UNDECIDED, bg, A.fmt_ns(loaded.counter("p99") - light.counter("p99")),
+                    A.fmt_ns(spread)), measured)
+
+
+# The wake-ups per task a leader with signal() leaves: the leader's own
+# timed wake-up and the one successor it signals, with half a wake-up of
+# margin (tests/test_heapqueue.c test_leader_saves_wakeups bounds it so).
+LEADER_WAKEUPS_MAX = 2.5
+
+
+@claim(("workers",))
+def leader_wakes_one(ctx):
+    c = _claim("The leader wakes one waiting thread when it leaves take() (signal(), not "
+               "signalAll())",
+               "ScheduledThreadPoolExecutor.DelayedWorkQueue.take() source, quoted in "
+               "the source articles",
+               "workers, leader=on against leader=off (four threads, a task every 0.5 ms)",
+               "holds when, with the leader, the pool's wake-ups per task are at most %s "
+               "(the leader's timed wake-up and the one successor it signals; waking "
+               "every idle worker would make one per idle worker) and fewer than without "
+               "the leader (every idle worker waiting timed) by at least %s, by a "
+               "Mann-Whitney U test over the repetitions (p < %s); timed waits per task "
+               "shown beside" % (A.fmt_num(LEADER_WAKEUPS_MAX), A.fmt_pct(S.MIN_EFFECT),
+                                 A.fmt_num(S.ALPHA)))
+    pairs = [(b, on, off) for b, on, off in (getattr(ctx, "rt", {}) or {}).get("workers", [])
+             if on.counter("wakeups_per_task") is not None
+             and off.counter("wakeups_per_task") is not None]
+    if not pairs:
+        return _set(c, UNTESTED, UNTESTED + ": no workers results with leader=on and "
+                    "leader=off and wake-up counters", "no data")
+    parts, kinds, undecided = [], [], []
+    for b, on, off in pairs:
+        won, woff = on.counter("wakeups_per_task"), off.counter("wakeups_per_task")
+        d = S.decide(_reps(on, "wakeups_per_task"), _reps(off, "wakeups_per_task"))
+        fewer = S.direction(d, "less")
+        if won > LEADER_WAKEUPS_MAX or fewer == "no":
+            kinds.append(FAILS)
+        elif fewer == "yes":
+            kinds.append(HOLDS)
+        else:
+            kinds.append(UNDECIDED)
+            undecided.append(d)
+        two, twoff = on.counter("timed_waits_per_task"), off.counter("timed_waits_per_task")
+        parts.append((Code(b), " threads=%s: %s wake-ups per task with the leader, %s "
+                      "without (%s)%s" % (
+                          on.cfg.get("threads", "?"), A.fmt_num(won), A.fmt_num(woff), d.text(),
+                          "; timed waits per task %s and %s" % (A.fmt_num(two), A.fmt_num(twoff))
+                          if two is not None and twoff is not None else "")))
+    measured = _join(parts)
+    if FAILS in kinds:
+        return _set(c, FAILS, FAILS, measured)
+    if UNDECIDED in kinds:
+        return _undecided(c, undecided[0], measured)
+    return _set(c, HOLDS, HOLDS, measured)
+
+
 # ---- which one to use ----------------------------------------------------------
 
 def _best_per_backend(ctx, op, series, wl, n):
