@@ -340,5 +340,48 @@ class Runtime29(unittest.TestCase):
         self.assertEqual(judge(2.0, 2.05)[0], C.FAILS)   # no fewer than without
 
 
+# ---- 4. the section "What the source articles say" ----------------------------
+
+class ArticlesSection(unittest.TestCase):
+
+    def render(self, claims):
+        from tbkit import articles as ART
+        from tbkit import doc as D
+        from tbkit import sec_articles
+        d = D.Doc("t")
+        sec_articles.articles_section(None, d, claims)
+        with tempfile.TemporaryDirectory() as tmp:
+            return D.to_markdown(d, tmp), ART
+
+    def test_one_row_per_statement_with_the_count_on_top(self):
+        claims = [{"id": cid, "verdict": "holds (%s)" % cid, "verdict_kind": C.HOLDS}
+                  for cid in C.ids()]
+        md, ART = self.render(claims)
+        self.assertIn("\n## What the source articles say\n", md)
+        body = md.split("## What the source articles say", 1)[1]
+        counts = ART.count_by_status()
+        first = body.strip().splitlines()[0]
+        self.assertTrue(first.startswith("**%d statements: %d answered by a claim of this "
+                                         "report, %d by a named test, %d deliberate differences"
+                                         % (len(ART.STATEMENTS), counts["claim"], counts["test"],
+                                            counts["difference"])), first)
+        rows = [l for l in body.splitlines() if l.startswith("| `0")]
+        self.assertEqual(len(rows), len(ART.STATEMENTS))
+        # a claim's row carries this run's verdict of that claim
+        row = [r for r in rows if "leader_wakes_one" in r][0]
+        self.assertIn("holds (leader\\_wakes\\_one)", row)
+        self.assertIn("%d holds" % counts["claim"], body)
+        # every claim answer names a registered claim
+        for s in ART.STATEMENTS:
+            if ART.status(s.answer) == "claim":
+                self.assertIn(s.answer.split(":", 1)[1], C.ids())
+
+    def test_an_untested_claim_says_why(self):
+        claims = [{"id": cid, "verdict": "not tested: no data for %s" % cid,
+                   "verdict_kind": C.UNTESTED} for cid in C.ids()]
+        md, ART = self.render(claims)
+        self.assertIn("not tested: no data for single\\_runner\\_delay", md)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

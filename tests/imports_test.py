@@ -63,6 +63,7 @@ MODULES = {
     "figures": "figures", "page": "figures",
     "sec_summary": "sections", "sec_micro": "sections", "sec_runtime": "sections",
     "sec_counts": "sections", "sec_replay": "sections", "sec_claims": "sections",
+    "sec_articles": "sections",
     "report": "report", "compare": "report",
 }
 # Where the thin commands live: each may hold one sys.path line.
