@@ -342,7 +342,7 @@ class FixtureReport(unittest.TestCase):
             self.assertRegex(r[4], r"\d")
             # the precision every row holds at: from the backend's kind and tick
             self.assertRegex(unmd(r[2]), r"^(exact|<= one tick \(\d+[mun]?s\)|"
-                                   r"<= 1/8 of the delay \(its levels\), tick \d+[mun]?s)")
+                                   r"<= 1 tick \+ 8/63 of the delay \(its levels\), tick \d+[mun]?s)")
 
     def test_limitations_say_something_measured(self):
         s = md_section(self.md, "Limitations and noise")
@@ -1588,7 +1588,7 @@ class Precision(unittest.TestCase):
         sec = self.md.split("## Which one to use", 1)[1].split("\n## ", 1)[0]
         head = next(l for l in sec.splitlines() if l.startswith("| workload"))
         self.assertIn("| precision |", head)
-        for cls in ("exact", "<= 50 us", "<= 1 ms", "<= 1/8 of the delay"):
+        for cls in ("exact", "<= 50 us", "<= 1 ms", "<= 1 tick + 8/63 of the delay"):
             self.assertIn("Replay of trace budgeted, precision %s" % cls, sec)
             self.assertRegex(sec, r"Server timeouts \(N = [^)]*\), precision %s" % re.escape(cls))
         # the replay's exact class: heapqueue (never late), the only exact candidate
