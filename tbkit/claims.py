@@ -408,10 +408,15 @@ def heap_vs_wheel_growth(ctx):
         tnote = ""
         if w_time and on.startswith("on work"):
             tv = _combine(w_time)
-            tnote = " (on time it %s: %s)" % (
-                "is undecided" if tv == UNDECIDED else tv,
-                "the decreasing deadlines climb the same few slots near the root, which "
-                "stay in cache" if tv != HOLDS else "the climbs show in time too")
+            if tv == HOLDS:
+                tnote = " (on time it holds too)"
+            elif tv == UNDECIDED:
+                tnote = " (on time: %s)" % ("too few repetitions to test" if w_few
+                                            else "undecided at this noise")
+            else:
+                # the climbs are counted, but cost little time
+                tnote = (" (on time it %s: the decreasing deadlines climb the same few "
+                         "slots near the root, which stay in cache)" % tv)
         kind = wv
         out.append("%s on the worst case, %s%s" % (_KIND_WORD[wv], on, tnote))
     if avg[0]:

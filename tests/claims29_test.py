@@ -148,6 +148,13 @@ class Growth(unittest.TestCase):
         self.assertIn("worst insert, N 10^2 to 10^6", measured)
         self.assertIn("uniform insert", measured)
 
+    def test_worst_case_time_said_beside_the_work(self):
+        kind, text, _ = self.judge(lambda w: w * 3, lambda t: t * 3,
+                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (on time it holds "
+                                        "too); does not hold on average"), text)
+
     def test_worst_case_refuted_on_work(self):
         kind, text, _ = self.judge(lambda w: w, lambda t: t * 3,
                                    lambda w: w * 3, lambda t: t * 3)
