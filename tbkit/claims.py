@@ -381,8 +381,8 @@ def heap_vs_wheel_growth(ctx):
                "operation does not hold and none holds even in part. Work is the sum of the work counters "
                "per operation (counted, not timed). The worst case is judged on work (the "
                "micro's counters, else Valgrind's counts of the same workload): its time is "
-               "shown, not decisive, because decreasing deadlines climb the same few slots "
-               "near the root, which stay in cache, so the climbs cost little time. The "
+               "shown, not decisive, because decreasing deadlines climb one path to the "
+               "root, whose slots stay in cache, so the time need not follow the count. The "
                "average is judged on work and time, as before. Removal is a cancel that "
                "takes the task out of the heap (remove-on-cancel on), since a lazy cancel "
                "only marks it"
@@ -414,9 +414,10 @@ def heap_vs_wheel_growth(ctx):
                 tnote = " (on time: %s)" % ("too few repetitions to test" if w_few
                                             else "undecided at this noise")
             else:
-                # the climbs are counted, but cost little time
-                tnote = (" (on time it %s: the decreasing deadlines climb the same few "
-                         "slots near the root, which stay in cache)" % tv)
+                # the climbs are counted; their time is shown, not judged
+                tnote = (" (on time it %s, shown, not judged: decreasing deadlines climb "
+                         "one path to the root, whose slots stay in cache, so the time "
+                         "need not follow the count)" % tv)
         kind = wv
         out.append("%s on the worst case, %s%s" % (_KIND_WORD[wv], on, tnote))
     if avg[0]:
