@@ -42,7 +42,7 @@ CONFIG_TEXT = {
 }
 CONFIG_ORDER = ["h2h", "orig", "cover"]
 RUNTIME_OPS = ["lateness", "jitter", "interference", "burst", "idle",
-               "workers", "producers"]
+               "workers", "producers", "failing"]
 KNOWN_OPS = RUNTIME_OPS + ["failure", "shim", "selftest"]
 PCTS = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
 # The quantile each percentile counter stands for.
@@ -365,7 +365,7 @@ def runtime_data(res, floor_names):
     """{experiment: data} of the runtime experiments the claims and the
     recommendations read: lateness {ms, labels, early, vs_floor,
     floor_p50}, interference {ms, labels}, burst [ms], idle [ms] with
-    idle_labels, workers [(backend, leader on, leader off)]."""
+    idle_labels, workers [(backend, leader on, leader off)], failing [ms]."""
     rt = {}
     if not any(res.select(op=op) for op in RUNTIME_OPS):
         return rt
@@ -397,6 +397,8 @@ def runtime_data(res, floor_names):
         ok = [m for m in res.select(op="idle") if not m.error]
         rt["idle"] = ok
         rt["idle_labels"] = labels_for(ok)
+    if res.select(op="failing"):
+        rt["failing"] = [m for m in res.select(op="failing") if not m.error]
     if res.select(op="workers"):
         rt["workers"] = leader_pairs([m for m in res.select(op="workers") if not m.error])
     return rt
@@ -404,9 +406,9 @@ def runtime_data(res, floor_names):
 
 def granular_caveat(an, labels):
     """What a recommendation of a granular wheel (TB_CAP_GRANULAR: Linux's
-    levels) must say beside its speed: it fires late by up to 1/8 of the
+    levels) must say beside its speed: it fires late by up to a tick plus 8/63 of the
     delay.  "" when none of the labels is one."""
     if any("granular" in an.caps.get(l.split(" ")[0], ()) for l in labels):
-        return (" — fires up to 1/8 of the delay late (its levels' "
+        return (" — fires up to a tick plus 8/63 of the delay late (its levels' "
                 "granularity; see the non-cascading wheel claim)")
     return ""

@@ -14,7 +14,7 @@ An answer is one string:
 
 ``claim:<id>``
     a claim of the report, keyed by the name of its function in
-    ``report/tb_claims.py`` (the verdict is that run's);
+    ``tbkit/claims.py`` (the verdict is that run's);
 ``test:<path>:<name>``
     a test that asserts the statement: a cmocka test function of a C file
     or a test method of a Python file, path from the repository root;
@@ -40,17 +40,19 @@ from dataclasses import dataclass
 
 STATUSES = ("claim", "test", "difference", "planned", "uncovered")
 
-# The report's claims today: the functions of report/tb_claims.py.
+# The report's claims today: the functions of tbkit/claims.py.
 CLAIM_IDS = ("heap_vs_wheel_growth", "slow_task", "failing_task", "netty_ticks",
              "kafka_no_empty_advances", "hierarchy", "non_cascading",
              "tree_and_wheel", "leader_follower", "crossover", "four_ary_heap",
-             "lazy_deletion")
+             "lazy_deletion", "single_runner_delay", "stpe_one_thread_like_timer",
+             "heap_maintenance_precision", "leader_wakes_one")
 
-# The claims issue 29 (section 1) adds.
-PLANNED_IDS = ("single_runner_delay", "stpe_one_thread_like_timer",
-               "timer_wall_clock", "netty_sleep_lateness",
-               "heap_maintenance_precision", "leader_wakes_one",
-               "fixed_rate_no_overlap", "heap_growth_worst_case")
+# Claims planned but not yet in the registry.  Issue 29's are all answered
+# now: four are claims of their own, the worst case and Netty's sleep are
+# judged by the growth and Netty claims (heap_vs_wheel_growth, netty_ticks),
+# Timer's wall clock and the pool's fixed rate by the tests that assert
+# them (D15; test_fixed_rate_pool_never_overlaps).
+PLANNED_IDS = ()
 
 
 @dataclass(frozen=True)
@@ -137,11 +139,11 @@ STATEMENTS = (
         "堆结构在执行插入和删除操作时的最坏时间复杂度是 O(logN)",
         "in the worst case a heap's insert and removal take O(log N)",
         "Heap insert and removal cost O(log N) in the worst case.",
-        "planned:heap_growth_worst_case",
-        "deadlines arriving in decreasing order make every insert climb to the root; "
-        "today's growth claim judges uniform random deadlines, whose inserts climb "
-        "about one level, so the bound is not judged as a worst case",
-        see=("claim:heap_vs_wheel_growth",)),
+        "claim:heap_vs_wheel_growth",
+        "the growth claim's worst case: workload worst, deadlines in decreasing order, "
+        "so every insert climbs to the root and a removal goes down from it; judged "
+        "on the counted work (the micro's counters, else Valgrind's counts), the "
+        "average (uniform deadlines) said beside it (D13)"),
     Statement(
         "stpe_unbounded_grows_by_half", A0,
         "DelayedWorkQueue添加元素满了之后会自动扩容原来容量的1/2,即永远不会阻塞",
@@ -204,10 +206,10 @@ STATEMENTS = (
         "the finally block calls signal() to wake one thread, not signalAll()",
         "A thread leaving take() wakes one waiting thread to lead the next wait, not "
         "all of them.",
-        "planned:leader_wakes_one",
-        "a verdict on the workers experiment: wake-ups per task with the leader stay "
-        "near two (the leader's timeout and one successor), not one per idle worker; "
-        "today a unit test bounds them at 2.5 per task",
+        "claim:leader_wakes_one",
+        "the workers experiment: wake-ups per task with the leader at most 2.5 (the "
+        "leader's timeout and one successor), not one per idle worker, and fewer than "
+        "without the leader; a unit test bounds them too",
         see=(_t(HQ, "test_leader_saves_wakeups"),),
         also_in=(A2, A3)),
     Statement(
@@ -251,10 +253,10 @@ STATEMENTS = (
         "finishes",
         "A fixed-rate run never overlaps the previous one; late runs follow back to "
         "back.",
-        "planned:fixed_rate_no_overlap",
+        _t(HQ, "test_fixed_rate_pool_never_overlaps"),
         "a real-clock test with a pool of four: a 1 ms fixed-rate task that sleeps "
-        "5 ms, its concurrent runs counted (at most 1); today tested on the virtual "
-        "clock with one runner only",
+        "5 ms, its concurrent runs counted (never more than one); on the virtual "
+        "clock the late runs follow back to back",
         see=(_t(HQ, "test_periodic_with_slow_runs"), _t(CF, "test_fixed_rate_catch_up")),
         also_in=(A2,)),
     Statement(
@@ -341,9 +343,9 @@ STATEMENTS = (
         "since the timer is built on a queue, with heap adjustments on every enqueue "
         "and dequeue, its timing is not very precise",
         "Heap maintenance makes the pool's timing less precise under load.",
-        "planned:heap_maintenance_precision",
-        "a verdict on the lateness experiment: heapqueue's lateness at light load "
-        "against 10^5 pending, set against the floor's change"),
+        "claim:heap_maintenance_precision",
+        "the lateness experiment: heapqueue's p99 at light load against 10^5 pending, "
+        "set against the floor's own spread over the repetitions"),
     Statement(
         "stpe_one_thread_like_timer", A3,
         "Configuring {@code * ScheduledThreadPoolExecutor} with one thread makes it "
@@ -352,9 +354,10 @@ STATEMENTS = (
         "equivalent to Timer",
         "An STPE with one thread behaves like Timer on a slow task (and differs on a "
         "failing one).",
-        "planned:stpe_one_thread_like_timer",
+        "claim:stpe_one_thread_like_timer",
         "the interference experiment with heapqueue at one thread against timerthread: "
-        "the same delay of the other tasks; the failure probe shows the difference"),
+        "the same delay of the other tasks; the failing experiment (real threads, one "
+        "runner each) shows the difference"),
     Statement(
         "stpe_pool_not_blocked", A3,
         "主要差别在于能多线程运行任务,不会单线程阻塞",
@@ -399,12 +402,11 @@ STATEMENTS = (
         "Timer的任务调度是基于绝对时间的，对**系统时间**敏感",
         "Timer schedules on absolute time and is sensitive to the system time",
         "Setting the system clock moves Timer's pending deadlines.",
-        "planned:timer_wall_clock",
+        _t(TT, "test_wall_step_back_delays_timer_not_pool"),
         "timerthread's deadlines are on a wall clock (CLOCK_REALTIME; in virtual "
         "mode one a test steps with tb_wall_step), read as System.currentTimeMillis, "
         "while heapqueue reads the monotonic clock as STPE reads nanoTime (D15)",
-        see=(_t(TT, "test_wall_step_back_delays_timer_not_pool"),
-             _t(TT, "test_wall_step_forward_runs_early"),
+        see=(_t(TT, "test_wall_step_forward_runs_early"),
              _t(TT, "test_wall_step_periodic"))),
     Statement(
         "timer_exception_kills", A2,
@@ -433,9 +435,9 @@ STATEMENTS = (
         "by the heap's nature, insert and removal take O(log n)",
         "Heap insert and removal grow as log n (and a wheel's stay constant).",
         "claim:heap_vs_wheel_growth",
-        "insert and cancel with removal, N 10^2 to 10^6, judged on the counted work "
-        "and on time; uniform random deadlines, so the average case",
-        see=("planned:heap_growth_worst_case",)),
+        "insert and cancel with removal, N 10^2 to 10^6: the worst case (decreasing "
+        "deadlines) judged on the counted work, the average (uniform deadlines) on "
+        "work and on time, each named in the verdict"),
     Statement(
         "timer_reschedule_before_run", A3,
         "如果是则修改当前任务时间为下次执行的时间,如果不是周期性任务则将任务从优先队列中移除,最后执行任务",
@@ -587,10 +589,10 @@ STATEMENTS = (
         "(multiples of 10 ms on Windows)",
         "Netty sleeps in whole milliseconds rounded up, so it fires up to a tick late "
         "as it really sleeps.",
-        "planned:netty_sleep_lateness",
+        "claim:netty_ticks",
         "timerwheel sleeps as waitForNextTick does, in whole milliseconds rounded "
-        "up (the default), and TB_F_EXACT_SLEEP's nanosecond wait is measured beside "
-        "it as sleep=exact (D14)",
+        "up (the default), and the claim's lateness part judges that sleep; "
+        "TB_F_EXACT_SLEEP's nanosecond wait is measured beside it as sleep=exact (D14)",
         see=(_t(TW, "test_threaded_sleep_whole_ms"),
              _t(TW, "test_threaded_sleep_exact"))),
     Statement(
@@ -630,18 +632,18 @@ STATEMENTS = (
         "so tasks are not necessarily run precisely on time",
         "Netty fires up to a tick late.",
         "claim:netty_ticks",
-        "the lateness part: p50 more than a quarter tick over the floor, p99 not "
-        "significantly over a tick past it",
-        see=("planned:netty_sleep_lateness",)),
+        "the lateness part, on Netty's whole-millisecond sleep: p50 more than a "
+        "quarter tick over the floor, p99 not significantly over a tick past it",
+        see=(_t(TW, "test_threaded_sleep_whole_ms"),)),
     Statement(
         "netty_slow_task_blocks", A3,
         "那么耗时的任务会阻塞下个任务的执行",
         "then a slow task blocks the execution of the next one",
         "A slow task on the wheel's single worker delays every other timeout.",
-        "planned:single_runner_delay",
-        "the interference experiment judged for every single-runner design "
-        "(timerwheel, quadheap, kernelwheel, hrtree, as Timer) against a pool; today "
-        "only a unit test shows timeouts due during a stall running after it",
+        "claim:single_runner_delay",
+        "the interference experiment with one runner, every backend (timerwheel, "
+        "quadheap, kernelwheel, hrtree and the others, as Timer), judged on the "
+        "maximum lateness against heapqueue's pool",
         see=(_t(TW, "test_threaded_catch_up_after_stall"),)),
     Statement(
         "netty_max_pending", A3,

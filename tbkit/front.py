@@ -8,10 +8,10 @@ points at the axis' "exact" position.
 
 Precision classes are tbkit.precision's (CLASSES, precision_class: the rule
 bench/replay.py applies too): exact (max lateness 0), <= 50 us, <= 1 ms,
-<= 1/8 of the delay (every fire's lateness at most an eighth of its
-delay), any.  A replay candidate's class is tbkit.precision.precision_class
+<= 1 tick + 8/63 of the delay (Linux's wheel's bound, every fire), any.  A replay candidate's class is tbkit.precision.precision_class
 of its entry in replay.json; a micro candidate's is the same test on its
-counters (lateness_max_ns, and lateness_max_share for the 1/8 rule).  The
+counters (lateness_max_ns, and lateness_max_share: a largest lateness
+within 8/63 of the delay is within the class whatever the tick).  The
 cheapest in a class is the one with the lowest median cost, with those
 within S.MIN_EFFECT of it named beside it (two runs of one commit differ
 by that much).
@@ -33,8 +33,8 @@ def fits(cand, cls):
 def _micro_class(max_ns, max_share):
     """tbkit.precision.precision_class's rule on the micro counters."""
     return P.precision_class({"lateness": {"max_ns": max_ns, "beyond_eighth_of_delay":
-                                           0 if max_share is not None and max_share <= 0.125
-                                           else 1}})
+                                           0 if max_share is not None
+                                           and max_share <= P.GRANULAR_SHARE else 1}})
 
 
 def cheapest_by_class(cands):

@@ -33,8 +33,8 @@ from tbkit import claims as C
 from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
-from tbkit import (sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay, sec_runtime,
-                   sec_summary)
+from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay,
+                   sec_runtime, sec_summary)
 from tbkit.doc import Bold, Doc
 from tbkit.formats import write_synced as write_file
 from tbkit.page import Page
@@ -122,7 +122,7 @@ def install(out_dir, staging, md, html):
 # The claims the summary quotes beside its findings, by id, with the
 # priority that places them among the findings.
 SUMMARY_CLAIMS = (("crossover", 12), ("heap_vs_wheel_growth", 13),
-                  ("slow_task", 18), ("netty_ticks", 19))
+                  ("slow_task", 18), ("netty_ticks", 19), ("jvm_ranking", 20))
 
 
 def build(res, figs):
@@ -146,6 +146,7 @@ def build(res, figs):
             ctx.finding(prio, c["claim"], ": ", Bold(c["verdict"]), " (", *c["measured"], ").")
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
+    sec_articles.articles_section(ctx, after, claims)
     sec_claims.choose_section(ctx, after)
     sec_claims.limitations_section(ctx, after)
 

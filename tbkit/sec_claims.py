@@ -64,7 +64,8 @@ def _row_precision(ctx, rec):
     the recommended backends' capabilities and the tick they were measured
     at (a label's tick=, else the head-to-head series' tick of that backend
     in this run): exact for a structure without ticks, one tick for a
-    wheel, 1/8 of the delay for a wheel with levels (TB_CAP_GRANULAR)."""
+    wheel, a tick plus 8/63 of the delay for a wheel with levels
+    (TB_CAP_GRANULAR)."""
     names = [x for x in rec if isinstance(x, Code)]
     out = []
     for label in names:
@@ -82,7 +83,7 @@ def _row_precision(ctx, rec):
         tick = m.group(1) if m else next(
             (x.cfg.get("tick") for x in ctx.res.select(backend=b)
              if x.cfg.get("series") == "h2h" and x.cfg.get("tick")), None)
-        what = ("<= 1/8 of the delay (its levels), tick %s" if "granular" in caps
+        what = ("<= 1 tick + 8/63 of the delay (its levels), tick %s" if "granular" in caps
                 else "<= one tick (%s)") % (tick or "?")
         out.append("%s (%s)" % (what, b) if len(names) > 1 else what)
     return "; ".join(out) if out else "n/a"
@@ -156,8 +157,9 @@ def choose_section(ctx, doc):
           "differ by that much (Method), so an order among them would not come "
           "back when the run is repeated. Every row says the precision its "
           "recommendation holds at: exact (never late), within one tick of a wheel, "
-          "or within 1/8 of the delay for a wheel with levels; the rows per precision "
-          "class (exact, <= 50 us, <= 1 ms, <= 1/8 of the delay) name the cheapest "
+          "or within a tick plus 8/63 of the delay for a wheel with levels (Linux's "
+          "arithmetic); the rows per precision "
+          "class (exact, <= 50 us, <= 1 ms, <= 1 tick + 8/63 of the delay) name the cheapest "
           "structure, at any tick, whose measured lateness fits the class, and a "
           "replayed trace with budgets recommends only what kept every timer within "
           "its budget." % A.fmt_pct(S.MIN_EFFECT))

@@ -49,11 +49,14 @@ def counts_section(ctx, doc):
         if len(ns) >= 2:
             lo, hi = ns[0], ns[-1]
             for r in order_results([r for r in rows if r["n"] == hi], ctx.backends):
+                # a row is compared with the same backend, variant and
+                # workload only: a uniform row never with a worst one
                 base = [x for x in rows if x["n"] == lo and x["backend"] == r["backend"]
-                        and variant(x) == variant(r)]
+                        and variant(x) == variant(r) and x["workload"] == r["workload"]]
                 if base and base[0]["instructions_per_op"] > 0:
                     b = base[0]
-                    items.append((Code(" ".join(x for x in (r["backend"], variant(r)) if x)),
+                    items.append((Code(" ".join(x for x in (r["backend"], variant(r),
+                                                            r["workload"]) if x)),
                                   ": N %s to %s, instructions %s, D1 misses %s → %s." % (
                                       A.fmt_n(lo), A.fmt_n(hi),
                                       A.fmt_ratio(r["instructions_per_op"] / b["instructions_per_op"]),

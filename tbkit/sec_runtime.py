@@ -46,6 +46,10 @@ RUNTIME_WHAT = {
                "and off",
     "producers": "several threads scheduling at once as fast as they can: "
                  "throughput and lateness",
+    "failing": "one runner (threads=1), real threads: ten one-shot tasks due "
+               "at 1 to 10 ms, the third of which fails, then one more "
+               "schedule: what a failing task does to the others (an STPE "
+               "of one thread goes on, Timer dies)",
 }
 def pct_cell(m, key, prefix=""):
     """A percentile in us for a table cell, or why it is not shown."""
@@ -179,7 +183,8 @@ def runtime_sections(ctx, doc):
           "counters are medians over the repetitions.")
     for op, fn in (("lateness", lateness), ("jitter", jitter),
                    ("interference", interference), ("burst", burst),
-                   ("idle", idle), ("workers", workers), ("producers", producers)):
+                   ("idle", idle), ("workers", workers), ("producers", producers),
+                   ("failing", failing)):
         doc.h(3, op, "runtime-" + op)
         doc.p("What is measured: ", RUNTIME_WHAT[op], ".")
         ms = [m for m in ctx.res.select(op=op)]
@@ -201,6 +206,23 @@ def runtime_sections(ctx, doc):
             doc.p("Runs that reported an error: ",
                   *_join([(Code(m.backend + " " + m.config), ": " + m.error[:120]) for m in errs]), ".")
     failure_section(ctx, doc)
+
+
+def failing(ctx, doc, ms):
+    """The failing experiment (bench/runtime.c, real threads, one
+    runner): a table, no figure (its N is the ten tasks, not a size)."""
+    rows = []
+    key = ctx.backend_sort_key()
+    for m in sorted((m for m in ms if not m.error), key=lambda m: (key(m.backend), m.config)):
+        acc = m.counter("accepted_after")
+        rows.append([Code(m.backend), Code(m.config), A.fmt_num(m.counter("runners")),
+                     A.fmt_num(m.counter("ran_before")),
+                     "%s of %s" % (A.fmt_num(m.counter("ran_after")), A.fmt_num(m.counter("after"))),
+                     "n/a" if acc is None else ("accepted" if acc else "refused"),
+                     A.fmt_num(m.counter("failed"))])
+    doc.table(["backend", "configuration", "runners", "tasks due before the failure that ran",
+               "tasks due after it that ran", "a schedule after it", "failed runs counted"],
+              rows, numeric={2, 3, 4, 6})
 
 
 def failure_section(ctx, doc):

@@ -66,8 +66,8 @@ def _short(spans):
     """A recommendation's spans with the granular wheels' caveat cut to a
     few words (the full table has it whole)."""
     spans = spans if isinstance(spans, tuple) else (spans,)
-    return tuple(" (late by up to 1/8 of the delay)" if isinstance(sp, str) and
-                 sp.startswith(" — fires up to 1/8") else sp for sp in spans)
+    return tuple(" (late by up to a tick plus 8/63 of the delay)" if isinstance(sp, str) and
+                 sp.startswith(" — fires up to a tick plus 8/63") else sp for sp in spans)
 
 
 def summary_section(ctx, doc, claims):

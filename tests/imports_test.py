@@ -64,6 +64,7 @@ MODULES = {
     "sec_summary": "sections", "sec_micro": "sections", "sec_runtime": "sections",
     "sec_counts": "sections", "sec_replay": "sections", "sec_claims": "sections",
     "sec_jvm": "sections",
+    "sec_articles": "sections",
     "report": "report", "compare": "report",
 }
 # Where the thin commands live: each may hold one sys.path line.

@@ -1442,9 +1442,16 @@ class Verdict(unittest.TestCase):
     def test_precision_classes(self):
         c = self.cand("x", 1, 0, sweep=True)
         for mx, eighth, cls in ((0, 0, "exact"), (50000, 0, "<= 50 us"), (50001, 0, "<= 1 ms"),
-                                (2000000, 0, "<= 1/8 of the delay"), (2000000, 1, "any")):
+                                (2000000, 0, "<= 1 tick + 8/63 of the delay"), (2000000, 1, "any")):
             c["lateness"].update(max_ns=mx, beyond_eighth_of_delay=eighth)
             self.assertEqual(P.precision_class(c), cls)
+        # the kernel's arithmetic: beyond its tick a fire of Linux's wheel is
+        # under 8/63 of its delay (0.1269...), over the 1/8 often quoted
+        c["lateness"].update(max_ns=2000000, beyond_eighth_of_delay=3,
+                             beyond_tick_of_delay_max=0.1269)
+        self.assertEqual(P.precision_class(c), "<= 1 tick + 8/63 of the delay")
+        c["lateness"].update(beyond_tick_of_delay_max=0.1271)
+        self.assertEqual(P.precision_class(c), "any")
 
 
 if __name__ == "__main__":

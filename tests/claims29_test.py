@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""claims29_test.py — the claims issue 29 adds or changes, each decided on
+synthetic results directories whose verdict the test knows: the growth
+claim's worst case and average judged apart, Netty's faithful sleep, the
+single runners, an STPE of one thread against Timer, heap maintenance
+under load, the leader's one wake-up; and the report section "What the
+source articles say".  Suite `report`.
+
+    /usr/bin/python3 tests/claims29_test.py [-v]
+"""
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import analysis as AN  # noqa: E402
+from tbkit import claims as C  # noqa: E402
+from tbkit import results as R  # noqa: E402
+from tbkit import stats as S  # noqa: E402
+
+NEED_SCIPY = unittest.skipUnless(S.have_scipy(), "scipy (python3-scipy) is not installed")
+
+CAPS = {"heapqueue": ["fifo_ties", "purge"],
+        "timerthread": ["fifo_ties", "purge", "fail_kills", "lazy_cancel"],
+        "quadheap": ["lazy_cancel", "skip_missed"],
+        "timerwheel": ["ticked"], "hierwheel": ["ticked"],
+        "kernelwheel": ["ticked", "granular"], "hrtree": ["tree", "skip_missed"]}
+
+
+def entry(name, rep, time_ns, **counters):
+    e = {"name": name, "run_name": name, "run_type": "iteration",
+         "repetition_index": rep, "threads": 1, "iterations": 1,
+         "real_time": time_ns, "cpu_time": time_ns, "time_unit": "ns"}
+    e.update(counters)
+    return e
+
+
+class Dir:
+    """A synthetic results directory: add() instances of five repetitions
+    (each float value scaled by 1 + j/1000, so the test over them has
+    something to rank; ints are counts and stay), then analysis()."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="tb-claims29-")
+        self.files = {}
+        self.counts = []
+
+    def add(self, file, name, time_ns, reps=5, **counters):
+        for j in range(reps):
+            k = 1 + j / 1000.0
+            # counts (ints) stay as they are; measured values spread
+            self.files.setdefault(file, []).append(entry(
+                name, j, time_ns * k, **{c: v if isinstance(v, int) else v * k
+                                         for c, v in counters.items()}))
+
+    def analysis(self):
+        with open(os.path.join(self.path, "machine.json"), "w", encoding="utf-8") as f:
+            json.dump({"format_version": 2, "build": {"backend_caps": CAPS},
+                       "run": {"status": "complete", "profile": "standard"}}, f)
+        for file, benches in self.files.items():
+            with open(os.path.join(self.path, file), "w", encoding="utf-8") as f:
+                json.dump({"context": {}, "benchmarks": benches}, f)
+        if self.counts:
+            with open(os.path.join(self.path, "counts.json"), "w", encoding="utf-8") as f:
+                json.dump({"results": self.counts}, f)
+        res = R.load(self.path)
+        self.problems = res.problems
+        return AN.Analysis(res)
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def verdict(d, fn):
+    c = fn(d.analysis())
+    return c["verdict_kind"], c["verdict"], c
+
+
+# ---- 1. growth: worst case and average ---------------------------------------
+
+HEAPS = ("heapqueue", "timerthread")
+WHEELS = ("timerwheel",)
+
+
+def growth_dir(worst_heap_work, worst_heap_time, avg_heap_work, avg_heap_time,
+               worst=True, average=True, counts=False):
+    """Insert and cancel at N 10^2 and 10^6: the heaps' work and time at
+    10^6 are the given functions of 10^2's (work 2, time 50 ns there),
+    the wheel's flat; heapqueue's cancel with roc=on and roc=off."""
+    d = Dir()
+    for wl, on, hw, ht in (("worst", worst, worst_heap_work, worst_heap_time),
+                           ("uniform", average, avg_heap_work, avg_heap_time)):
+        if not on:
+            continue
+        for op in ("insert", "cancel"):
+            for b in HEAPS + WHEELS:
+                cfgs = ["series=h2h"]
+                if op == "cancel" and b == "heapqueue":
+                    cfgs = ["series=h2h,roc=off", "series=h2h,roc=on"]
+                for cfg in cfgs:
+                    for n in (100, 1000000):
+                        heap = b in HEAPS
+                        w = (hw(2.0) if n > 100 else 2.0) if heap else 1.0
+                        t = (ht(50.0) if n > 100 else 50.0) if heap else 40.0
+                        kw = {"sift_levels_per_op": w} if heap else {"transfers_per_op": w}
+                        d.add("micro.json", "%s/%s/%s/%s/N:%d" % (op, b, wl, cfg, n), t, **kw)
+    if counts:
+        for op in ("insert", "cancel"):
+            for b in ("heapqueue", "timerwheel"):
+                for n in (1000, 100000):
+                    heap = b == "heapqueue"
+                    d.counts.append({
+                        "name": "%s/%s/worst/series=h2h,roc=on/N:%d" % (op, b, n), "op": op,
+                        "backend": b, "workload": "worst", "config": "series=h2h,roc=on",
+                        "n": n, "ops": 100, "instructions_per_op": 100.0 * (n / 1000) ** 0.1,
+                        "d1_misses_per_op": 1.0, "ll_misses_per_op": 0.0,
+                        "work_per_op": {"sift_levels": math.log2(n) if heap else 0,
+                                        "transfers": 0 if heap else 1}})
+    return d
+
+
+@NEED_SCIPY
+class Growth(unittest.TestCase):
+
+    def judge(self, *a, **k):
+        d = growth_dir(*a, **k)
+        try:
+            return verdict(d, C.heap_vs_wheel_growth)
+        finally:
+            d.close()
+
+    def test_worst_case_holds_on_work_average_does_not(self):
+        # worst: work log-like (x3), time flat (in cache); average: flat
+        kind, text, c = self.judge(lambda w: w * 3, lambda t: t * 1.1,
+                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (on time it does not "
+                                        "hold, shown, not judged: decreasing deadlines"), text)
+        self.assertIn("; does not hold on average (uniform deadlines): on work and on time", text)
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("worst insert, N 10^2 to 10^6", measured)
+        self.assertIn("uniform insert", measured)
+
+    def test_worst_case_time_said_beside_the_work(self):
+        kind, text, _ = self.judge(lambda w: w * 3, lambda t: t * 3,
+                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (on time it holds "
+                                        "too); does not hold on average"), text)
+
+    def test_worst_case_refuted_on_work(self):
+        kind, text, _ = self.judge(lambda w: w, lambda t: t * 3,
+                                   lambda w: w * 3, lambda t: t * 3)
+        self.assertEqual(kind, C.FAILS)
+        self.assertTrue(text.startswith("does not hold on the worst case, on work"), text)
+        self.assertIn("holds on average (uniform deadlines): on work and on time", text)
+
+    def test_average_alone_says_the_worst_case_was_not_measured(self):
+        kind, text, _ = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                   worst=False)
+        self.assertEqual(kind, C.FAILS)
+        self.assertEqual(text, "does not hold on average (uniform deadlines): on work and on "
+                         "time; the worst case was not measured in this run")
+
+    def test_worst_case_from_valgrind_counts(self):
+        kind, text, c = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                   worst=False, counts=True)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertTrue(text.startswith("holds on the worst case, on work (Valgrind's counts)"),
+                        text)
+        self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c["measured"]))
+
+    def test_lazy_cancels_are_no_removal(self):
+        d = growth_dir(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
+        try:
+            c = C.heap_vs_wheel_growth(d.analysis())
+        finally:
+            d.close()
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("heapqueue roc=on", measured)
+        self.assertNotIn("heapqueue roc=off", measured)
+        cancel = measured.split("worst cancel", 1)[1].split("uniform", 1)[0]
+        self.assertNotIn("timerthread", cancel)
+
+
+# ---- 2. Netty's faithful sleep -------------------------------------------------
+
+def netty_dir(default_p50, exact_p50, label_default=True):
+    """Lateness light of the floor (p50 100 us, p99 200 us) and timerwheel
+    at a 1 ms tick, its default sleep (labelled sleep=ms or, as before D14,
+    not labelled) and sleep=exact with the given p50s."""
+    d = Dir()
+    common = dict(count=2000, p99=900e3)
+    d.add("runtime.json", "lateness/floor/light/slack=default/N:0", 1e6,
+          count=2000, p50=100e3, p99=200e3)
+    cfg = "series=h2h,tick=1ms,wheel=512,slack=default"
+    d.add("runtime.json", "lateness/timerwheel/light/%s/N:0" % cfg, 1e6,
+          p50=default_p50, **common)
+    d.add("runtime.json", "lateness/timerwheel/light/%s,sleep=exact/N:0" % cfg, 1e6,
+          p50=exact_p50, **common)
+    return d
+
+
+@NEED_SCIPY
+class NettySleep(unittest.TestCase):
+
+    def judge(self, *a):
+        d = netty_dir(*a)
+        try:
+            return verdict(d, C.netty_ticks)
+        finally:
+            d.close()
+
+    def test_the_faithful_sleep_is_judged(self):
+        kind, text, c = self.judge(700e3, 150e3)
+        self.assertEqual(text, "holds only for the lateness (idle not measured)")
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("the exact sleep (sleep=exact), tick 1 ms: p50 150", measured)
+        self.assertIn("Netty's whole-millisecond sleep: p50 701 us", measured)
+
+    def test_the_exact_sleep_is_not_judged(self):
+        kind, text, _ = self.judge(150e3, 700e3)
+        self.assertEqual(kind, C.FAILS)
+
+
+# ---- 3. single runners, an STPE of one thread, heap maintenance, signal() ------
+
+SINGLE = (("heapqueue", "series=h2h"), ("timerthread", "series=h2h"),
+          ("timerwheel", "series=h2h,tick=1ms,wheel=512"), ("quadheap", "series=h2h"),
+          ("hrtree", "series=h2h"))
+
+
+def runtime_dir(single_max=50e6, pool_max=2e6, quad_max=None, failing=True,
+                hq_after=7, tt_after=0, hq_max=None):
+    """interference with threads=1 on every backend (max single_max, or
+    quad_max for quadheap, hq_max for heapqueue) and threads=4 (the pool:
+    heapqueue's pool_max); failing on heapqueue and timerthread (ran_after
+    of the 7 due after the failure)."""
+    d = Dir()
+    for b, cfg in SINGLE:
+        mx = {"quadheap": quad_max, "heapqueue": hq_max}.get(b) or single_max
+        d.add("runtime.json", "interference/%s/mixed/%s,threads=1/N:8" % (b, cfg), 350e6,
+              max=mx, p99=100e3, count=2792)
+        d.add("runtime.json", "interference/%s/mixed/%s,threads=4/N:8" % (b, cfg), 350e6,
+              max=pool_max if b == "heapqueue" else mx, p99=100e3, count=2792)
+    if failing:
+        for b, ran, acc in (("heapqueue", hq_after, 1), ("timerthread", tt_after, 0)):
+            d.add("runtime.json", "failing/%s/ten/series=h2h,threads=1/N:10" % b, 10e6,
+                  runners=1, after=7, ran_after=ran, ran_before=2, accepted_after=acc, failed=1)
+    return d
+
+
+@NEED_SCIPY
+class Runtime29(unittest.TestCase):
+
+    def judge(self, fn, **k):
+        d = runtime_dir(**k)
+        try:
+            return verdict(d, fn)
+        finally:
+            d.close()
+
+    def test_single_runner_delay(self):
+        kind, text, c = self.judge(C.single_runner_delay)
+        self.assertEqual((kind, text), (C.HOLDS, "holds (5 single-runner configurations)"))
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("heapqueue threads=4 (the pool): max lateness 2 ms", measured)
+        self.assertIn("quadheap threads=1: max 50", measured)
+        # quadheap skipping its missed periods still shows the stall in its
+        # max; one whose max stays near the pool's is named
+        kind, text, _ = self.judge(C.single_runner_delay, quad_max=2.1e6)
+        self.assertEqual((kind, text), (C.PARTLY, "holds only in part: not in quadheap threads=1"))
+        kind, _, _ = self.judge(C.single_runner_delay, single_max=2e6, quad_max=2e6, hq_max=2e6)
+        self.assertEqual(kind, C.FAILS)
+
+    def test_single_runner_delay_needs_the_pool(self):
+        d = Dir()
+        d.add("runtime.json", "interference/timerthread/mixed/series=h2h,threads=1/N:8", 1e6,
+              max=50e6)
+        try:
+            kind, text, _ = verdict(d, C.single_runner_delay)
+        finally:
+            d.close()
+        self.assertEqual(kind, C.UNTESTED)
+
+    def test_stpe_one_thread_like_timer(self):
+        kind, text, c = self.judge(C.stpe_one_thread_like_timer)
+        self.assertEqual((kind, text), (C.HOLDS, "holds"))
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("timerthread ran 0 of the 7 tasks due after it, a new schedule refused",
+                      measured)
+        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, hq_max=5e6)
+        self.assertEqual(text, "holds only for the failing task: on a slow task their "
+                         "lateness differs")
+        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, tt_after=7)
+        self.assertEqual(text, "holds only for the slow task: on a failing task the two "
+                         "behave alike")
+        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, failing=False)
+        self.assertEqual(kind, C.UNTESTED)
+        self.assertIn("no failing results", text)
+
+    def test_heap_maintenance_precision(self):
+        def judge(light, loaded, floor_spread):
+            d = Dir()
+            d.add("runtime.json", "lateness/floor/light/slack=default/N:0", 1e6, p50=100e3,
+                  p99=800e3, count=2000)
+            # the floor's repetitions spread by floor_spread: the last one
+            # carries it
+            d.files["runtime.json"][-1]["p99"] += floor_spread
+            d.add("runtime.json", "lateness/heapqueue/light/series=h2h,slack=default/N:0",
+                  1e6, p50=100e3, p99=light, count=2000)
+            d.add("runtime.json", "lateness/heapqueue/loaded/series=h2h,slack=default/N:100000",
+                  1e6, p50=100e3, p99=loaded, count=2000)
+            try:
+                return verdict(d, C.heap_maintenance_precision)
+            finally:
+                d.close()
+        self.assertEqual(judge(200e3, 900e3, 50e3)[0], C.HOLDS)
+        kind, text, _ = judge(200e3, 201e3, 50e3)
+        self.assertEqual(kind, C.FAILS)
+        kind, text, _ = judge(200e3, 400e3, 1e6)
+        self.assertEqual(kind, C.UNDECIDED)
+        self.assertIn("within the floor's own spread of 1 ms", text)
+
+    def test_leader_wakes_one(self):
+        def judge(on, off):
+            d = Dir()
+            for leader, w in (("on", on), ("off", off)):
+                d.add("runtime.json", "workers/heapqueue/steady/series=h2h,threads=4,leader=%s/N:4"
+                      % leader, 1e9, wakeups_per_task=w, timed_waits_per_task=w - 0.9)
+            try:
+                return verdict(d, C.leader_wakes_one)
+            finally:
+                d.close()
+        kind, _, c = judge(1.7, 3.1)
+        self.assertEqual(kind, C.HOLDS)
+        self.assertIn("1.7 wake-ups per task with the leader, 3.1",
+                      "".join(str(x) for x in c["measured"]))
+        self.assertEqual(judge(3.0, 3.1)[0], C.FAILS)    # one per idle worker
+        self.assertEqual(judge(2.0, 2.05)[0], C.FAILS)   # no fewer than without
+
+
+# ---- 4. the section "What the source articles say" ----------------------------
+
+class ArticlesSection(unittest.TestCase):
+
+    def render(self, claims):
+        from tbkit import articles as ART
+        from tbkit import doc as D
+        from tbkit import sec_articles
+        d = D.Doc("t")
+        sec_articles.articles_section(None, d, claims)
+        with tempfile.TemporaryDirectory() as tmp:
+            return D.to_markdown(d, tmp), ART
+
+    def test_one_row_per_statement_with_the_count_on_top(self):
+        claims = [{"id": cid, "verdict": "holds (%s)" % cid, "verdict_kind": C.HOLDS}
+                  for cid in C.ids()]
+        md, ART = self.render(claims)
+        self.assertIn("\n## What the source articles say\n", md)
+        body = md.split("## What the source articles say", 1)[1]
+        counts = ART.count_by_status()
+        first = body.strip().splitlines()[0]
+        self.assertTrue(first.startswith("**%d statements: %d answered by a claim of this "
+                                         "report, %d by a named test, %d deliberate differences"
+                                         % (len(ART.STATEMENTS), counts["claim"], counts["test"],
+                                            counts["difference"])), first)
+        rows = [l for l in body.splitlines() if l.startswith("| `0")]
+        self.assertEqual(len(rows), len(ART.STATEMENTS))
+        # a claim's row carries this run's verdict of that claim
+        row = [r for r in rows if "leader_wakes_one" in r][0]
+        self.assertIn("holds (leader\\_wakes\\_one)", row)
+        self.assertIn("%d holds" % counts["claim"], body)
+        # every claim answer names a registered claim
+        for s in ART.STATEMENTS:
+            if ART.status(s.answer) == "claim":
+                self.assertIn(s.answer.split(":", 1)[1], C.ids())
+
+    def test_an_untested_claim_says_why(self):
+        claims = [{"id": cid, "verdict": "not tested: no data for %s" % cid,
+                   "verdict_kind": C.UNTESTED} for cid in C.ids()]
+        md, ART = self.render(claims)
+        self.assertIn("not tested: no data for single\\_runner\\_delay", md)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
