@@ -1333,6 +1333,20 @@ class WhatIsAResultsDirectory(unittest.TestCase):
             json.dump(m, f)
         return d
 
+    @staticmethod
+    def with_run_state(d, status, instances, **run):
+        """Rewrites d/machine.json as a run in `status` wrote it (format 2,
+        `instances`, the run's other fields `run`)."""
+        path = os.path.join(d, "machine.json")
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["format_version"] = 2
+        m.setdefault("run", {})["status"] = status
+        m["run"].update(run)
+        m["instances"] = instances
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(m, f)
+
     def test_format_version_of_the_wrong_type_is_named(self):
         d = self.machine_with("2")
         rc, _, err = run(d, "--no-figures")
@@ -1348,14 +1362,8 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         data = fixture_json()
         names = sorted({b["run_name"] for b in data["benchmarks"]
                         if b.get("run_type") == "iteration"})
-        path = os.path.join(d, "machine.json")
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-        m["format_version"] = 2
-        m.setdefault("run", {})["status"] = "running"
-        m["instances"] = {"expected": {"micro": names}, "missing": {"micro": names}}
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(m, f)
+        self.with_run_state(d, "running", {"expected": {"micro": names},
+                                           "missing": {"micro": names}})
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
@@ -1387,16 +1395,11 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         data = fixture_json()
         names = sorted({b["run_name"] for b in data["benchmarks"]
                         if b.get("run_type") == "iteration"})
-        path = os.path.join(d, "machine.json")
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-        m["format_version"] = 2
-        m.setdefault("run", {})["status"] = "interrupted"
-        m["run"]["interrupted"] = {"signal": "SIGINT", "where": "in micro"}
-        m["instances"] = {"expected": {"micro": names + ["fill/x/y/series=a/N:1"]},
-                          "missing": {"micro": ["fill/x/y/series=a/N:1"]}}
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(m, f)
+        self.with_run_state(
+            d, "interrupted",
+            {"expected": {"micro": names + ["fill/x/y/series=a/N:1"]},
+             "missing": {"micro": ["fill/x/y/series=a/N:1"]}},
+            interrupted={"signal": "SIGINT", "where": "in micro"})
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
