@@ -60,6 +60,21 @@ void diff_compare_runs(void)
                           diff.theirs, b->runs[i].id, b->runs[i].at);
 }
 
+long diff_advance(int64_t now, void (*orig)(int64_t now),
+                  void (*compare_state)(void))
+{
+    diff.now = now;
+    size_t before = diff.orig.n;
+    long ran = tb_advance(diff.s, now);
+    orig(now);
+    if (ran != (long)(diff.orig.n - before))
+        DIFF_MISMATCH("the advance ran %ld, %s %zu", ran, diff.theirs,
+                      diff.orig.n - before);
+    diff_compare_runs();
+    compare_state();
+    return ran;
+}
+
 void diff_random_ops(const struct diff_script *sc, uint64_t *rng)
 {
     /* the mix changes per script: some cancel most timers, some reset a

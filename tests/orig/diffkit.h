@@ -64,6 +64,13 @@ void diff_mismatch(const char *file, int line, const char *fmt, ...)
 /** Both logs hold the same runs, in the same order, at the same times. */
 void diff_compare_runs(void);
 
+/** An advance of both sides to `now`: tb_advance, then orig(now), the
+ *  original's own (which logs its runs); both must run as many timers, the
+ *  same runs at the same times, and compare_state() must pass.  Returns
+ *  how many ran. */
+long diff_advance(int64_t now, void (*orig)(int64_t now),
+                  void (*compare_state)(void));
+
 /** What a random script does with a backend: each callback compares the
  *  state both sides share after its operation. */
 struct diff_script {
