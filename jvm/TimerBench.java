@@ -260,6 +260,34 @@ public final class TimerBench {
         }
     }
 
+    /** The timed batches of one phase: each batch's ns per operation and
+     *  the totals, the phase's GC and JIT counters from construction. */
+    static final class Batches {
+        final Phase ph = new Phase();
+        final double[] per;
+        long ops, nanos, bytes;
+        int n;
+        Batches(int batches) { per = new double[batches]; }
+        /** One batch of b operations timed from t0 to t1, allocating bytes. */
+        void add(int b, long t0, long t1, long allocated) {
+            per[n++] = (double) (t1 - t0) / b;
+            nanos += t1 - t0;
+            ops += b;
+            bytes += allocated;
+        }
+        /** What the batches measured: median and mean ns per operation,
+         *  bytes per operation, the phase's counters ended now. */
+        Rep rep() {
+            Rep r = new Rep();
+            ph.end(r);
+            r.ops = ops; r.batches = n;
+            r.nsPerOp = median(per, n);
+            r.meanNsPerOp = (double) nanos / ops;
+            r.bytesPerOp = (double) bytes / ops;
+            return r;
+        }
+    }
+
     static double median(double[] v, int n) {
         double[] c = Arrays.copyOf(v, n);
         Arrays.sort(c);
@@ -374,28 +402,17 @@ public final class TimerBench {
         int b = batchOf(s, n);
         long[] delays = new long[b];
         Object[] hs = new Object[b];
-        double[] per = new double[batches];
-        long ops = 0, nanos = 0, bytes = 0;
-        Rep r = new Rep();
-        Phase ph = new Phase();
+        Batches m = new Batches(batches);
         for (int k = 0; k < batches; k++) {
             for (int i = 0; i < b; i++) delays[i] = far();
             long a0 = allocated();
             long t0 = System.nanoTime();
             for (int i = 0; i < b; i++) hs[i] = s.insert(delays[i]);
             long t1 = System.nanoTime();
-            bytes += allocated() - a0;
-            per[k] = (double) (t1 - t0) / b;
-            nanos += t1 - t0;
-            ops += b;
+            m.add(b, t0, t1, allocated() - a0);
             undo(s, hs, b, n);
         }
-        ph.end(r);
-        r.ops = ops; r.batches = batches;
-        r.nsPerOp = median(per, batches);
-        r.meanNsPerOp = (double) nanos / ops;
-        r.bytesPerOp = (double) bytes / ops;
-        return r;
+        return m.rep();
     }
 
     /** cancel: batches of cancels of random pending tasks; each cancelled
@@ -403,10 +420,7 @@ public final class TimerBench {
     Rep cancelPhase(Subject s, Object[] base, int n, int batches) {
         int b = batchOf(s, n);
         int[] idx = new int[b];
-        double[] per = new double[batches];
-        long ops = 0, nanos = 0, bytes = 0;
-        Rep r = new Rep();
-        Phase ph = new Phase();
+        Batches m = new Batches(batches);
         int[] mark = new int[n];     // mark[j] == k + 1: slot j drawn in batch k
         for (int k = 0; k < batches; k++) {
             // b distinct slots (b <= n / 8), drawn outside the timing
@@ -420,20 +434,12 @@ public final class TimerBench {
             long t0 = System.nanoTime();
             for (int i = 0; i < b; i++) s.cancel(base[idx[i]]);
             long t1 = System.nanoTime();
-            bytes += allocated() - a0;
-            per[k] = (double) (t1 - t0) / b;
-            nanos += t1 - t0;
-            ops += b;
+            m.add(b, t0, t1, allocated() - a0);
             for (int i = 0; i < b; i++) base[idx[i]] = s.insert(far());
             if (s.lazy) s.zombies += b;
             if (s.purgeable && s.zombies > n / 4) s.purge();
         }
-        ph.end(r);
-        r.ops = ops; r.batches = batches;
-        r.nsPerOp = median(per, batches);
-        r.meanNsPerOp = (double) nanos / ops;
-        r.bytesPerOp = (double) bytes / ops;
-        return r;
+        return m.rep();
     }
 
     /** timeouts (bench/micro.c, timeout_op) in real time: a ring of n slots;
@@ -460,10 +466,7 @@ public final class TimerBench {
         double perOp = (double) (System.nanoTime() - t0) / w;
         long timeout = Math.max(2 * MS, (long) (2 * perOp * n));
         boolean[] coin = new boolean[b];
-        double[] per = new double[batches];
-        long ops = 0, nanos = 0, bytes = 0;
-        Rep r = new Rep();
-        Phase ph = new Phase();
+        Batches m = new Batches(batches);
         long fired0 = s.fired;
         for (int k = 0; k < batches; k++) {
             for (int i = 0; i < b; i++) coin[i] = rng.nextDouble() < 0.95;
@@ -475,20 +478,13 @@ public final class TimerBench {
                 ring[q] = s.insert(timeout);
             }
             long t2 = System.nanoTime();
-            bytes += allocated() - a0;
-            per[k] = (double) (t2 - t1) / b;
-            nanos += t2 - t1;
-            ops += b;
+            m.add(b, t1, t2, allocated() - a0);
             if (s.purgeable) {
                 s.zombies += b;          // an upper bound: purge when due
                 if (s.zombies > n / 4) s.purge();
             }
         }
-        ph.end(r);
-        r.ops = ops; r.batches = batches;
-        r.nsPerOp = median(per, batches);
-        r.meanNsPerOp = (double) nanos / ops;
-        r.bytesPerOp = (double) bytes / ops;
+        Rep r = m.rep();
         r.fired = s.fired - fired0;
         r.extra = String.format(Locale.ROOT, ", \"timeout_ns\": %d", timeout);
         s.close();

@@ -53,8 +53,15 @@ def atomic_write(path, text):
     """Writes `path` whole or not at all (temporary file, fsync, rename);
     on failure (a full disk) the old file stays and no temporary is left."""
     tmp = "%s.tmp-%d" % (path, os.getpid())
+    fill_then_rename(tmp, path, lambda: write_synced(tmp, text))
+
+
+def fill_then_rename(tmp, path, fill):
+    """Calls fill() (which writes the temporary file `tmp`), then renames
+    `tmp` onto `path`.  On any failure, fill's or the rename's, `tmp` is
+    removed and the error raised again: `path` is left as it was."""
     try:
-        write_synced(tmp, text)
+        fill()
         os.replace(tmp, path)
     except BaseException:
         try:

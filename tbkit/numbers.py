@@ -48,10 +48,9 @@ def work_total(m):
     return sum(v for c, v in w.items() if c in WORK_IN_TOTAL)
 
 
-def fit_loglog(points):
-    """Least-squares slope and intercept of ln(t) against ln(N).
-    points: [(N, t)] with N, t > 0.  None with fewer than two points."""
-    pts = [(math.log(n), math.log(t)) for n, t in points if n and t and n > 0 and t > 0]
+def _least_squares(pts):
+    """Slope and intercept of the least-squares line through [(x, y)], or
+    None with fewer than two points or every x the same."""
     if len(pts) < 2:
         return None
     mx = statistics.fmean(x for x, _ in pts)
@@ -63,18 +62,22 @@ def fit_loglog(points):
     return slope, my - slope * mx
 
 
+def fit_loglog(points):
+    """Least-squares slope and intercept of ln(t) against ln(N).
+    points: [(N, t)] with N, t > 0.  None with fewer than two points."""
+    return _least_squares([(math.log(n), math.log(t)) for n, t in points
+                           if n and t and n > 0 and t > 0])
+
+
 def fit_log2(points):
-    """Least-squares t = a + b * log2(N): b is ns added per doubling of N."""
-    pts = [(math.log2(n), t) for n, t in points if n and n > 0 and t is not None]
-    if len(pts) < 2:
+    """Least-squares t = a + b * log2(N): b is ns added per doubling of N.
+    Returns (a, b), or None with fewer than two points."""
+    fit = _least_squares([(math.log2(n), t) for n, t in points
+                          if n and n > 0 and t is not None])
+    if fit is None:
         return None
-    mx = statistics.fmean(x for x, _ in pts)
-    my = statistics.fmean(y for _, y in pts)
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    if sxx == 0:
-        return None
-    b = sum((x - mx) * (y - my) for x, y in pts) / sxx
-    return my - b * mx, b
+    b, a = fit
+    return a, b
 
 
 class Growth:

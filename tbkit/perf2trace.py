@@ -671,17 +671,5 @@ def main(argv=None):
     finally:
         if f is not sys.stdin.buffer:
             f.close()
-    if a.out == "-":
-        try:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        except BrokenPipeError:
-            # the reader went away (| head): not an error of ours
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    try:
-        tb_trace.save(a.out, data)
-    except OSError as e:
-        return _fail("cannot write %s: %s" % (a.out, e.strerror) if e.strerror
-                     else str(e))
-    return 0
+    why = tb_trace.emit(a.out, data)
+    return _fail(why) if why else 0

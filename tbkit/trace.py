@@ -68,6 +68,8 @@ import stat
 import sys
 import tempfile
 
+from tbkit import formats as tb_formats
+
 MAGIC = "#timerbench-trace v1 unit="
 MAGIC_V2 = "#timerbench-trace v2 unit="      # v2: the slack column
 UNITS = ("ns", "us", "ms")
@@ -610,19 +612,36 @@ def save(path, data):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real),
                                prefix="." + os.path.basename(real) + ".",
                                suffix=".tmp")
-    try:
+
+    def fill():
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, stat.S_IMODE(mode))
-        os.replace(tmp, real)
-    except BaseException:
+
+    tb_formats.fill_then_rename(tmp, real, fill)
+
+
+def emit(out, data):
+    """Writes the bytes of a trace where a command's --out names: "-" is
+    standard output (a reader that went away, as `| head` does, is not an
+    error), anything else goes through save().  Returns None, or why the
+    file could not be written."""
+    if out == "-":
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            # the reader went away (| head): not an error of ours
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return None
+    try:
+        save(out, data)
+    except OSError as e:
+        return ("cannot write %s: %s" % (out, e.strerror) if e.strerror
+                else str(e))
+    return None
 
 
 def stats(tr):

@@ -407,13 +407,5 @@ def main(argv=None):
                      "whose times stay below 2^62 ns (fewer --events or "
                      "shorter times): %s" % (a.model, e))
     data = buf.getvalue().encode("utf-8")
-    if a.out == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return 0
-    try:
-        tb_trace.save(a.out, data)
-    except OSError as e:
-        return _fail("cannot write %s: %s" % (a.out, e.strerror) if e.strerror
-                     else str(e))
-    return 0
+    why = tb_trace.emit(a.out, data)
+    return _fail(why) if why else 0

@@ -14,16 +14,18 @@
  * operation both sides must agree on the answer, the pending count and the
  * run loop's steps and empty steps; after every wake-up on the runs, in
  * order, each with its time.  A mismatch prints the seed and the
- * operation.
+ * operation.  The driver (logs, comparison, report, script) is
+ * tests/orig/diffkit.c.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
+#include "orig/diffkit.h"
 #include "orig/linux_timer.h"
 
-enum { SCRIPTS = 160, OPS_MAX = 1000, LOG_MAX = 1 << 16 };
+enum { SCRIPTS = 160, OPS_MAX = 1000 };
 
 struct timer_slot {
     struct lx_timer k;          /* first: the callback finds its slot */
@@ -32,41 +34,23 @@ struct timer_slot {
     int64_t period;             /* re-arm delay after each run, or 0 */
 };
 
-struct run_log {
-    struct run_rec runs[LOG_MAX];
-    size_t n;
-};
-
 static struct {
-    struct tb_sched *s;
     struct lx_base base;
-    int64_t tick;
     struct timer_slot slots[OPS_MAX];
-    int nslots;
     long kpending;              /* timers pending in the kernel's base */
-    struct run_log kw, lx;
-    uint64_t seed;
-    int op;
-    int64_t now;
 } D;
-
-static void log_run(struct run_log *l, int id, int64_t at)
-{
-    assert_true(l->n < LOG_MAX);
-    l->runs[l->n++] = (struct run_rec){id, at};
-}
 
 /* The kernel's expires for a deadline: the tick before the first tick at
  * or after it (kernelwheel's declared mapping). */
 static unsigned long expires_of(int64_t d)
 {
-    return (unsigned long)((d + D.tick - 1) / D.tick) - 1;
+    return (unsigned long)((d + diff.tick - 1) / diff.tick) - 1;
 }
 
 static int kw_task(void *arg)
 {
     struct timer_slot *t = arg;
-    log_run(&D.kw, t->id, tb_now(D.s));
+    diff_log_run(&diff.ours, t->id, tb_now(diff.s));
     return 0;
 }
 
@@ -76,84 +60,51 @@ static void lx_task(struct lx_timer *k)
 {
     struct timer_slot *t = (struct timer_slot *)(void *)k;
     D.kpending--;
-    log_run(&D.lx, t->id, D.now);
+    diff_log_run(&diff.orig, t->id, diff.now);
     if (t->period) {
-        lx_mod_timer(&D.base, k, expires_of(D.now + t->period));
+        lx_mod_timer(&D.base, k, expires_of(diff.now + t->period));
         D.kpending++;
     }
 }
 
-#define MISMATCH(...)                                                       \
-    do {                                                                    \
-        print_error("kernelwheel vs Linux, seed %" PRIu64 ", tick %" PRId64 \
-                    " ns, operation %d at %" PRId64 " ns: ", D.seed,        \
-                    D.tick, D.op, D.now);                                   \
-        print_error(__VA_ARGS__);                                           \
-        print_error("\n");                                                  \
-        fail();                                                             \
-    } while (0)
-
 static void compare_state(void)
 {
     struct tb_stats st;
-    assert_int_equal(tb_stats(D.s, &st), TB_OK);
+    assert_int_equal(tb_stats(diff.s, &st), TB_OK);
     if (st.pending != (uint64_t)D.kpending)
-        MISMATCH("pending %" PRIu64 ", kernel %ld", st.pending, D.kpending);
+        DIFF_MISMATCH("pending %" PRIu64 ", kernel %ld", st.pending, D.kpending);
     if (st.ticks != D.base.steps)
-        MISMATCH("steps %" PRIu64 ", kernel %" PRIu64, st.ticks,
+        DIFF_MISMATCH("steps %" PRIu64 ", kernel %" PRIu64, st.ticks,
                  D.base.steps);
     if (st.empty_ticks != D.base.empty_steps)
-        MISMATCH("empty steps %" PRIu64 ", kernel %" PRIu64, st.empty_ticks,
+        DIFF_MISMATCH("empty steps %" PRIu64 ", kernel %" PRIu64, st.empty_ticks,
                  D.base.empty_steps);
-}
-
-static void compare_runs(void)
-{
-    if (D.kw.n != D.lx.n)
-        MISMATCH("%zu runs, kernel %zu", D.kw.n, D.lx.n);
-    for (size_t i = 0; i < D.kw.n; i++)
-        if (D.kw.runs[i].id != D.lx.runs[i].id ||
-            D.kw.runs[i].at != D.lx.runs[i].at)
-            MISMATCH("run %zu: timer %d at %" PRId64 ", kernel timer %d at "
-                     "%" PRId64, i, D.kw.runs[i].id, D.kw.runs[i].at,
-                     D.lx.runs[i].id, D.lx.runs[i].at);
 }
 
 static void start(uint64_t seed, int64_t tick)
 {
     struct tb_config c = {.tick_ns = tick};
-    D.s = make_sched(tb_backend_find("kernelwheel"), &c);
-    D.tick = tick;
+    diff.what = "kernelwheel vs Linux";
+    diff.theirs = "kernel";
+    diff_start(make_sched(tb_backend_find("kernelwheel"), &c), seed, tick);
     lx_base_init(&D.base, (unsigned long)(TB_SEC / tick), 0);
-    D.nslots = 0;
     D.kpending = 0;
-    D.kw.n = D.lx.n = 0;
-    D.seed = seed;
-    D.op = 0;
-    D.now = 0;
-}
-
-static void finish(void)
-{
-    assert_int_equal(tb_check(D.s), TB_OK);
-    assert_balanced(D.s);
-    tb_destroy(D.s);
 }
 
 /* add_timer at now + delay (> 0); a periodic user re-arms `period` after
  * each run. */
 static int op_schedule(int64_t delay, int64_t period)
 {
-    assert_true(D.nslots < OPS_MAX);
-    int i = D.nslots++;
+    assert_true(diff.nslots < OPS_MAX);
+    int i = diff.nslots++;
     struct timer_slot *t = &D.slots[i];
     *t = (struct timer_slot){.id = i, .period = period};
     t->k.function = lx_task;
-    int rc = period ? tb_schedule_fixed_delay(D.s, delay, kw_task, t, &t->h, period)
-                    : tb_schedule(D.s, delay, kw_task, t, &t->h);
+    int rc = period ? tb_schedule_fixed_delay(diff.s, delay, kw_task, t, &t->h, period)
+                    : tb_schedule(diff.s, delay, kw_task, t, &t->h);
     if (rc != TB_OK)
-        MISMATCH("schedule answered %d", rc);
-    t->k.expires = expires_of(D.now + delay);
+        DIFF_MISMATCH("schedule answered %d", rc);
+    t->k.expires = expires_of(diff.now + delay);
     lx_add_timer(&D.base, &t->k);
     D.kpending++;
     compare_state();
@@ -162,11 +113,11 @@ static int op_schedule(int64_t delay, int64_t period)
 
 static void op_cancel(int i)
 {
-    int got = tb_cancel(D.s, D.slots[i].h);
+    int got = tb_cancel(diff.s, D.slots[i].h);
     int want = lx_timer_delete(&D.base, &D.slots[i].k);
     D.kpending -= want;
     if (got != want)
-        MISMATCH("timer_delete of timer %d answered %d, kernel %d", i, got,
+        DIFF_MISMATCH("timer_delete of timer %d answered %d, kernel %d", i, got,
                  want);
     compare_state();
 }
@@ -174,26 +125,24 @@ static void op_cancel(int i)
 /* mod_timer of a pending one-shot */
 static void op_reset(int i, int64_t delay)
 {
-    int got = tb_reschedule(D.s, D.slots[i].h, delay);
+    int got = tb_reschedule(diff.s, D.slots[i].h, delay);
     int want = lx_mod_timer(&D.base, &D.slots[i].k,
-                            expires_of(D.now + delay));
+                            expires_of(diff.now + delay));
     if (got != want)
-        MISMATCH("mod_timer of timer %d answered %d, kernel %d", i, got,
+        DIFF_MISMATCH("mod_timer of timer %d answered %d, kernel %d", i, got,
                  want);
     compare_state();
 }
 
+/* The kernel's wake-up at jiffies = now / tick. */
+static void lx_wake_at(int64_t now)
+{
+    lx_wake(&D.base, (unsigned long)(now / diff.tick));
+}
+
 static long op_advance(int64_t now)
 {
-    D.now = now;
-    size_t before = D.lx.n;
-    long ran = tb_advance(D.s, now);
-    lx_wake(&D.base, (unsigned long)(now / D.tick));
-    if (ran != (long)(D.lx.n - before))
-        MISMATCH("the wake-up ran %ld, kernel %zu", ran, D.lx.n - before);
-    compare_runs();
-    compare_state();
-    return ran;
+    return diff_advance(now, lx_wake_at, compare_state);
 }
 
 /* ---- Issue 29's script ------------------------------------------------- */
@@ -210,7 +159,7 @@ static void test_issue_script(void **state)
     assert_int_equal(op_advance(30 * TB_MS), 1);
     assert_int_equal(D.base.steps, 2);
     assert_int_equal(D.base.empty_steps, 1);
-    finish();
+    diff_finish();
 }
 
 /* ---- Random scripts ---------------------------------------------------- */
@@ -222,12 +171,12 @@ static int64_t random_delay(uint64_t *rng)
 {
     int k = (int)rng_range(rng, 0, 99);
     int64_t ticks;
-    if (k < 15 && D.nslots) {
+    if (k < 15 && diff.nslots) {
         const struct timer_slot *o = &D.slots[rng_range(rng, 0,
-                                                        D.nslots - 1)];
-        int64_t d = ((int64_t)o->k.expires + 1) * D.tick;
-        if (lx_timer_pending(&o->k) && d > D.now)
-            return d - D.now;
+                                                        diff.nslots - 1)];
+        int64_t d = ((int64_t)o->k.expires + 1) * diff.tick;
+        if (lx_timer_pending(&o->k) && d > diff.now)
+            return d - diff.now;
     }
     if (k < 45)
         ticks = rng_range(rng, 0, 70);
@@ -237,18 +186,27 @@ static int64_t random_delay(uint64_t *rng)
         ticks = rng_range(rng, 0, 5000);
     else
         ticks = rng_range(rng, 0, 300000);
-    int64_t sub = rng_range(rng, 0, 2) ? rng_range(rng, 1, D.tick) : D.tick;
-    return ticks * D.tick + sub; /* >= 1 ns */
+    int64_t sub = rng_range(rng, 0, 2) ? rng_range(rng, 1, diff.tick) : diff.tick;
+    return ticks * diff.tick + sub; /* >= 1 ns */
 }
 
 static int pending_one_shot(uint64_t *rng)
 {
-    for (int tries = 0; tries < 8 && D.nslots; tries++) {
-        int i = (int)rng_range(rng, 0, D.nslots - 1);
+    for (int tries = 0; tries < 8 && diff.nslots; tries++) {
+        int i = (int)rng_range(rng, 0, diff.nslots - 1);
         if (!D.slots[i].period && lx_timer_pending(&D.slots[i].k))
             return i;
     }
     return -1;
+}
+
+/* A timer that re-arms itself one time in fifteen, else a one-shot. */
+static void random_schedule(uint64_t *rng)
+{
+    if (rng_range(rng, 0, 14) == 0)
+        op_schedule(random_delay(rng), rng_range(rng, 1, 100 * diff.tick));
+    else
+        op_schedule(random_delay(rng), 0);
 }
 
 static void random_script(uint64_t seed)
@@ -257,48 +215,22 @@ static void random_script(uint64_t seed)
                                     10 * TB_MS};
     uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 7;
     start(seed, ticks[rng_range(&rng, 0, 3)]);
-    int w_sched = (int)rng_range(&rng, 20, 40);
-    int w_del = (int)rng_range(&rng, 5, 40);
-    int w_mod = (int)rng_range(&rng, 0, 25);
-    int w_wake = (int)rng_range(&rng, 8, 30);
-    int total = w_sched + w_del + w_mod + w_wake;
-    int ops = (int)rng_range(&rng, 100, OPS_MAX - 1);
-    for (D.op = 0; D.op < ops; D.op++) {
-        int k = (int)rng_range(&rng, 0, total - 1);
-        if (k < w_sched) {
-            if (rng_range(&rng, 0, 14) == 0)
-                op_schedule(random_delay(&rng),
-                            rng_range(&rng, 1, 100 * D.tick));
-            else
-                op_schedule(random_delay(&rng), 0);
-        } else if (k < w_sched + w_del) {
-            if (!D.nslots)
-                continue;
-            int i = rng_range(&rng, 0, 3) ? pending_one_shot(&rng) : -1;
-            if (i < 0)
-                i = (int)rng_range(&rng, 0, D.nslots - 1);
-            op_cancel(i);
-        } else if (k < w_sched + w_del + w_mod) {
-            int i = pending_one_shot(&rng);
-            if (i >= 0)
-                op_reset(i, random_delay(&rng));
-        } else {
-            int64_t step;
-            switch (rng_range(&rng, 0, 5)) {
-            case 0: step = 0; break;
-            case 1: step = rng_range(&rng, 1, D.tick); break;
-            case 2: step = rng_range(&rng, 1, 8 * D.tick); break;
-            case 3: step = rng_range(&rng, 1, 100 * D.tick); break;
-            case 4: step = rng_range(&rng, 1, 2000 * D.tick); break;
-            default: step = rng_range(&rng, 1, 50000 * D.tick); break;
-            }
-            op_advance(D.now + step);
-        }
-        if (D.op % 64 == 0)
-            assert_int_equal(tb_check(D.s), TB_OK);
-    }
-    op_advance(D.now + 400000 * D.tick); /* every one-shot left runs */
-    finish();
+    const int64_t t = diff.tick;
+    const struct diff_script script = {
+        .ops_max = OPS_MAX,
+        .cancel_lo = 5,
+        .steps = {0, t, 8 * t, 100 * t, 2000 * t, 50000 * t},
+        .nsteps = 6,
+        .schedule = random_schedule,
+        .pending_one_shot = pending_one_shot,
+        .random_delay = random_delay,
+        .cancel = op_cancel,
+        .reset = op_reset,
+        .advance = op_advance,
+    };
+    diff_random_ops(&script, &rng);
+    op_advance(diff.now + 400000 * diff.tick); /* every one-shot left runs */
+    diff_finish();
 }
 
 static void test_random_scripts(void **state)
@@ -308,7 +240,7 @@ static void test_random_scripts(void **state)
     uint64_t steps = 0, empty = 0;
     for (uint64_t seed = 1; seed <= SCRIPTS; seed++) {
         random_script(seed);
-        runs += D.lx.n;
+        runs += diff.orig.n;
         steps += D.base.steps;
         empty += D.base.empty_steps;
     }

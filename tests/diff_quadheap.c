@@ -6,16 +6,18 @@
  * times.  After every operation both sides must agree on the answer, the
  * pending count (len(ts.heap)), the zombies, the slots adjust passes read
  * (visits) and the sift levels; after every advance on the runs, in order,
- * each with its time.  A mismatch prints the seed and the operation.
+ * each with its time.  A mismatch prints the seed and the operation.  The
+ * driver (logs, comparison, report, script) is tests/orig/diffkit.c.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
+#include "orig/diffkit.h"
 #include "orig/go_timers.h"
 
-enum { SCRIPTS = 200, OPS_MAX = 1200, LOG_MAX = 1 << 16 };
+enum { SCRIPTS = 200, OPS_MAX = 1200 };
 
 struct timer_slot {
     struct go_timer g;
@@ -24,123 +26,80 @@ struct timer_slot {
     bool ticker;
 };
 
-struct run_log {
-    struct run_rec runs[LOG_MAX];
-    size_t n;
-};
-
 static struct {
-    struct tb_sched *s;
     struct go_timers ts;
     struct timer_slot slots[OPS_MAX];
-    int nslots;
-    struct run_log qh, go;
-    uint64_t seed;
-    int op;
-    int64_t now;
 } D;
-
-static void log_run(struct run_log *l, int id, int64_t at)
-{
-    assert_true(l->n < LOG_MAX);
-    l->runs[l->n++] = (struct run_rec){id, at};
-}
 
 static int qh_task(void *arg)
 {
     struct timer_slot *t = arg;
-    log_run(&D.qh, t->id, tb_now(D.s));
+    diff_log_run(&diff.ours, t->id, tb_now(diff.s));
     return 0;
 }
 
 static void go_task(void *arg, int64_t now)
 {
     struct timer_slot *t = arg;
-    log_run(&D.go, t->id, now);
+    diff_log_run(&diff.orig, t->id, now);
 }
-
-#define MISMATCH(...)                                                       \
-    do {                                                                    \
-        print_error("quadheap vs Go, seed %" PRIu64 ", operation %d at "    \
-                    "%" PRId64 " ns: ", D.seed, D.op, D.now);               \
-        print_error(__VA_ARGS__);                                           \
-        print_error("\n");                                                  \
-        fail();                                                             \
-    } while (0)
 
 /* The state both sides must share after every operation. */
 static void compare_state(void)
 {
     struct tb_stats st;
-    assert_int_equal(tb_stats(D.s, &st), TB_OK);
+    assert_int_equal(tb_stats(diff.s, &st), TB_OK);
     if (st.pending != D.ts.n)
-        MISMATCH("pending %" PRIu64 ", Go's len(heap) %zu", st.pending,
+        DIFF_MISMATCH("pending %" PRIu64 ", Go's len(heap) %zu", st.pending,
                  D.ts.n);
     if (st.zombies != (uint64_t)D.ts.zombies)
-        MISMATCH("zombies %" PRIu64 ", Go %d", st.zombies, D.ts.zombies);
+        DIFF_MISMATCH("zombies %" PRIu64 ", Go %d", st.zombies, D.ts.zombies);
     if (st.visits != D.ts.visits)
-        MISMATCH("visits %" PRIu64 ", Go %" PRIu64, st.visits, D.ts.visits);
+        DIFF_MISMATCH("visits %" PRIu64 ", Go %" PRIu64, st.visits, D.ts.visits);
     if (st.sift_levels != D.ts.sift_levels)
-        MISMATCH("sift levels %" PRIu64 ", Go %" PRIu64, st.sift_levels,
+        DIFF_MISMATCH("sift levels %" PRIu64 ", Go %" PRIu64, st.sift_levels,
                  D.ts.sift_levels);
-}
-
-static void compare_runs(void)
-{
-    if (D.qh.n != D.go.n)
-        MISMATCH("%zu runs, Go %zu", D.qh.n, D.go.n);
-    for (size_t i = 0; i < D.qh.n; i++)
-        if (D.qh.runs[i].id != D.go.runs[i].id ||
-            D.qh.runs[i].at != D.go.runs[i].at)
-            MISMATCH("run %zu: timer %d at %" PRId64 ", Go timer %d at "
-                     "%" PRId64, i, D.qh.runs[i].id, D.qh.runs[i].at,
-                     D.go.runs[i].id, D.go.runs[i].at);
 }
 
 static void start(uint64_t seed)
 {
-    D.s = make_sched(tb_backend_find("quadheap"), NULL);
+    diff.what = "quadheap vs Go";
+    diff.theirs = "Go";
+    diff_start(make_sched(tb_backend_find("quadheap"), NULL), seed, 0);
     go_timers_init(&D.ts);
-    D.nslots = 0;
-    D.qh.n = D.go.n = 0;
-    D.seed = seed;
-    D.op = 0;
-    D.now = 0;
 }
 
 static void finish(void)
 {
-    assert_int_equal(tb_check(D.s), TB_OK);
-    assert_balanced(D.s);
-    tb_destroy(D.s);
+    diff_finish();
     go_timers_free(&D.ts);
 }
 
 /* NewTimer / NewTicker (period > 0) at now + delay; returns the slot. */
 static int op_schedule(int64_t delay, int64_t period)
 {
-    assert_true(D.nslots < OPS_MAX);
-    int i = D.nslots++;
+    assert_true(diff.nslots < OPS_MAX);
+    int i = diff.nslots++;
     struct timer_slot *t = &D.slots[i];
     t->id = i;
     t->ticker = period > 0;
     go_timer_init(&t->g, go_task, t);
     int rc = period > 0
-                 ? tb_schedule_fixed_rate(D.s, delay, qh_task, t, &t->h, period)
-                 : tb_schedule(D.s, delay, qh_task, t, &t->h);
+                 ? tb_schedule_fixed_rate(diff.s, delay, qh_task, t, &t->h, period)
+                 : tb_schedule(diff.s, delay, qh_task, t, &t->h);
     if (rc != TB_OK)
-        MISMATCH("schedule answered %d", rc);
-    go_timer_modify(&t->g, &D.ts, D.now + delay, period);
+        DIFF_MISMATCH("schedule answered %d", rc);
+    go_timer_modify(&t->g, &D.ts, diff.now + delay, period);
     compare_state();
     return i;
 }
 
 static void op_cancel(int i)
 {
-    int got = tb_cancel(D.s, D.slots[i].h);
+    int got = tb_cancel(diff.s, D.slots[i].h);
     int want = go_timer_stop(&D.slots[i].g);
     if (got != want)
-        MISMATCH("stop of timer %d answered %d, Go %d", i, got, want);
+        DIFF_MISMATCH("stop of timer %d answered %d, Go %d", i, got, want);
     compare_state();
 }
 
@@ -148,24 +107,22 @@ static void op_cancel(int i)
  * add it again; quadheap's handle is gone then: a declared difference). */
 static void op_reset(int i, int64_t delay)
 {
-    int got = tb_reschedule(D.s, D.slots[i].h, delay);
-    int want = go_timer_modify(&D.slots[i].g, &D.ts, D.now + delay, 0);
+    int got = tb_reschedule(diff.s, D.slots[i].h, delay);
+    int want = go_timer_modify(&D.slots[i].g, &D.ts, diff.now + delay, 0);
     if (got != want)
-        MISMATCH("reset of timer %d answered %d, Go %d", i, got, want);
+        DIFF_MISMATCH("reset of timer %d answered %d, Go %d", i, got, want);
     compare_state();
+}
+
+/* Go's check of the timers at `now` (what a P does when it looks). */
+static void go_check(int64_t now)
+{
+    go_timers_check(&D.ts, now);
 }
 
 static long op_advance(int64_t now)
 {
-    D.now = now;
-    size_t before = D.go.n;
-    long ran = tb_advance(D.s, now);
-    go_timers_check(&D.ts, now);
-    if (ran != (long)(D.go.n - before))
-        MISMATCH("the advance ran %ld, Go %zu", ran, D.go.n - before);
-    compare_runs();
-    compare_state();
-    return ran;
+    return diff_advance(now, go_check, compare_state);
 }
 
 /* ---- Issue 29's scripts: the transcription gives the issue's numbers and
@@ -220,10 +177,10 @@ static int64_t random_delay(uint64_t *rng)
         return rng_range(rng, 1, 50 * TB_MS);
     if (k < 60)
         return rng_range(rng, 1, 20) * 5 * TB_MS;
-    if (k < 75 && D.nslots) {
-        int64_t w = D.slots[rng_range(rng, 0, D.nslots - 1)].g.when;
-        if (w > D.now)
-            return w - D.now;
+    if (k < 75 && diff.nslots) {
+        int64_t w = D.slots[rng_range(rng, 0, diff.nslots - 1)].g.when;
+        if (w > diff.now)
+            return w - diff.now;
     }
     if (k < 92)
         return rng_range(rng, 1, 2 * TB_SEC);
@@ -233,8 +190,8 @@ static int64_t random_delay(uint64_t *rng)
 /* A timer that Go still holds pending as a one-shot, or -1. */
 static int pending_one_shot(uint64_t *rng)
 {
-    for (int tries = 0; tries < 8 && D.nslots; tries++) {
-        int i = (int)rng_range(rng, 0, D.nslots - 1);
+    for (int tries = 0; tries < 8 && diff.nslots; tries++) {
+        int i = (int)rng_range(rng, 0, diff.nslots - 1);
         if (!D.slots[i].ticker && D.slots[i].g.when > 0)
             return i;
     }
@@ -243,55 +200,41 @@ static int pending_one_shot(uint64_t *rng)
 
 static uint64_t total_visits, total_zombie_peak;
 
+/* NewTicker one time in twenty, else NewTimer. */
+static void random_schedule(uint64_t *rng)
+{
+    if (rng_range(rng, 0, 19) == 0)
+        op_schedule(rng_range(rng, 1, 50 * TB_MS), rng_range(rng, 1, 30) * TB_MS);
+    else
+        op_schedule(random_delay(rng), 0);
+}
+
+static void zombie_peak(void)
+{
+    if ((uint64_t)D.ts.zombies > total_zombie_peak)
+        total_zombie_peak = (uint64_t)D.ts.zombies;
+}
+
+static const struct diff_script script = {
+    .ops_max = OPS_MAX,
+    .cancel_lo = 10,
+    .steps = {0, TB_MS, 20 * TB_MS, 200 * TB_MS, 2 * TB_SEC, 30 * TB_SEC},
+    .nsteps = 6,
+    .schedule = random_schedule,
+    .pending_one_shot = pending_one_shot,
+    .random_delay = random_delay,
+    .cancel = op_cancel,
+    .reset = op_reset,
+    .advance = op_advance,
+    .after_op = zombie_peak,
+};
+
 static void random_script(uint64_t seed)
 {
     uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 1;
     start(seed);
-    /* the mix changes per script: some stop most timers (zombie-heavy),
-     * some reset a lot, some advance rarely */
-    int w_sched = (int)rng_range(&rng, 20, 40);
-    int w_stop = (int)rng_range(&rng, 10, 45);
-    int w_reset = (int)rng_range(&rng, 0, 25);
-    int w_adv = (int)rng_range(&rng, 8, 30);
-    int total = w_sched + w_stop + w_reset + w_adv;
-    int ops = (int)rng_range(&rng, 100, OPS_MAX - 1);
-    for (D.op = 0; D.op < ops; D.op++) {
-        int k = (int)rng_range(&rng, 0, total - 1);
-        if (k < w_sched) {
-            if (rng_range(&rng, 0, 19) == 0)
-                op_schedule(rng_range(&rng, 1, 50 * TB_MS),
-                            rng_range(&rng, 1, 30) * TB_MS);
-            else
-                op_schedule(random_delay(&rng), 0);
-        } else if (k < w_sched + w_stop) {
-            if (!D.nslots)
-                continue;
-            int i = rng_range(&rng, 0, 3) ? pending_one_shot(&rng) : -1;
-            if (i < 0)
-                i = (int)rng_range(&rng, 0, D.nslots - 1);
-            op_cancel(i);
-        } else if (k < w_sched + w_stop + w_reset) {
-            int i = pending_one_shot(&rng);
-            if (i >= 0)
-                op_reset(i, random_delay(&rng));
-        } else {
-            int64_t step;
-            switch (rng_range(&rng, 0, 5)) {
-            case 0: step = 0; break;
-            case 1: step = rng_range(&rng, 1, TB_MS); break;
-            case 2: step = rng_range(&rng, 1, 20 * TB_MS); break;
-            case 3: step = rng_range(&rng, 1, 200 * TB_MS); break;
-            case 4: step = rng_range(&rng, 1, 2 * TB_SEC); break;
-            default: step = rng_range(&rng, 1, 30 * TB_SEC); break;
-            }
-            op_advance(D.now + step);
-        }
-        if (D.op % 64 == 0)
-            assert_int_equal(tb_check(D.s), TB_OK);
-        if ((uint64_t)D.ts.zombies > total_zombie_peak)
-            total_zombie_peak = (uint64_t)D.ts.zombies;
-    }
-    op_advance(D.now + 61 * TB_SEC); /* every one-shot left runs */
+    diff_random_ops(&script, &rng);
+    op_advance(diff.now + 61 * TB_SEC); /* every one-shot left runs */
     total_visits += D.ts.visits;
     finish();
 }
@@ -302,7 +245,7 @@ static void test_random_scripts(void **state)
     size_t runs = 0;
     for (uint64_t seed = 1; seed <= SCRIPTS; seed++) {
         random_script(seed);
-        runs += D.go.n;
+        runs += diff.orig.n;
     }
     print_message("quadheap = Go 1.24 timers on %d random scripts: %zu runs, "
                   "%" PRIu64 " slots read by adjust passes, up to %" PRIu64

@@ -418,25 +418,32 @@ class VerdictsAreComputed(unittest.TestCase):
             v = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
             self.assertEqual(v, "undecided: too few repetitions to test (1 and 1)")
 
+    def _copied_verdicts(self, d, start, field, src, dst):
+        """The verdict of the claim starting with `start` before and after
+        `field` of runtime.json's rows whose names `dst` accepts is set to
+        that of the row `src` accepts of the same repetition or aggregate."""
+        before = [v for k, v in self._claims(d).items() if k.startswith(start)][0]
+        with open(os.path.join(d, "runtime.json"), encoding="utf-8") as f:
+            data = json.load(f)
+
+        def key(b):
+            return b.get("aggregate_name") or b.get("repetition_index")
+
+        values = {key(b): b[field] for b in data["benchmarks"] if src(b["run_name"])}
+        for b in data["benchmarks"]:
+            if dst(b["run_name"]):
+                b[field] = values[key(b)]
+        return before, self._claim_with(d, "runtime.json", data, start)
+
     def test_leader_follower_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "runtime.json")
-            before = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
+            before, after = self._copied_verdicts(
+                d, "The leader-follower", "timed_waits_per_task",
+                lambda n: n.startswith("workers/") and "leader=on" in n,
+                lambda n: n.startswith("workers/") and "leader=off" in n)
             self.assertEqual(before, "holds")
-            path = os.path.join(d, "runtime.json")
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-            on = {}
-            for b in data["benchmarks"]:
-                if b["run_name"].startswith("workers/") and "leader=on" in b["run_name"]:
-                    on[b.get("aggregate_name") or b.get("repetition_index")] = b["timed_waits_per_task"]
-            for b in data["benchmarks"]:
-                if b["run_name"].startswith("workers/") and "leader=off" in b["run_name"]:
-                    b["timed_waits_per_task"] = on[b.get("aggregate_name") or b.get("repetition_index")]
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            after = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
             self.assertEqual(after, "does not hold")
 
     def test_hierarchy_verdict_needs_an_effect_not_a_p_value(self):
@@ -502,22 +509,12 @@ class VerdictsAreComputed(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "runtime.json")
-            before = [v for k, v in self._claims(d).items() if k.startswith("A slow task")][0]
+            before, after = self._copied_verdicts(
+                d, "A slow task", "max",
+                lambda n: n.startswith("interference/heapqueue/") and "threads=4" in n,
+                lambda n: n.startswith("interference/timerthread/"))
             self.assertEqual(before, "holds")
-            path = os.path.join(d, "runtime.json")
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-            pool = {}
-            for b in data["benchmarks"]:
-                if b["run_name"].startswith("interference/heapqueue/") and "threads=4" in b["run_name"]:
-                    pool[b.get("aggregate_name") or b.get("repetition_index")] = b["max"]
-            for b in data["benchmarks"]:
-                if b["run_name"].startswith("interference/timerthread/"):
-                    b["max"] = pool[b.get("aggregate_name") or b.get("repetition_index")]
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            v = [v for k, v in self._claims(d).items() if k.startswith("A slow task")][0]
-            self.assertEqual(v, "does not hold")
+            self.assertEqual(after, "does not hold")
 
 
     def test_failure_verdict_follows_the_data(self):
@@ -1340,6 +1337,20 @@ class WhatIsAResultsDirectory(unittest.TestCase):
             json.dump(m, f)
         return d
 
+    @staticmethod
+    def with_run_state(d, status, instances, **run):
+        """Rewrites d/machine.json as a run in `status` wrote it (format 2,
+        `instances`, the run's other fields `run`)."""
+        path = os.path.join(d, "machine.json")
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["format_version"] = 2
+        m.setdefault("run", {})["status"] = status
+        m["run"].update(run)
+        m["instances"] = instances
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(m, f)
+
     def test_format_version_of_the_wrong_type_is_named(self):
         d = self.machine_with("2")
         rc, _, err = run(d, "--no-figures")
@@ -1355,14 +1366,8 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         data = fixture_json()
         names = sorted({b["run_name"] for b in data["benchmarks"]
                         if b.get("run_type") == "iteration"})
-        path = os.path.join(d, "machine.json")
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-        m["format_version"] = 2
-        m.setdefault("run", {})["status"] = "running"
-        m["instances"] = {"expected": {"micro": names}, "missing": {"micro": names}}
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(m, f)
+        self.with_run_state(d, "running", {"expected": {"micro": names},
+                                           "missing": {"micro": names}})
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
@@ -1394,16 +1399,11 @@ class WhatIsAResultsDirectory(unittest.TestCase):
         data = fixture_json()
         names = sorted({b["run_name"] for b in data["benchmarks"]
                         if b.get("run_type") == "iteration"})
-        path = os.path.join(d, "machine.json")
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-        m["format_version"] = 2
-        m.setdefault("run", {})["status"] = "interrupted"
-        m["run"]["interrupted"] = {"signal": "SIGINT", "where": "in micro"}
-        m["instances"] = {"expected": {"micro": names + ["fill/x/y/series=a/N:1"]},
-                          "missing": {"micro": ["fill/x/y/series=a/N:1"]}}
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(m, f)
+        self.with_run_state(
+            d, "interrupted",
+            {"expected": {"micro": names + ["fill/x/y/series=a/N:1"]},
+             "missing": {"micro": ["fill/x/y/series=a/N:1"]}},
+            interrupted={"signal": "SIGINT", "where": "in micro"})
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:

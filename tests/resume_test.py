@@ -171,6 +171,16 @@ class Interrupted(unittest.TestCase):
                         "a stopped run leaves no lock")
         return m, missing
 
+    def report_md(self, out):
+        """Generates the report of `out` (no figures), asserts that the
+        generator succeeded and returns report.md's text."""
+        rep = subprocess.run([sys.executable, GENERATE, out, "--no-figures"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        with open(os.path.join(out, "report.md")) as f:
+            return f.read()
+
     def resume(self, out, *extra):
         r = run_py("--build-dir", BUILD, "--no-build", "--resume", out, *extra)
         return r
@@ -214,12 +224,7 @@ class Interrupted(unittest.TestCase):
         self.assertIn("to continue: bench/run.py --resume " + out, err)
         # the report of the partial directory: what is there, and exactly
         # what is missing; claims that need it are not tested
-        rep = subprocess.run([sys.executable, GENERATE, out, "--no-figures"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             universal_newlines=True)
-        self.assertEqual(rep.returncode, 0, rep.stderr)
-        with open(os.path.join(out, "report.md")) as f:
-            md = f.read()
+        md = self.report_md(out)
         self.assertIn("Partial results:", md)
         lim = md[md.index("## Limitations"):]
         for n in missing:
@@ -232,12 +237,7 @@ class Interrupted(unittest.TestCase):
         self.assertIn("resuming " + out, r.stderr)
         m = self.check_complete(out, 2)
         self.assertEqual(m["run"]["sessions"][0]["status"], "interrupted")
-        rep = subprocess.run([sys.executable, GENERATE, out, "--no-figures"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             universal_newlines=True)
-        self.assertEqual(rep.returncode, 0, rep.stderr)
-        with open(os.path.join(out, "report.md")) as f:
-            md = f.read()
+        md = self.report_md(out)
         self.assertIn("The run was resumed:", md)
         self.assertIn("interrupted by SIGINT at", md)
         self.assertNotIn("Partial results:", md)

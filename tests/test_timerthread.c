@@ -569,19 +569,59 @@ struct stopper {
 
 /* ---- The wall clock (System.currentTimeMillis) ------------------------- */
 
-/* Steps one scheduler's wall clock and another's, for side-by-side cases. */
-static void step_both(struct tb_sched *a, struct tb_sched *b, int64_t d)
-{
-    assert_int_equal(tb_wall_step(a, d), TB_OK);
-    if (b)
-        assert_int_equal(tb_wall_step(b, d), TB_OK);
-}
-
 /* Advances a scheduler millisecond by millisecond up to `end`. */
 static void ms_to(struct tb_sched *s, int64_t end)
 {
     for (int64_t t = tb_now(s) + TB_MS; t <= end; t += TB_MS)
         assert_true(tb_advance(s, t) >= 0);
+}
+
+/* Timer (timerthread, virtual time) beside the JDK's pool (heapqueue),
+ * each with three tasks due at 10, 20 and 30 ms, for the wall-clock step
+ * cases. */
+struct side_by_side {
+    struct tb_sched *t, *p;
+    struct recorder rt, rp;
+    struct probe pt[3], pp[3];
+};
+
+/* Builds `sb`, runs both millisecond by millisecond to `at`, steps both
+ * wall clocks by `d`, runs both to 60 ms, and checks that every task ran
+ * and the pool's on time (the pool reads nanoTime, which no step moves).
+ * Timer's times are the caller's to check; side_by_side_free ends it. */
+static void side_by_side_step(struct side_by_side *sb, int64_t at, int64_t d)
+{
+    sb->t = vsched();
+    sb->p = make_sched(tb_backend_find("heapqueue"), NULL);
+    rec_init(&sb->rt, sb->t);
+    rec_init(&sb->rp, sb->p);
+    for (int i = 0; i < 3; i++) {
+        sb->pt[i] = (struct probe){.rec = &sb->rt, .id = i};
+        sb->pp[i] = (struct probe){.rec = &sb->rp, .id = i};
+        assert_int_equal(tb_schedule(sb->t, (i + 1) * 10 * TB_MS, probe_task,
+                                     &sb->pt[i], NULL), TB_OK);
+        assert_int_equal(tb_schedule(sb->p, (i + 1) * 10 * TB_MS, probe_task,
+                                     &sb->pp[i], NULL), TB_OK);
+    }
+    ms_to(sb->t, at);
+    ms_to(sb->p, at);
+    assert_int_equal(tb_wall_step(sb->t, d), TB_OK);
+    assert_int_equal(tb_wall_step(sb->p, d), TB_OK);
+    ms_to(sb->t, 60 * TB_MS);
+    ms_to(sb->p, 60 * TB_MS);
+    assert_int_equal(sb->rt.n, 3);
+    assert_int_equal(sb->rp.n, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(sb->rp.runs[i].at, (int64_t)(i + 1) * 10 * TB_MS);
+}
+
+/* Frees what side_by_side_step made. */
+static void side_by_side_free(struct side_by_side *sb)
+{
+    rec_free(&sb->rt);
+    rec_free(&sb->rp);
+    tb_destroy(sb->t);
+    tb_destroy(sb->p);
 }
 
 static void test_wall_clock_api(void **state)
@@ -621,37 +661,12 @@ static void test_wall_step_back_delays_timer_not_pool(void **state)
 {
     (void)state;
     const int64_t d = 5 * TB_MS;
-    struct tb_sched *t = vsched();
-    struct tb_sched *p = make_sched(tb_backend_find("heapqueue"), NULL);
-    struct recorder rt, rp;
-    rec_init(&rt, t);
-    rec_init(&rp, p);
-    struct probe pt[3], pp[3];
-    for (int i = 0; i < 3; i++) {
-        pt[i] = (struct probe){.rec = &rt, .id = i};
-        pp[i] = (struct probe){.rec = &rp, .id = i};
-        assert_int_equal(tb_schedule(t, (i + 1) * 10 * TB_MS, probe_task,
-                                     &pt[i], NULL), TB_OK);
-        assert_int_equal(tb_schedule(p, (i + 1) * 10 * TB_MS, probe_task,
-                                     &pp[i], NULL), TB_OK);
-    }
-    ms_to(t, 2 * TB_MS);
-    ms_to(p, 2 * TB_MS);
-    step_both(t, p, -d);
-    ms_to(t, 60 * TB_MS);
-    ms_to(p, 60 * TB_MS);
-    assert_int_equal(rt.n, 3);
-    assert_int_equal(rp.n, 3);
-    for (size_t i = 0; i < 3; i++) {
-        int64_t at = (int64_t)(i + 1) * 10 * TB_MS;
-        assert_int_equal(rp.runs[i].at, at);
-        assert_int_equal(rt.runs[i].at, at + d);
-    }
-    assert_balanced(t);
-    rec_free(&rt);
-    rec_free(&rp);
-    tb_destroy(t);
-    tb_destroy(p);
+    struct side_by_side sb;
+    side_by_side_step(&sb, 2 * TB_MS, -d);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(sb.rt.runs[i].at, (int64_t)(i + 1) * 10 * TB_MS + d);
+    assert_balanced(sb.t);
+    side_by_side_free(&sb);
 }
 
 /* A step forward: the thread is in queue.wait(executionTime - currentTime)
@@ -664,47 +679,24 @@ static void test_wall_step_forward_runs_early(void **state)
 {
     (void)state;
     const int64_t d = 15 * TB_MS;
-    struct tb_sched *t = vsched();
-    struct tb_sched *p = make_sched(tb_backend_find("heapqueue"), NULL);
-    struct recorder rt, rp;
-    rec_init(&rt, t);
-    rec_init(&rp, p);
-    struct probe pt[3], pp[3];
-    for (int i = 0; i < 3; i++) {
-        pt[i] = (struct probe){.rec = &rt, .id = i};
-        pp[i] = (struct probe){.rec = &rp, .id = i};
-        assert_int_equal(tb_schedule(t, (i + 1) * 10 * TB_MS, probe_task,
-                                     &pt[i], NULL), TB_OK);
-        assert_int_equal(tb_schedule(p, (i + 1) * 10 * TB_MS, probe_task,
-                                     &pp[i], NULL), TB_OK);
-    }
-    ms_to(t, 5 * TB_MS);
-    ms_to(p, 5 * TB_MS);
-    step_both(t, p, d); /* wall 20 ms at 5 ms */
-    ms_to(t, 60 * TB_MS);
-    ms_to(p, 60 * TB_MS);
-    assert_int_equal(rt.n, 3);
-    assert_int_equal(rp.n, 3);
-    for (size_t i = 0; i < 3; i++)
-        assert_int_equal(rp.runs[i].at, (int64_t)(i + 1) * 10 * TB_MS);
+    struct side_by_side sb;
+    side_by_side_step(&sb, 5 * TB_MS, d); /* wall 20 ms at 5 ms */
     /* 10: the awaited head on time; 20 (wall 25 at 10 ms): at once with
      * it, 10 ms early; 30: 15 ms early, at 15 ms */
-    assert_int_equal(rt.runs[0].id, 0);
-    assert_int_equal(rt.runs[0].at, 10 * TB_MS);
-    assert_int_equal(rt.runs[1].id, 1);
-    assert_int_equal(rt.runs[1].at, 10 * TB_MS);
-    assert_int_equal(rt.runs[2].id, 2);
-    assert_int_equal(rt.runs[2].at, 15 * TB_MS);
-    rec_free(&rt);
-    rec_free(&rp);
-    tb_destroy(t);
-    tb_destroy(p);
+    assert_int_equal(sb.rt.runs[0].id, 0);
+    assert_int_equal(sb.rt.runs[0].at, 10 * TB_MS);
+    assert_int_equal(sb.rt.runs[1].id, 1);
+    assert_int_equal(sb.rt.runs[1].at, 10 * TB_MS);
+    assert_int_equal(sb.rt.runs[2].id, 2);
+    assert_int_equal(sb.rt.runs[2].at, 15 * TB_MS);
+    side_by_side_free(&sb);
 
     /* the same step, then a schedule 1 ms away: its wall deadline (22 ms)
      * lies after the awaited head's (10 ms), so it is no new head and
      * notifies nothing; it waits with the head and runs at 10 ms, 3 ms
      * late, where the step alone would have run it early */
-    t = vsched();
+    struct tb_sched *t = vsched();
+    struct recorder rt;
     rec_init(&rt, t);
     struct probe a = {.rec = &rt, .id = 0}, b = {.rec = &rt, .id = 1};
     assert_int_equal(tb_schedule(t, 10 * TB_MS, probe_task, &a, NULL), TB_OK);

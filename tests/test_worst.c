@@ -116,67 +116,79 @@ static const struct {
     uint64_t arity;
 } heaps[] = {{"heapqueue", 2}, {"timerthread", 2}, {"quadheap", 4}};
 
-static void test_insert_climbs_to_root(void **state)
+/* For every heap and size: fills a virtual scheduler with n draws of
+ * workload w, hands it to `check` with the heap's arity, n and the draw
+ * state (for the batch that follows), then destroys it. */
+static void each_heap_and_size(enum bh_workload w,
+                               void (*check)(struct tb_sched *s,
+                                             uint64_t arity, int64_t n,
+                                             uint64_t *rng))
 {
-    (void)state;
     bh.seed = 0x74696D6572ULL;
     for (size_t k = 0; k < sizeof heaps / sizeof heaps[0]; k++)
         for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
-            int64_t n = sizes[j], batch = batch_of(n);
+            int64_t n = sizes[j];
             uint64_t rng = bh_seed_for(heaps[k].name, n);
-            struct tb_sched *s =
-                filled(heaps[k].name, 0, BH_WORST, n, &rng, NULL);
+            struct tb_sched *s = filled(heaps[k].name, 0, w, n, &rng, NULL);
             if (!s)
                 continue;
-            /* filling climbed to the root each time too */
-            uint64_t want = 0;
-            for (int64_t i = 0; i < n; i++)
-                want += depth((uint64_t)i, heaps[k].arity);
-            assert_int_equal(sift_levels(s), want);
-            uint64_t l0 = sift_levels(s);
-            want = 0;
-            for (int64_t i = 0; i < batch; i++) {
-                assert_int_equal(tb_schedule(s, bh_draw(BH_WORST, &rng),
-                                             noop_task, NULL, NULL), TB_OK);
-                want += depth((uint64_t)(n + i), heaps[k].arity);
-            }
-            uint64_t got = sift_levels(s) - l0;
-            assert_int_equal(got, want);
-            /* which is the height, floor(log2 N) for a binary heap and
-             * floor(log4(3N + 1)) for the 4-ary one, or one more where
-             * the batch starts a level */
-            uint64_t height = heaps[k].arity == 2
-                                  ? floor_log2((uint64_t)n)
-                                  : floor_log2(3 * (uint64_t)n + 1) / 2;
-            assert_true(got >= height * (uint64_t)batch &&
-                        got <= (height + 1) * (uint64_t)batch);
+            check(s, heaps[k].arity, n, &rng);
             tb_destroy(s);
         }
 }
 
+static void insert_climbs_to_root(struct tb_sched *s, uint64_t arity,
+                                  int64_t n, uint64_t *rng)
+{
+    int64_t batch = batch_of(n);
+    /* filling climbed to the root each time too */
+    uint64_t want = 0;
+    for (int64_t i = 0; i < n; i++)
+        want += depth((uint64_t)i, arity);
+    assert_int_equal(sift_levels(s), want);
+    uint64_t l0 = sift_levels(s);
+    want = 0;
+    for (int64_t i = 0; i < batch; i++) {
+        assert_int_equal(tb_schedule(s, bh_draw(BH_WORST, rng), noop_task,
+                                     NULL, NULL), TB_OK);
+        want += depth((uint64_t)(n + i), arity);
+    }
+    uint64_t got = sift_levels(s) - l0;
+    assert_int_equal(got, want);
+    /* which is the height, floor(log2 N) for a binary heap and
+     * floor(log4(3N + 1)) for the 4-ary one, or one more where the batch
+     * starts a level */
+    uint64_t height = arity == 2 ? floor_log2((uint64_t)n)
+                                 : floor_log2(3 * (uint64_t)n + 1) / 2;
+    assert_true(got >= height * (uint64_t)batch &&
+                got <= (height + 1) * (uint64_t)batch);
+}
+
+static void test_insert_climbs_to_root(void **state)
+{
+    (void)state;
+    each_heap_and_size(BH_WORST, insert_climbs_to_root);
+}
+
 /* The average the claim used to judge: on uniform deadlines an insert
  * climbs about one level whatever N (the report's counters: 1.04-1.3). */
+static void uniform_climbs_little(struct tb_sched *s, uint64_t arity,
+                                  int64_t n, uint64_t *rng)
+{
+    int64_t batch = batch_of(n);
+    uint64_t l0 = sift_levels(s);
+    for (int64_t i = 0; i < batch; i++)
+        assert_int_equal(tb_schedule(s, bh_draw(BH_UNIFORM, rng), noop_task,
+                                     NULL, NULL), TB_OK);
+    double per = (double)(sift_levels(s) - l0) / (double)batch;
+    assert_true(per < 3.0);
+    assert_true(per < 0.5 * (double)depth((uint64_t)n, arity));
+}
+
 static void test_uniform_climbs_little(void **state)
 {
     (void)state;
-    bh.seed = 0x74696D6572ULL;
-    for (size_t k = 0; k < sizeof heaps / sizeof heaps[0]; k++)
-        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
-            int64_t n = sizes[j], batch = batch_of(n);
-            uint64_t rng = bh_seed_for(heaps[k].name, n);
-            struct tb_sched *s =
-                filled(heaps[k].name, 0, BH_UNIFORM, n, &rng, NULL);
-            if (!s)
-                continue;
-            uint64_t l0 = sift_levels(s);
-            for (int64_t i = 0; i < batch; i++)
-                assert_int_equal(tb_schedule(s, bh_draw(BH_UNIFORM, &rng),
-                                             noop_task, NULL, NULL), TB_OK);
-            double per = (double)(sift_levels(s) - l0) / (double)batch;
-            assert_true(per < 3.0);
-            assert_true(per < 0.5 * (double)depth((uint64_t)n, heaps[k].arity));
-            tb_destroy(s);
-        }
+    each_heap_and_size(BH_UNIFORM, uniform_climbs_little);
 }
 
 /* heapqueue with remove-on-cancel (the claim's removal): cancelling the
