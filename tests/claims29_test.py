@@ -450,6 +450,52 @@ class WallClock(unittest.TestCase):
         self.assertIn("the probe failed on heapqueue", text)
 
 
+class WallStepSection(unittest.TestCase):
+    """The runtime section's wallstep table, from the same probe.json."""
+
+    def render(self, d):
+        from tbkit import doc as D
+        from tbkit import page as PG
+        from tbkit import sec_runtime
+        try:
+            ctx = PG.Page(d.analysis(), None)
+            doc = D.Doc("t")
+            sec_runtime.wallstep_section(ctx, doc)
+            with tempfile.TemporaryDirectory() as tmp:
+                return D.to_markdown(doc, tmp), ctx
+        finally:
+            d.close()
+
+    def test_the_shifts_per_backend_and_who_moved(self):
+        d = wallstep_dir()
+        # a wheel late by its tick in both runs: shifted by nothing
+        for case, step in (("back", -50e6), ("forward", 15e6)):
+            d.add("probe.json", "wallstep/timerwheel/%s/series=h2h/N:3" % case, 1e4, reps=1,
+                  step_ns=int(step), wall_clock=0, resolution_ns=1000000, tasks=3, ran=3,
+                  delay_ns_1=90000000, delay_ns_2=80000000, delay_ns_3=70000000,
+                  shift_ns_1=0, shift_ns_2=0, shift_ns_3=0)
+        for b, back, fwd in (("timerthread", (50e6,) * 3, (0, -10e6, -15e6)),
+                             ("heapqueue", (0,) * 3, (0,) * 3)):
+            for e in d.files["probe.json"]:
+                if e["name"].startswith("wallstep/%s/" % b):
+                    vals = back if "/back/" in e["name"] else fwd
+                    e.update({"shift_ns_%d" % (k + 1): int(v) for k, v in enumerate(vals)})
+        md, _ = self.render(d)
+        self.assertIn("| `timerthread` | wall | 50 ms, 50 ms, 50 ms | 0, -10 ms, -15 ms |", md)
+        self.assertIn("| `heapqueue` | monotonic | 0, 0, 0 | 0, 0, 0 |", md)
+        self.assertIn("| `timerwheel` | monotonic | 0, 0, 0 | 0, 0, 0 |", md)
+        self.assertIn("A wall-clock step moved the pending tasks of `timerthread`.", md)
+        self.assertIn("It moved none in `heapqueue`, `timerwheel`.", md)
+
+    def test_older_results_say_there_is_no_data(self):
+        d = Dir()
+        d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
+              ran_after=0, ran_before=2, accepted_after=0, failed=1)
+        md, an = self.render(d)
+        self.assertIn("No `wallstep` results in this results directory", md)
+        self.assertIn(("Runtime: wallstep", "no results"), an.missing)
+
+
 # ---- 4. the section "What the source articles say" ----------------------------
 
 class ArticlesSection(unittest.TestCase):
