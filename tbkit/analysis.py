@@ -43,7 +43,7 @@ CONFIG_TEXT = {
 CONFIG_ORDER = ["h2h", "orig", "cover"]
 RUNTIME_OPS = ["lateness", "jitter", "interference", "burst", "idle",
                "workers", "producers", "failing"]
-KNOWN_OPS = RUNTIME_OPS + ["failure", "shim", "selftest"]
+KNOWN_OPS = RUNTIME_OPS + ["failure", "wallstep", "shim", "selftest"]
 PCTS = [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")]
 # The quantile each percentile counter stands for.
 PCT_Q = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}

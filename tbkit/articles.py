@@ -41,17 +41,17 @@ from dataclasses import dataclass
 STATUSES = ("claim", "test", "difference", "planned", "uncovered")
 
 # The report's claims today: the functions of tbkit/claims.py.
-CLAIM_IDS = ("heap_vs_wheel_growth", "slow_task", "failing_task", "netty_ticks",
-             "kafka_no_empty_advances", "hierarchy", "non_cascading",
+CLAIM_IDS = ("heap_vs_wheel_growth", "slow_task", "failing_task", "timer_wall_clock",
+             "netty_ticks", "kafka_no_empty_advances", "hierarchy", "non_cascading",
              "tree_and_wheel", "leader_follower", "crossover", "four_ary_heap",
              "lazy_deletion", "single_runner_delay", "stpe_one_thread_like_timer",
              "heap_maintenance_precision", "leader_wakes_one")
 
 # Claims planned but not yet in the registry.  Issue 29's are all answered
-# now: four are claims of their own, the worst case and Netty's sleep are
-# judged by the growth and Netty claims (heap_vs_wheel_growth, netty_ticks),
-# Timer's wall clock and the pool's fixed rate by the tests that assert
-# them (D15; test_fixed_rate_pool_never_overlaps).
+# now: five are claims of their own (Timer's wall clock among them, on the
+# probe's wallstep, D15), the worst case and Netty's sleep are judged by the
+# growth and Netty claims (heap_vs_wheel_growth, netty_ticks), the pool's
+# fixed rate by the test that asserts it (test_fixed_rate_pool_never_overlaps).
 PLANNED_IDS = ()
 
 
@@ -402,11 +402,13 @@ STATEMENTS = (
         "Timer的任务调度是基于绝对时间的，对**系统时间**敏感",
         "Timer schedules on absolute time and is sensitive to the system time",
         "Setting the system clock moves Timer's pending deadlines.",
-        _t(TT, "test_wall_step_back_delays_timer_not_pool"),
-        "timerthread's deadlines are on a wall clock (CLOCK_REALTIME; in virtual "
-        "mode one a test steps with tb_wall_step), read as System.currentTimeMillis, "
-        "while heapqueue reads the monotonic clock as STPE reads nanoTime (D15)",
-        see=(_t(TT, "test_wall_step_forward_runs_early"),
+        "claim:timer_wall_clock",
+        "the wallstep probe: after the wall clock is stepped back by 50 ms, timerthread "
+        "(deadlines on a wall clock read as System.currentTimeMillis) runs every "
+        "pending task 50 ms late, heapqueue (the monotonic clock, as STPE reads "
+        "nanoTime) on time (D15)",
+        see=(_t(TT, "test_wall_step_back_delays_timer_not_pool"),
+             _t(TT, "test_wall_step_forward_runs_early"),
              _t(TT, "test_wall_step_periodic"))),
     Statement(
         "timer_exception_kills", A2,

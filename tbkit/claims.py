@@ -513,6 +513,85 @@ def failing_task(ctx):
     return _set(c, FAILS, FAILS, measured)
 
 
+# ---- 3b. Timer's deadlines on the wall clock ---------------------------------
+
+def _delays(m):
+    """The per-task delays (run time minus planned time, ns) of a wallstep
+    entry, task 1 first; None for a task that did not run once."""
+    n = int(m.counter("tasks") or 0)
+    return [m.counter("delay_ns_%d" % k) for k in range(1, n + 1)]
+
+
+def _fmt_delay(v):
+    return "did not run" if v is None else ("0" if v == 0 else A.fmt_ns(v))
+
+
+@claim(("wallstep",))
+def timer_wall_clock(ctx):
+    c = _claim("java.util.Timer schedules on absolute system time, so setting the system "
+               "clock moves its pending tasks; a ScheduledThreadPoolExecutor, on nanoTime, "
+               "is not moved",
+               "the source articles (Timer's scheduling rests on absolute time and is "
+               "sensitive to the system time); java.util.Timer's TimerThread.mainLoop "
+               "(System.currentTimeMillis)",
+               "wallstep (probe, virtual clock): one-shots due at 10, 20, 30 ms, the wall "
+               "clock stepped back by 50 ms at 5 ms (tb_wall_step; DECISIONS.md D15); a "
+               "step forward by 15 ms is shown beside it",
+               "holds when, after the step back by \u0394, every pending timerthread task "
+               "runs \u0394 late and every heapqueue task on time (run time minus planned "
+               "time, to within the probe's clock step); the step forward is shown, not "
+               "judged")
+    ms = ctx.res.select(op="wallstep")
+    got = {}
+    for b in ("timerthread", "heapqueue"):
+        for case in ("back", "forward"):
+            m = [x for x in ms if x.backend == b and x.workload == case]
+            got[(b, case)] = m[0] if m else None
+    if got[("timerthread", "back")] is None or got[("heapqueue", "back")] is None:
+        older = " (these results predate the probe's wall-clock step)" \
+            if ctx.res.select(op="failure") else ""
+        return _set(c, UNTESTED, UNTESTED + ": no wallstep results for both timerthread and "
+                    "heapqueue%s" % older, "no data")
+    for b in ("timerthread", "heapqueue"):
+        m = got[(b, "back")]
+        if m.error:
+            return _set(c, UNTESTED, UNTESTED + ": the probe failed on %s: %s" % (b, m.error),
+                        "no data")
+        if m.counter("step_ns") is None or not m.counter("tasks"):
+            return _set(c, UNTESTED, UNTESTED + ": the wallstep results lack step_ns or tasks",
+                        "no data")
+    parts = []
+    for (b, case), m in got.items():
+        if m is None or m.error:
+            continue
+        wall = m.counter("wall_clock")
+        parts.append((Code("%s %s" % (b, case)), ": step %s%s, delays %s" % (
+            A.fmt_ns(m.counter("step_ns")),
+            "" if wall is None else (", deadlines on the wall clock" if wall
+                                     else ", deadlines on the monotonic clock"),
+            ", ".join(_fmt_delay(v) for v in _delays(m)))))
+    measured = _join(parts)
+
+    def within(delays, want, res):
+        # a run is seen at the first clock step at or after it
+        return all(v is not None and (v == want or want <= v < want + res) for v in delays)
+
+    t, p = got[("timerthread", "back")], got[("heapqueue", "back")]
+    late = -t.counter("step_ns")
+    if late <= 0 or -p.counter("step_ns") != late:
+        return _set(c, UNTESTED, UNTESTED + ": the wallstep back results do not step both "
+                    "backends back by one \u0394", measured)
+    bad = []
+    if not within(_delays(t), late, t.counter("resolution_ns") or 0):
+        bad.append("timerthread's tasks did not all run %s late" % A.fmt_ns(late))
+    if not within(_delays(p), 0, p.counter("resolution_ns") or 0):
+        bad.append("heapqueue's tasks did not all run on time")
+    if bad:
+        return _set(c, FAILS, "%s: %s" % (FAILS, "; ".join(bad)), measured)
+    return _set(c, HOLDS, "%s: a step back by %s delayed every pending timerthread task by "
+                "%s and no heapqueue task" % (HOLDS, A.fmt_ns(late), A.fmt_ns(late)), measured)
+
+
 # ---- 4. Netty: a tick every tick, up to a tick late --------------------------
 
 @claim(("idle", "lateness"))

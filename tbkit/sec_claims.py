@@ -183,7 +183,7 @@ def limitations_section(ctx, doc):
                      % (A.fmt_pct(med), len(noisy), len(cvs), worst.key[0] + "/" + worst.backend +
                         ("/N:%d" % worst.n if worst.n is not None else ""), A.fmt_pct(worst_cv)))
     reps = [m.repetitions for m in res.measurements.values() if m.repetitions
-            and not m.error and m.op not in tb_results.SELF_OPS + ("failure",)]
+            and not m.error and m.op not in tb_results.SELF_OPS + ("failure", "wallstep")]
     if reps and min(reps) < 3:
         items.append("Some instances ran fewer than three repetitions (minimum %d): "
                      "their spread says little." % min(reps))

@@ -206,6 +206,7 @@ def runtime_sections(ctx, doc):
             doc.p("Runs that reported an error: ",
                   *_join([(Code(m.backend + " " + m.config), ": " + m.error[:120]) for m in errs]), ".")
     failure_section(ctx, doc)
+    wallstep_section(ctx, doc)
 
 
 def failing(ctx, doc, ms):
@@ -257,6 +258,66 @@ def failure_section(ctx, doc):
         items.append(("One failing task stopped every later task in ", *_join([Code(b) for b in killed]), "."))
     if kept:
         items.append(("Every later task still ran in ", *_join([Code(b) for b in kept]), "."))
+    if items:
+        doc.p(Bold("Findings"), ":")
+        doc.ul(items)
+
+
+def _registry_order(ctx, backends):
+    """Backends in the registry's order (unknown ones last)."""
+    return sorted(backends, key=lambda b: (ctx.backends.index(b) if b in ctx.backends
+                                           else len(ctx.backends), b))
+
+
+def _shift_values(m):
+    """A wallstep entry's per-task shifts (run time against the control
+    run's, ns), task 1 first; None for a task that did not run once."""
+    return [m.counter("shift_ns_%d" % k) for k in range(1, int(m.counter("tasks") or 0) + 1)]
+
+
+def wallstep_section(ctx, doc):
+    """The probe's wall-clock step (report/probe.c; claim timer_wall_clock)."""
+    doc.h(3, "wallstep", "runtime-wallstep")
+    doc.p("What is measured (virtual clock, report/probe.c): one-shot tasks due at 10, "
+          "20 and 30 ms; at 5 ms the wall clock (java.util.Timer's "
+          "System.currentTimeMillis) is stepped back by 50 ms, and in a second run "
+          "forward by 15 ms. A task's shift is its run time against the same run "
+          "without the step, so a wheel's tick does not count as the step's effect.")
+    ms = ctx.res.select(op="wallstep")
+    if not ms:
+        _missing(ctx, doc, "wallstep")
+        return
+    by = {}
+    for m in ms:
+        by.setdefault(m.backend, {})[m.workload] = m
+    rows, moved, still = [], [], []
+    for b in _registry_order(ctx, by):
+        cells, wall, shifted, ok = [], None, False, True
+        for case in ("back", "forward"):
+            m = by[b].get(case)
+            if m is None or m.error:
+                cells.append("not measured" if m is None else "error: " + m.error[:100])
+                ok = False
+                continue
+            vals = _shift_values(m)
+            cells.append(", ".join("did not run" if v is None else ("0" if v == 0 else A.fmt_ns(v))
+                                   for v in vals))
+            shifted = shifted or any(v for v in vals)
+            if wall is None:
+                wall = m.counter("wall_clock")
+        rows.append([Code(b), "n/a" if wall is None else ("wall" if wall else "monotonic")] + cells)
+        if shifted:
+            moved.append(b)
+        elif ok:
+            still.append(b)
+    doc.table(["backend", "deadlines on", "shift per task, step back by 50 ms",
+               "shift per task, step forward by 15 ms"], rows)
+    items = []
+    if moved:
+        items.append(("A wall-clock step moved the pending tasks of ",
+                      *_join([Code(b) for b in moved]), "."))
+    if still:
+        items.append(("It moved none in ", *_join([Code(b) for b in still]), "."))
     if items:
         doc.p(Bold("Findings"), ":")
         doc.ul(items)

@@ -3,8 +3,8 @@
 synthetic results directories whose verdict the test knows: the growth
 claim's worst case and average judged apart, Netty's faithful sleep, the
 single runners, an STPE of one thread against Timer, heap maintenance
-under load, the leader's one wake-up; and the report section "What the
-source articles say".  Suite `report`.
+under load, the leader's one wake-up, Timer's wall clock; and the report
+section "What the source articles say".  Suite `report`.
 
     /usr/bin/python3 tests/claims29_test.py [-v]
 """
@@ -345,6 +345,155 @@ class Runtime29(unittest.TestCase):
                       "".join(str(x) for x in c["measured"]))
         self.assertEqual(judge(3.0, 3.1)[0], C.FAILS)    # one per idle worker
         self.assertEqual(judge(2.0, 2.05)[0], C.FAILS)   # no fewer than without
+
+
+# ---- 3. Timer's deadlines on the wall clock (the wallstep probe) --------------
+
+def wallstep_dir(timer_back=(50e6, 50e6, 50e6), pool_back=(0, 0, 0), failure=True,
+                 backends=("timerthread", "heapqueue"), error=None):
+    """probe.json as report/probe.c writes it: one repetition per step, the
+    back step's delays per backend given (None: that task did not run), the
+    forward step's as measured; with the failure probe's entries or not."""
+    d = Dir()
+    forward = {"timerthread": (0, -10e6, -15e6), "heapqueue": (0, 0, 0)}
+    back = {"timerthread": timer_back, "heapqueue": pool_back}
+    for b in backends:
+        if failure:
+            d.add("probe.json", "failure/%s/ten/series=h2h/N:10" % b, 1e4, reps=1, after=7,
+                  ran_after=0 if b == "timerthread" else 7, ran_before=2,
+                  accepted_after=0 if b == "timerthread" else 1, failed=1)
+        for case, step, delays in (("back", -50e6, back[b]), ("forward", 15e6, forward[b])):
+            name = "wallstep/%s/%s/series=h2h/N:3" % (b, case)
+            if error and b == error:
+                d.files.setdefault("probe.json", []).append(dict(
+                    entry(name, 0, 0), error_occurred=True, error_message="out of memory"))
+                continue
+            kw = {"delay_ns_%d" % (k + 1): int(v) for k, v in enumerate(delays) if v is not None}
+            d.add("probe.json", name, 1e4, reps=1, step_ns=int(step),
+                  wall_clock=int(b == "timerthread"), resolution_ns=1000000, tasks=3,
+                  ran=sum(v is not None for v in delays), **kw)
+    return d
+
+
+class WallClock(unittest.TestCase):
+
+    def judge(self, **k):
+        d = wallstep_dir(**k)
+        try:
+            return verdict(d, C.timer_wall_clock)
+        finally:
+            d.close()
+
+    def test_holds_when_timer_waits_out_the_step_and_the_pool_does_not(self):
+        kind, text, c = self.judge()
+        self.assertEqual(kind, C.HOLDS)
+        self.assertEqual(text, "holds: a step back by 50 ms delayed every pending timerthread "
+                         "task by 50 ms and no heapqueue task")
+        measured = "".join(str(x) for x in c["measured"])
+        self.assertIn("timerthread back", measured)
+        self.assertIn("step -50 ms, deadlines on the wall clock, delays 50 ms, 50 ms, 50 ms",
+                      measured)
+        self.assertIn("heapqueue back", measured)
+        self.assertIn("deadlines on the monotonic clock, delays 0, 0, 0", measured)
+        # the step forward is listed, not judged
+        self.assertIn("timerthread forward", measured)
+        self.assertIn("delays 0, -10 ms, -15 ms", measured)
+
+    def test_a_run_seen_within_the_clock_step_still_counts(self):
+        self.assertEqual(self.judge(timer_back=(50e6, 50.5e6, 50e6))[0], C.HOLDS)
+        # a whole clock step off is not the step's delay
+        self.assertEqual(self.judge(timer_back=(50e6, 51e6, 50e6))[0], C.FAILS)
+
+    def test_fails_when_timer_runs_on_time(self):
+        # deadlines on the monotonic clock (TB_F_MONOTONIC_DEADLINES' behaviour)
+        kind, text, _ = self.judge(timer_back=(0, 0, 0))
+        self.assertEqual(kind, C.FAILS)
+        self.assertEqual(text, "does not hold: timerthread's tasks did not all run 50 ms late")
+
+    def test_fails_when_only_the_head_waits(self):
+        kind, _, _ = self.judge(timer_back=(50e6, 0, 0))
+        self.assertEqual(kind, C.FAILS)
+
+    def test_fails_when_the_pool_moves_too(self):
+        kind, text, _ = self.judge(pool_back=(50e6, 50e6, 50e6))
+        self.assertEqual(kind, C.FAILS)
+        self.assertEqual(text, "does not hold: heapqueue's tasks did not all run on time")
+
+    def test_a_task_that_never_ran_refutes_it(self):
+        kind, _, c = self.judge(timer_back=(50e6, 50e6, None))
+        self.assertEqual(kind, C.FAILS)
+        self.assertIn("delays 50 ms, 50 ms, did not run", "".join(str(x) for x in c["measured"]))
+
+    def test_older_results_without_the_probe_are_not_tested(self):
+        # the failure probe ran, the wall-clock step did not yet exist
+        d = Dir()
+        d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
+              ran_after=0, ran_before=2, accepted_after=0, failed=1)
+        try:
+            kind, text, c = verdict(d, C.timer_wall_clock)
+        finally:
+            d.close()
+        self.assertEqual(kind, C.UNTESTED)
+        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
+                         "heapqueue (these results predate the probe's wall-clock step)")
+        self.assertEqual(c["measured"], ("no data",))
+
+    def test_one_backend_alone_is_not_tested(self):
+        kind, text, _ = self.judge(backends=("timerthread",), failure=False)
+        self.assertEqual(kind, C.UNTESTED)
+        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
+                         "heapqueue")
+
+    def test_a_failed_probe_says_so(self):
+        kind, text, _ = self.judge(error="heapqueue")
+        self.assertEqual(kind, C.UNTESTED)
+        self.assertIn("the probe failed on heapqueue", text)
+
+
+class WallStepSection(unittest.TestCase):
+    """The runtime section's wallstep table, from the same probe.json."""
+
+    def render(self, d):
+        from tbkit import doc as D
+        from tbkit import page as PG
+        from tbkit import sec_runtime
+        try:
+            ctx = PG.Page(d.analysis(), None)
+            doc = D.Doc("t")
+            sec_runtime.wallstep_section(ctx, doc)
+            with tempfile.TemporaryDirectory() as tmp:
+                return D.to_markdown(doc, tmp), ctx
+        finally:
+            d.close()
+
+    def test_the_shifts_per_backend_and_who_moved(self):
+        d = wallstep_dir()
+        # a wheel late by its tick in both runs: shifted by nothing
+        for case, step in (("back", -50e6), ("forward", 15e6)):
+            d.add("probe.json", "wallstep/timerwheel/%s/series=h2h/N:3" % case, 1e4, reps=1,
+                  step_ns=int(step), wall_clock=0, resolution_ns=1000000, tasks=3, ran=3,
+                  delay_ns_1=90000000, delay_ns_2=80000000, delay_ns_3=70000000,
+                  shift_ns_1=0, shift_ns_2=0, shift_ns_3=0)
+        for b, back, fwd in (("timerthread", (50e6,) * 3, (0, -10e6, -15e6)),
+                             ("heapqueue", (0,) * 3, (0,) * 3)):
+            for e in d.files["probe.json"]:
+                if e["name"].startswith("wallstep/%s/" % b):
+                    vals = back if "/back/" in e["name"] else fwd
+                    e.update({"shift_ns_%d" % (k + 1): int(v) for k, v in enumerate(vals)})
+        md, _ = self.render(d)
+        self.assertIn("| `timerthread` | wall | 50 ms, 50 ms, 50 ms | 0, -10 ms, -15 ms |", md)
+        self.assertIn("| `heapqueue` | monotonic | 0, 0, 0 | 0, 0, 0 |", md)
+        self.assertIn("| `timerwheel` | monotonic | 0, 0, 0 | 0, 0, 0 |", md)
+        self.assertIn("A wall-clock step moved the pending tasks of `timerthread`.", md)
+        self.assertIn("It moved none in `heapqueue`, `timerwheel`.", md)
+
+    def test_older_results_say_there_is_no_data(self):
+        d = Dir()
+        d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
+              ran_after=0, ran_before=2, accepted_after=0, failed=1)
+        md, an = self.render(d)
+        self.assertIn("No `wallstep` results in this results directory", md)
+        self.assertIn(("Runtime: wallstep", "no results"), an.missing)
 
 
 # ---- 4. the section "What the source articles say" ----------------------------

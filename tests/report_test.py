@@ -878,8 +878,35 @@ class ProbeOutput(unittest.TestCase):
                 data = json.load(f)
             entries = data["benchmarks"]
             self.assertGreaterEqual(len(entries), 1)
-            for e in entries:
-                self.assertTrue(e["name"].startswith("failure/"), e)
+            failure = [e for e in entries if e["name"].startswith("failure/")]
+            wall = [e for e in entries if e["name"].startswith("wallstep/")]
+            self.assertEqual(len(failure) + len(wall), len(entries))
+            self.assertGreaterEqual(len(failure), 1)
+            # two steps (back, forward) for every backend of the failure probe
+            self.assertEqual(len(wall), 2 * len(failure))
+            for e in wall:
+                self.assertNotIn("error_occurred", e)
+                backend, case = e["name"].split("/")[1:3]
+                self.assertEqual(e["step_ns"], {"back": -50e6, "forward": 15e6}[case], e)
+                self.assertEqual(e["ran"], e["tasks"], e)
+                self.assertEqual(e["tasks"], 3, e)
+                shifts = [e["shift_ns_%d" % k] for k in (1, 2, 3)]
+                delays = [e["delay_ns_%d" % k] for k in (1, 2, 3)]
+                if not e["wall_clock"]:
+                    # deadlines on the monotonic clock: the step moves nothing
+                    self.assertEqual(shifts, [0, 0, 0], e)
+                elif case == "back":
+                    # java.util.Timer: every pending task waits out the step
+                    self.assertEqual(shifts, [50e6] * 3, e)
+                else:
+                    # the awaited head on time, the tasks behind it early
+                    self.assertEqual(shifts, [0, -10e6, -15e6], e)
+                if backend in ("heapqueue", "timerthread"):
+                    # exact runners on the virtual clock: delay is the shift
+                    self.assertEqual(delays, shifts, e)
+            self.assertEqual({e["name"].split("/")[1] for e in wall if e["wall_clock"]},
+                             {"timerthread"})
+            for e in failure:
                 self.assertNotIn("error_occurred", e)
                 self.assertEqual(e["ran_before"], 2, e)
                 self.assertEqual(e["after"], 7, e)
