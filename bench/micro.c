@@ -1192,7 +1192,7 @@ static void add_family(enum op op, const struct tb_backend *b,
      * than timed time.  Scaled by the batch's share of 1024 operations,
      * every N gets about the same number of batches.  Google Benchmark
      * then fits no complexity across N (one N per family); the report
-     * fits the medians itself (tb_results.fit_complexity). */
+     * fits the medians itself (tbkit/results.py, fit_complexity). */
     static const char *const arg_names[] = {"N"};
     for (size_t i = 0; i < bh.profile->nn; i++) {
         int64_t n = d->precision ? bh.profile->precision_n : bh.profile->n[i];

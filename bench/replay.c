@@ -107,7 +107,7 @@
  * kernel's: 8^n) is still seen at the exact tick it runs a timer. */
 #define STRIDE_STEPS 4096
 /* The trace format's bounds (bench/README.md, "The format"); the Python
- * reader (tools/tb_trace.py) keeps the same. */
+ * reader (tbkit/trace.py, command tools/tb_trace.py) keeps the same. */
 #define MAX_LINE 4096            /* bytes of a line, without its LF or CR LF */
 #define MAX_DIGITS 20            /* digits of a field */
 #define MAX_PERIODIC_RUNS 10000000 /* runs of all periodic timers, a trace */
@@ -773,7 +773,7 @@ static void parse_stream(struct trace *tr, const char *path, FILE *f)
 
 /* --lateness SPEC: an absolute budget (<int><ns|us|ms|s>) or a share of
  * each timer's delay (<number>%, 0 < pct <= 100, at most 6 decimals), the
- * grammar of report/tb_precision.py parse_spec.  A share is held exactly,
+ * grammar of tbkit/precision.py parse_spec.  A share is held exactly,
  * in units of 10^-8 of the delay, so that C and Python floor alike. */
 struct lateness_spec {
     int kind;           /* 0 none, 1 absolute, 2 share of the delay */
