@@ -78,6 +78,27 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Opens one probe's record in Google Benchmark's JSON form (one iteration,
+ * one repetition), after `sep`.  A failed probe (rc != TB_OK) gets its error
+ * and the record is closed: returns 0.  Else returns 1 and the caller adds
+ * its fields and the closing brace. */
+static int record_open(FILE *out, const char *sep, const char *name, int rc)
+{
+    fprintf(out, "%s\n    {\"name\": ", sep);
+    json_string(out, name);
+    fprintf(out, ", \"run_name\": ");
+    json_string(out, name);
+    fprintf(out, ", \"run_type\": \"iteration\", \"repetitions\": 1, "
+                 "\"repetition_index\": 0, \"threads\": 1, "
+                 "\"iterations\": 1");
+    if (rc == TB_OK)
+        return 1;
+    fprintf(out, ", \"error_occurred\": true, \"error_message\": ");
+    json_string(out, tb_strerror(rc));
+    fprintf(out, "}");
+    return 0;
+}
+
 /* Runs the experiment on backend b; returns 0, or a TB_E* code when the
  * scheduler could not even be set up (reported as a benchmark error). */
 static int probe(const struct tb_backend *b, int ran[TASKS], int *accepted,
@@ -186,19 +207,8 @@ static void ws_entry(FILE *out, const struct tb_backend *b, const char *case_,
     if (rc == TB_OK)
         rc = ws_probe(b, step_ns, stp);
     double ns = (double)(tb_monotonic_ns() - t0);
-    fprintf(out, ",\n    {\"name\": ");
-    json_string(out, name);
-    fprintf(out, ", \"run_name\": ");
-    json_string(out, name);
-    fprintf(out, ", \"run_type\": \"iteration\", \"repetitions\": 1, "
-                 "\"repetition_index\": 0, \"threads\": 1, "
-                 "\"iterations\": 1");
-    if (rc != TB_OK) {
-        fprintf(out, ", \"error_occurred\": true, \"error_message\": ");
-        json_string(out, tb_strerror(rc));
-        fprintf(out, "}");
+    if (!record_open(out, ",", name, rc))
         return;
-    }
     int ran = 0;
     for (int k = 0; k < WS_TASKS; k++)
         ran += stp[k].runs == 1;
@@ -247,19 +257,8 @@ int main(int argc, char **argv)
         unsigned long long failed = 0;
         double ns = 0;
         int rc = probe(b, ran, &accepted, &failed, &ns);
-        fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-        json_string(out, name);
-        fprintf(out, ", \"run_name\": ");
-        json_string(out, name);
-        fprintf(out, ", \"run_type\": \"iteration\", \"repetitions\": 1, "
-                     "\"repetition_index\": 0, \"threads\": 1, "
-                     "\"iterations\": 1");
-        if (rc != TB_OK) {
-            fprintf(out, ", \"error_occurred\": true, \"error_message\": ");
-            json_string(out, tb_strerror(rc));
-            fprintf(out, "}");
+        if (!record_open(out, i ? "," : "", name, rc))
             continue;
-        }
         int before = 0, after = 0;
         for (int k = 0; k < TASKS; k++) {
             if (k + 1 < FAILING)
