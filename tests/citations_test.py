@@ -2,7 +2,8 @@
 """citations_test.py — every document the tree cites is in the tree, and
 every decision it cites is in DECISIONS.md (issue 30, Build 2).
 
-Documents: any `NAME.md` or `dir/NAME.md` in a source, build, script or
+Documents: any Markdown file name (a word ending in .md, bare or after a
+folder) in a source, build, script or
 documentation file (comments, strings, prose alike) must exist, relative to
 the citing file's directory or to the checkout's root.  Left out: the
 report a run writes (`report.md`, in a results directory, never in the
