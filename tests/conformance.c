@@ -538,6 +538,59 @@ static void test_periodic_end_of_clock(void **state)
     tb_destroy(s);
 }
 
+/* The end of the clock (issue 42): with the clock at INT64_MAX a task
+ * scheduled with delay 0 is due at INT64_MAX, which the clock reaches, so
+ * tb_advance(INT64_MAX) runs it; so does it a task whose deadline lies in
+ * the last, partial tick before the end (a wheel's tick boundaries stop
+ * short of INT64_MAX unless the tick divides it).  A later deadline
+ * overflows the clock: TB_ERANGE at the schedule.  Before the fix Netty's
+ * and Kafka's wheels took both and never ran them. */
+static void test_end_of_clock(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe early = {.rec = &rec, .id = 1};
+    struct probe at_end = {.rec = &rec, .id = 2};
+    struct probe again = {.rec = &rec, .id = 3};
+    tb_handle h;
+    /* the last tick boundary before the end lies 775 807 ns before it at
+     * a 1 ms tick: INT64_MAX - 1000 is in the partial tick after it */
+    assert_int_equal(tb_advance(s, INT64_MAX - TB_SEC), 0);
+    assert_int_equal(tb_schedule(s, TB_SEC - 1000, probe_task, &early, NULL),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX - 1001), 0);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(early.runs, 1);
+    assert_true(rec.runs[0].at >= INT64_MAX - 1000);
+    /* at the end: delay 0 runs at the next advance to the end */
+    assert_int_equal(tb_now(s), INT64_MAX);
+    assert_int_equal(tb_schedule(s, 0, probe_task, &at_end, &h), TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(at_end.runs, 1);
+    assert_int_equal(rec.runs[1].at, INT64_MAX);
+    assert_int_equal(tb_cancel(s, h), 0); /* it ran */
+    /* and again, after the end's tick has been walked; a negative delay
+     * means 0 */
+    assert_int_equal(tb_schedule(s, -5, probe_task, &again, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(again.runs, 1);
+    /* past the end: refused, nothing pending */
+    assert_int_equal(tb_schedule(s, 1, probe_task, &again, &h), TB_ERANGE);
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, probe_task, &again, &h,
+                                            TB_SEC), TB_ERANGE);
+    assert_int_equal(tb_advance(s, INT64_MAX), 0);
+    assert_int_equal(again.runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.finished, 3);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
 /* A task due at once, scheduled after an advance that ended on an idle tick
  * boundary, runs in the next advance to that same time: due tasks run in
  * the advance that reaches their (rounded) deadline, whether or not the
@@ -1158,6 +1211,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixed_rate_catch_up),
         cmocka_unit_test(test_fixed_delay_spacing),
         cmocka_unit_test(test_periodic_end_of_clock),
+        cmocka_unit_test(test_end_of_clock),
         cmocka_unit_test(test_due_after_idle_advance),
         cmocka_unit_test(test_overdue_runs_in_tick_order),
         cmocka_unit_test(test_accounting_random),

@@ -360,6 +360,10 @@ size_t tb_pending(struct tb_sched *s);
 
 /** Virtual mode: moves the clock to `now_ns` and runs, in this thread, every
  *  task due by then (including tasks they schedule that are due by then).
+ *  At the end of the clock (now_ns = INT64_MAX) every pending task is due,
+ *  on every backend: a wheel runs the partial tick the end falls in too,
+ *  so a task scheduled with delay 0 at INT64_MAX runs at the next such
+ *  advance (a later deadline is TB_ERANGE at the schedule).
  *  Returns the number of task runs, TB_EINVAL if now_ns is before the
  *  current time, TB_ESTATE in monotonic mode or from inside a task run by
  *  tb_advance (re-entry would run tasks inside a task). */
