@@ -42,6 +42,11 @@ struct tbb_state {
     tbb_bench *def;
     int64_t batch;
     bool discard;  // tbb_discard(): run the batch again
+    // tbb_skip()'s message, held until the run's iterations are used up
+    // (finish_failed): Google Benchmark checks that every repetition of an
+    // instance reports the same iteration count, failed ones included, and
+    // aborts the process when they differ (statistics.cc, ComputeStats).
+    std::string skip;
 };
 
 namespace {
@@ -171,7 +176,8 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
         cache.emplace_front();
     Instance &current = cache.front();
     if (same && !current.error.empty()) {
-        st.SkipWithError(current.error.c_str());
+        w.skip = current.error;
+        w.batch = current.batch;  // the batches the good runs counted in
         return false;
     }
     if (same && (def->flags & TBB_REUSE) && current.inst) {
@@ -190,15 +196,17 @@ bool acquire(tbb_bench *def, benchmark::State &st, tbb_state &w)
     void *inst = def->ops.setup ? def->ops.setup(def->ctx, &w) : def->ctx;
     if (!inst) {
         current.error = "setup failed";
-        if (!st.error_occurred())
-            st.SkipWithError(current.error.c_str());
+        current.batch = w.batch;
+        if (w.skip.empty())
+            w.skip = current.error;
         return false;
     }
-    if (st.error_occurred()) {
+    if (!w.skip.empty()) {
         // setup() built something yet marked the run failed: keep it for
         // teardown, but do not time anything with it.
         current.inst = def->ops.setup ? inst : nullptr;
         current.error = "setup reported an error";
+        current.batch = w.batch;
         return false;
     }
     current.inst = def->ops.setup ? inst : nullptr;
@@ -310,12 +318,27 @@ double wait_for_quiet(int *waits)
     return latency;
 }
 
+// Ends a failed run: its remaining iterations are used up in the batches
+// a good run counts in, and only then is the run marked failed.  Marked at
+// once, it would report fewer iterations than the repetitions before it
+// (SkipWithError empties the iteration budget), and Google Benchmark,
+// which checks that every repetition of an instance reports the same
+// count, failed ones included, would abort the whole process: a micro
+// instance that failed in its third of five repetitions stopped the
+// harness with "ComputeStats: Check `(run_iterations) == (run.iterations)'
+// failed" (issue 42).
+void finish_failed(benchmark::State &st, const tbb_state &w, int64_t batch)
+{
+    while (st.KeepRunningBatch(batch)) {
+    }
+    st.SkipWithError(w.skip.c_str());
+}
+
 void run(benchmark::State &st, tbb_bench *def)
 {
-    tbb_state w{&st, def, 1, false};
+    tbb_state w{&st, def, 1, false, std::string()};
     if (!acquire(def, st, w)) {
-        while (st.KeepRunningBatch(1)) {
-        }
+        finish_failed(st, w, w.batch);
         return;
     }
     Instance &current = cache.front();
@@ -336,27 +359,31 @@ void run(benchmark::State &st, tbb_bench *def)
                 // in a slow spell is run again once the spell has passed.
                 double after;
                 if (canary && !w.discard && seconds >= kCanaryBatchSeconds &&
-                    !st.error_occurred() && spells < kSpellWaits &&
+                    w.skip.empty() && spells < kSpellWaits &&
                     spell_waited_ms < spell_budget_ms && !quiet(&after)) {
                     ++spells;
                     wait_for_quiet(&waits);
                     w.discard = true;
                 }
-            } while (w.discard && seconds >= 0 && !st.error_occurred() &&
+            } while (w.discard && seconds >= 0 && w.skip.empty() &&
                      ++tries < 16);
-            if (seconds < 0 || st.error_occurred()) {
-                if (!st.error_occurred())
-                    st.SkipWithError("batch failed");
-                continue;  // KeepRunningBatch now returns false
+            if (seconds < 0 || !w.skip.empty()) {
+                if (w.skip.empty())
+                    w.skip = "batch failed";
+                break;
             }
             st.SetIterationTime(seconds);
         }
     } else {
-        while (st.KeepRunningBatch(batch))
+        while (w.skip.empty() && st.KeepRunningBatch(batch))
             fn(inst, &w, batch);
     }
+    if (!w.skip.empty())
+        finish_failed(st, w, batch);
     if (def->ops.report && !st.error_occurred())
         def->ops.report(inst, &w);
+    if (!w.skip.empty() && !st.error_occurred())
+        st.SkipWithError(w.skip.c_str());  // from report(): iterations done
     if (canary && !st.error_occurred()) {
         st.counters["mem_latency_ns"] = latency;
         st.counters["slow_spell_waits"] = waits;
@@ -721,8 +748,8 @@ void tbb_label(tbb_state *st, const char *label)
 
 void tbb_skip(tbb_state *st, const char *message)
 {
-    if (!st->st->error_occurred())
-        st->st->SkipWithError(message);
+    if (st->skip.empty() && !st->st->error_occurred())
+        st->skip = message && *message ? message : "skipped";
 }
 
 void tbb_spell_wait(double seconds)
@@ -737,7 +764,7 @@ void tbb_discard(tbb_state *st)
 
 int tbb_failed(const tbb_state *st)
 {
-    return st->st->error_occurred();
+    return !st->skip.empty() || st->st->error_occurred();
 }
 
 void tbb_context(const char *key, const char *value)

@@ -147,7 +147,12 @@ void tbb_complexity_n(tbb_state *st, int64_t n);
 void tbb_label(tbb_state *st, const char *label);
 
 /** Marks the run as failed with a message; the result carries
- *  "error_occurred" and the message instead of timings. */
+ *  "error_occurred" and the message instead of timings.  The first message
+ *  of a run is kept.  The run stops calling batch() at once, but is marked
+ *  failed only once its remaining iterations are used up without work, so
+ *  that it reports the iteration count of the instance's good repetitions:
+ *  Google Benchmark aborts the process when repetitions differ in it.
+ *  Later runs of the instance fail with "failed in an earlier run". */
 void tbb_skip(tbb_state *st, const char *message);
 
 /** The most time, in seconds, the process may spend waiting out slow

@@ -14,8 +14,11 @@
  * The selftest/... benchmarks (smoke profile only) have results known in
  * advance: manual time of exactly k ns per operation, a BigO that must come
  * out as N, an operation count that must equal the iteration count, a
- * setup that must run once per instance under TBB_REUSE, and a setup that
- * fails on purpose.
+ * setup that must run once per instance under TBB_REUSE, a setup that
+ * fails on purpose, and an instance that fails in its third run (issue 42:
+ * with repetitions, tests/hold_test.py checks that the process survives it
+ * and that every repetition reports the same iteration count; with the
+ * smoke profile's one repetition it never fails).
  */
 #include <string.h>
 
@@ -95,6 +98,22 @@ static void *failing_setup(void *ctx, tbb_state *st)
     return NULL;
 }
 
+/* selftest/lateerror: each batch is one whole run (its 5 ms of manual
+ * time pass any min_time up to that, so Google Benchmark's iteration
+ * search stops at its first round), and the third batch fails: with
+ * --benchmark_repetitions=4, two good repetitions, then one failing inside
+ * its batch, then one failing for the earlier one. */
+static double late_failing_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct selftest *t = inst;
+    (void)n;
+    if (++t->ops == 3) {
+        tbb_skip(st, "deliberate failure in the third run (error)");
+        return -1;
+    }
+    return 0.005;
+}
+
 static struct selftest *new_selftest(void)
 {
     return &selftests[nselftests++];
@@ -106,6 +125,8 @@ static void register_selftests(void)
                                             counting_report, NULL};
     static const struct tbb_ops failing = {failing_setup, empty_batch, NULL,
                                            NULL};
+    static const struct tbb_ops late = {counting_setup, late_failing_batch,
+                                        NULL, NULL};
     static const char *const n_name[] = {"N"};
     /* manual time k ns/op for k = 1, 8, 64, 512: linear in N */
     tbb_bench *b = tbb_register("selftest/manual/none/timing=manual",
@@ -128,6 +149,13 @@ static void register_selftests(void)
     b = tbb_register("selftest/error/none/timing=auto", &failing, NULL, 0);
     tbb_arg_names(b, 1, n_name);
     k = 1;
+    tbb_args(b, 1, &k);
+    /* no memory-latency canary: it could run a batch again */
+    b = tbb_register("selftest/lateerror/none/timing=manual", &late,
+                     new_selftest(),
+                     TBB_MANUAL_TIME | TBB_REUSE | TBB_NO_CANARY);
+    tbb_arg_names(b, 1, n_name);
+    k = 37;
     tbb_args(b, 1, &k);
 }
 

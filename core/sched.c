@@ -5,6 +5,7 @@
  * gets the same error everywhere" true by construction.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,9 +259,43 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
     return TB_OK;
 }
 
+/* ---- Fork (issue 42) ----------------------------------------------------
+ *
+ * A child forked after tb_start() gets a copy of the scheduler's memory but
+ * none of its threads: nothing would run what it schedules, a lock a
+ * vanished thread held stays held, and joining or waking the threads on
+ * tb_destroy() hung.  A pthread_atfork() handler counts the forks in the
+ * child; a started scheduler remembers the count at its start, and every
+ * entry point of a copy started before a fork answers TB_ESTATE (tb_destroy
+ * forgets it without touching its locks, threads or memory).  A scheduler
+ * created but not started before the fork is the child's to start. */
+
+static _Atomic unsigned fork_epoch;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_hook_rc;
+
+static void fork_child(void)
+{
+    atomic_fetch_add_explicit(&fork_epoch, 1, memory_order_relaxed);
+}
+
+static void fork_hook(void)
+{
+    fork_hook_rc = pthread_atfork(NULL, NULL, fork_child);
+}
+
+/* Whether s is a forked child's copy of a scheduler started before the
+ * fork.  0 in virtual mode, which has no threads to lose. */
+static inline bool forked(const struct tb_sched *s)
+{
+    return s->started_epoch &&
+           s->started_epoch !=
+               atomic_load_explicit(&fork_epoch, memory_order_relaxed) + 1;
+}
+
 void tb_destroy(struct tb_sched *s)
 {
-    if (!s)
+    if (!s || forked(s))
         return;
     const struct tb_backend_ops *ops = s->backend->ops;
     ops->shutdown_now(s, NULL, NULL);
@@ -286,9 +321,20 @@ int tb_start(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
-    if (!s->threaded)
+    if (!s->threaded || forked(s))
         return TB_ESTATE;
-    return s->backend->ops->start(s);
+    pthread_once(&fork_once, fork_hook);
+    if (fork_hook_rc)
+        return TB_ENOMEM;
+    /* set before the threads exist, so that they (and tasks calling back
+     * in) read it after it was written */
+    unsigned before = s->started_epoch;
+    s->started_epoch =
+        atomic_load_explicit(&fork_epoch, memory_order_relaxed) + 1;
+    int rc = s->backend->ops->start(s);
+    if (rc != TB_OK)
+        s->started_epoch = before;
+    return rc;
 }
 
 int64_t tb_now(const struct tb_sched *s)
@@ -328,6 +374,10 @@ static __attribute__((noinline)) int schedule_monotonic(
     tb_handle *handle, int64_t period)
 {
     int64_t deadline;
+    if (forked(s)) {
+        tb_handle_none(handle);
+        return TB_ESTATE;
+    }
     if (__builtin_add_overflow(tb_clock_now(s), delay, &deadline)) {
         tb_handle_none(handle);
         return TB_ERANGE;
@@ -384,6 +434,10 @@ int tb_schedule_range(struct tb_sched *s, int64_t delay_ns, int64_t slack_ns,
         tb_handle_none(handle);
         return TB_EINVAL;
     }
+    if (forked(s)) {
+        tb_handle_none(handle);
+        return TB_ESTATE;
+    }
     if ((uint64_t)delay_ns > (uint64_t)TB_MAX_DELAY) {
         if (delay_ns > 0) {
             tb_handle_none(handle);
@@ -433,6 +487,8 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
 {
     if (!s)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     /* TB_HANDLE_NONE needs no test: no record's word has generation 0, so
      * every backend's lookup answers "not pending" for it */
     return s->cancel(s, handle);
@@ -442,6 +498,8 @@ int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns)
 {
     if (!s)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     if (!s->backend->ops->reschedule)
         return TB_ENOTSUP;
     if ((uint64_t)delay_ns > (uint64_t)TB_MAX_DELAY) {
@@ -460,6 +518,8 @@ int tb_reserve(struct tb_sched *s, size_t n)
 {
     if (!s)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     int rc = tb_pool_reserve(&s->pool, n);
     if (rc)
         return rc;
@@ -468,7 +528,7 @@ int tb_reserve(struct tb_sched *s, size_t n)
 
 size_t tb_pending(struct tb_sched *s)
 {
-    return s ? s->backend->ops->pending(s) : 0;
+    return s && !forked(s) ? s->backend->ops->pending(s) : 0;
 }
 
 long tb_advance(struct tb_sched *s, int64_t now_ns)
@@ -502,18 +562,24 @@ int tb_spend(struct tb_sched *s, int64_t ns)
 
 long tb_shutdown(struct tb_sched *s)
 {
-    return s ? s->backend->ops->shutdown(s) : TB_EINVAL;
+    if (!s)
+        return TB_EINVAL;
+    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown(s);
 }
 
 long tb_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 {
-    return s ? s->backend->ops->shutdown_now(s, visit, ctx) : TB_EINVAL;
+    if (!s)
+        return TB_EINVAL;
+    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown_now(s, visit, ctx);
 }
 
 int tb_await_termination(struct tb_sched *s, int64_t timeout_ns)
 {
     if (!s || timeout_ns < 0)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     return s->backend->ops->await_termination(s, timeout_ns);
 }
 
@@ -522,6 +588,8 @@ int tb_stats(struct tb_sched *s, struct tb_stats *out)
     if (!s || !out)
         return TB_EINVAL;
     memset(out, 0, sizeof *out);
+    if (forked(s))
+        return TB_ESTATE;
     s->backend->ops->stats(s, out);
     out->bytes_held =
         atomic_load_explicit(&s->bytes_held, memory_order_relaxed);
@@ -540,6 +608,8 @@ long tb_purge(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     if (!s->backend->ops->purge)
         return TB_ENOTSUP;
     return s->backend->ops->purge(s);
@@ -549,6 +619,8 @@ int tb_check(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
+    if (forked(s))
+        return TB_ESTATE;
     if (!s->backend->ops->check)
         return TB_ENOTSUP;
     return s->backend->ops->check(s);

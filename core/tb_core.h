@@ -446,6 +446,10 @@ struct tb_sched {
     bool wall;
     _Atomic int64_t wall_offset;   /* virtual wall clock - virtual time */
     bool in_advance;               /* virtual: inside tb_advance() */
+    /* monotonic: the process's fork count + 1 when tb_start() ran, 0
+     * before; another count means this is a forked child's copy, whose
+     * threads did not come along (core/sched.c, forked) */
+    unsigned started_epoch;
     struct tb_pool pool;
 };
 

@@ -753,7 +753,15 @@ static long hw_advance(struct tb_sched *s, int64_t now)
     struct hw *w = hw_of(s);
     long ran = 0;
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
-    int64_t now_ticks = now / w->tick_ns;
+    /* Buckets due by the last tick boundary the clock has reached; at the
+     * end of the clock also the one it falls in, which is partial unless
+     * the tick divides INT64_MAX: no later time reaches its boundary, and
+     * a task in it (delay 0 at INT64_MAX among them) would otherwise never
+     * run (issue 42).  The level clocks are made for it (struct hw_level:
+     * current is at most ceil(INT64_MAX / tick_ns)).  Kafka has no such
+     * end: its millisecond clock is a long far from its limit. */
+    int64_t now_ticks = now == INT64_MAX ? ticks_up(w, now)
+                                         : now / w->tick_ns;
     for (;;) {
         while (w->nready) {
             run_task(w, take_ready(w));

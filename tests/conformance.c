@@ -8,9 +8,13 @@
  * advance that reaches roundup(d, tick), never before d.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -529,6 +533,59 @@ static void test_periodic_end_of_clock(void **state)
     assert_int_equal(rate.runs, skip ? 1 : 3);
     assert_int_equal(huge_rate.runs, 1);
     assert_int_equal(huge_delay.runs, 1);
+    assert_int_equal(tb_pending(s), 0);
+    struct tb_stats st;
+    tb_stats(s, &st);
+    assert_int_equal(st.finished, 3);
+    assert_balanced(s);
+    rec_free(&rec);
+    tb_destroy(s);
+}
+
+/* The end of the clock (issue 42): with the clock at INT64_MAX a task
+ * scheduled with delay 0 is due at INT64_MAX, which the clock reaches, so
+ * tb_advance(INT64_MAX) runs it; so does it a task whose deadline lies in
+ * the last, partial tick before the end (a wheel's tick boundaries stop
+ * short of INT64_MAX unless the tick divides it).  A later deadline
+ * overflows the clock: TB_ERANGE at the schedule.  Before the fix Netty's
+ * and Kafka's wheels took both and never ran them. */
+static void test_end_of_clock(void **state)
+{
+    (void)state;
+    struct tb_sched *s = make();
+    struct recorder rec;
+    rec_init(&rec, s);
+    struct probe early = {.rec = &rec, .id = 1};
+    struct probe at_end = {.rec = &rec, .id = 2};
+    struct probe again = {.rec = &rec, .id = 3};
+    tb_handle h;
+    /* the last tick boundary before the end lies 775 807 ns before it at
+     * a 1 ms tick: INT64_MAX - 1000 is in the partial tick after it */
+    assert_int_equal(tb_advance(s, INT64_MAX - TB_SEC), 0);
+    assert_int_equal(tb_schedule(s, TB_SEC - 1000, probe_task, &early, NULL),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX - 1001), 0);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(early.runs, 1);
+    assert_true(rec.runs[0].at >= INT64_MAX - 1000);
+    /* at the end: delay 0 runs at the next advance to the end */
+    assert_int_equal(tb_now(s), INT64_MAX);
+    assert_int_equal(tb_schedule(s, 0, probe_task, &at_end, &h), TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(at_end.runs, 1);
+    assert_int_equal(rec.runs[1].at, INT64_MAX);
+    assert_int_equal(tb_cancel(s, h), 0); /* it ran */
+    /* and again, after the end's tick has been walked; a negative delay
+     * means 0 */
+    assert_int_equal(tb_schedule(s, -5, probe_task, &again, NULL), TB_OK);
+    assert_int_equal(tb_advance(s, INT64_MAX), 1);
+    assert_int_equal(again.runs, 1);
+    /* past the end: refused, nothing pending */
+    assert_int_equal(tb_schedule(s, 1, probe_task, &again, &h), TB_ERANGE);
+    assert_int_equal(tb_schedule_fixed_rate(s, 1, probe_task, &again, &h,
+                                            TB_SEC), TB_ERANGE);
+    assert_int_equal(tb_advance(s, INT64_MAX), 0);
+    assert_int_equal(again.runs, 1);
     assert_int_equal(tb_pending(s), 0);
     struct tb_stats st;
     tb_stats(s, &st);
@@ -1139,6 +1196,136 @@ static void test_monotonic_shutdown_now(void **state)
     free(m);
 }
 
+/* ---- fork() (issue 42) ------------------------------------------------- */
+
+static int count_task(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to `seconds` (a generous bound, never a timing assertion) for
+ * *n to reach `want`. */
+static bool wait_count(atomic_int *n, int want, int seconds)
+{
+    for (int i = 0; i < seconds * 100 && atomic_load(n) < want; i++)
+        sleep_ms(10);
+    return atomic_load(n) >= want;
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define TB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TB_TSAN 1
+#endif
+#endif
+
+/* The child's side: each failed check exits with its own number. */
+static int fork_child_checks(struct tb_sched *m, struct tb_sched *idle,
+                             struct tb_sched *v, tb_handle far,
+                             atomic_int *ran)
+{
+    atomic_int runs = 0;
+    tb_handle h = 12345;
+    struct tb_stats st;
+    if (tb_schedule(m, 0, count_task, &runs, &h) != TB_ESTATE ||
+        h != TB_HANDLE_NONE)
+        return 10;
+    if (tb_schedule_fixed_rate(m, 0, count_task, &runs, NULL, TB_MS) !=
+            TB_ESTATE ||
+        tb_schedule_fixed_delay(m, 0, count_task, &runs, NULL, TB_MS) !=
+            TB_ESTATE ||
+        tb_schedule_range(m, 0, TB_MS, count_task, &runs, NULL) != TB_ESTATE)
+        return 11;
+    if (tb_cancel(m, far) != TB_ESTATE)
+        return 12;
+    int rs = tb_reschedule(m, far, 0);
+    if (rs != TB_ESTATE)
+        return 13;
+    if (tb_pending(m) != 0 || tb_stats(m, &st) != TB_ESTATE ||
+        tb_reserve(m, 10) != TB_ESTATE || tb_purge(m) != TB_ESTATE ||
+        tb_check(m) != TB_ESTATE)
+        return 14;
+    if (tb_start(m) != TB_ESTATE || tb_shutdown(m) != TB_ESTATE ||
+        tb_shutdown_now(m, NULL, NULL) != TB_ESTATE ||
+        tb_await_termination(m, TB_MS) != TB_ESTATE)
+        return 15;
+    tb_destroy(m); /* returns: the parent kills a child that hangs here */
+    sleep_ms(20);
+    if (atomic_load(&runs) != 0 || atomic_load(ran) != 0)
+        return 16;
+    /* a virtual scheduler's copy is the child's own */
+    if (tb_schedule(v, 0, count_task, &runs, NULL) != TB_OK ||
+        tb_advance(v, 1) != 1 || atomic_load(&runs) != 1)
+        return 17;
+    tb_destroy(v);
+#ifndef TB_TSAN
+    /* one created but not started before the fork is the child's to
+     * start (TSan does not let a child of a threaded process start
+     * threads) */
+    if (tb_start(idle) != TB_OK ||
+        tb_schedule(idle, TB_MS, count_task, &runs, NULL) != TB_OK ||
+        !wait_count(&runs, 2, 30))
+        return 18;
+#endif
+    tb_destroy(idle);
+    return 0;
+}
+
+/* fork() after tb_start(): in the child the started scheduler answers
+ * TB_ESTATE to everything and tb_destroy() returns at once; before, its
+ * tb_schedule() answered 0, the task never ran and tb_destroy() hung.  The
+ * parent's scheduler carries on. */
+static void test_fork_after_start(void **state)
+{
+    (void)state;
+    struct tb_config c = base_config();
+    c.clock = TB_CLOCK_MONOTONIC;
+    struct tb_sched *m = make_sched(backend, &c);
+    struct tb_sched *idle = make_sched(backend, &c);
+    struct tb_sched *v = make();
+    assert_int_equal(tb_start(m), TB_OK);
+    atomic_int ran = 0;
+    tb_handle far;
+    assert_int_equal(tb_schedule(m, 3600 * TB_SEC, count_task, &ran, &far),
+                     TB_OK);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fork_child_checks(m, idle, v, far, &ran));
+    int status = 0;
+    pid_t w = 0;
+    for (int i = 0; i < 6000 && (w = waitpid(pid, &status, WNOHANG)) == 0;
+         i++)
+        sleep_ms(10);
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("the forked child hung (60 s)");
+    }
+    assert_int_equal(w, pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* the parent's scheduler is untouched by the child's calls */
+    atomic_int soon = 0;
+    assert_int_equal(tb_schedule(m, TB_MS, count_task, &soon, NULL), TB_OK);
+    assert_true(wait_count(&soon, 1, 30));
+    assert_int_equal(tb_cancel(m, far), 1);
+    assert_int_equal(atomic_load(&ran), 0);
+    tb_destroy(m);
+    tb_destroy(idle);
+    tb_destroy(v);
+}
+
 int main(int argc, char **argv)
 {
     const struct tb_backend *list[64];
@@ -1158,6 +1345,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixed_rate_catch_up),
         cmocka_unit_test(test_fixed_delay_spacing),
         cmocka_unit_test(test_periodic_end_of_clock),
+        cmocka_unit_test(test_end_of_clock),
         cmocka_unit_test(test_due_after_idle_advance),
         cmocka_unit_test(test_overdue_runs_in_tick_order),
         cmocka_unit_test(test_accounting_random),
@@ -1172,6 +1360,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_accounting_by_caps),
         cmocka_unit_test(test_monotonic_all_run),
         cmocka_unit_test(test_monotonic_shutdown_now),
+        cmocka_unit_test(test_fork_after_start),
     };
     int failed = 0;
     for (size_t i = 0; i < n; i++) {

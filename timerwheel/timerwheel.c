@@ -642,8 +642,12 @@ static void walk(struct tw *q, int64_t tick)
     if (!t)
         return;
     /* the last deadline due by this tick: due_tick(d) <= tick iff d <=
-     * end.  No overflow: the tick's boundary is at most the clock's now */
-    int64_t end = q->start_ns + tick * q->tick_ns;
+     * end.  The boundary is at most the clock's now, except for the end of
+     * the clock's partial tick (tw_advance), whose boundary would pass
+     * INT64_MAX: saturated there, every deadline is due */
+    int64_t end = tick > (INT64_MAX - q->start_ns) / q->tick_ns
+                      ? INT64_MAX
+                      : q->start_ns + tick * q->tick_ns;
     uint64_t visits = 0, rounds = 0; /* DECISIONS D2 */
     while (t) {
         struct tw_timeout *next = t->next;
@@ -874,7 +878,13 @@ static long tw_advance(struct tb_sched *s, int64_t now)
     struct tw *outer = tw_self;
     tw_self = q;
     long ran = 0;
-    int64_t last = now / q->tick_ns;
+    /* At the end of the clock the tick it falls in, which is partial
+     * unless the tick divides INT64_MAX, runs too: no later time will
+     * reach its boundary, and a deadline in it (delay 0 at INT64_MAX
+     * among them) would otherwise never run (issue 42).  Netty has no
+     * such end: its nanoTime arithmetic wraps. */
+    const bool end = now == INT64_MAX;
+    int64_t last = end ? due_tick(q, INT64_MAX) : now / q->tick_ns;
     while (!atomic_load_explicit(&q->shut, memory_order_relaxed)) {
         if (may_skip(q))
             skip_idle(q, last);
@@ -882,9 +892,16 @@ static long tw_advance(struct tb_sched *s, int64_t now)
             break;
         ran += run_tick(q);
     }
-    /* entries scheduled since the current tick ran (at its very time) */
+    /* entries scheduled since the current tick ran (at its very time); at
+     * the end of the clock with a fresh budget until none is left, since
+     * no later tick will move them */
     if (q->next_tick > 0)
         ran += catch_up(q, q->next_tick - 1);
+    while (end && q->next_tick > 0 && !inbox_empty(q) &&
+           !atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        q->budget = TW_TRANSFER_LIMIT;
+        ran += catch_up(q, q->next_tick - 1);
+    }
     tw_self = outer;
     return ran;
 }

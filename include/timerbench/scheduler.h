@@ -42,6 +42,18 @@
  * Thread safety: in monotonic mode every call may be made from any thread,
  * including from inside a running task, except tb_destroy() (never from a
  * task).  In virtual mode the scheduler is single-threaded by contract.
+ *
+ * fork(): a child process gets a copy of every scheduler but none of its
+ * threads (fork copies only the calling thread).  A virtual-mode scheduler
+ * is unaffected: the child's copy is its own and works.  A monotonic one
+ * created but not yet started is the child's to start.  A monotonic one
+ * started before the fork (shut down since or not) is dead in the child:
+ * nothing would run its tasks and its locks may be held by threads that are
+ * gone, so in the child every call on it answers TB_ESTATE (tb_pending()
+ * 0), and tb_destroy() only forgets it, touching neither its locks nor its
+ * memory (the child's copy, freed at exit or exec).  The parent's scheduler
+ * carries on as before.  Create and start a fresh scheduler in the child
+ * instead.
  */
 #ifndef TIMERBENCH_SCHEDULER_H
 #define TIMERBENCH_SCHEDULER_H
@@ -241,7 +253,8 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
 
 /** Stops the scheduler's threads (as tb_shutdown_now() would, dropping what
  *  is pending), waits for them and frees everything.  NULL is a no-op.  Must
- *  not be called from inside a task. */
+ *  not be called from inside a task.  In a child forked after tb_start() it
+ *  only forgets the scheduler (see "fork()" above). */
 void tb_destroy(struct tb_sched *s);
 
 /** The backend this scheduler was created from. */
@@ -251,8 +264,9 @@ const struct tb_backend *tb_sched_backend(const struct tb_sched *s);
 void tb_sched_config(const struct tb_sched *s, struct tb_config *out);
 
 /** Monotonic mode: starts the backend's threads.  TB_ESTATE in virtual mode
- *  or if already started (shut down since or not); TB_ESHUTDOWN if shut down
- *  before it was started.  Tasks scheduled
+ *  or if already started (shut down since or not; in a forked child too:
+ *  see "fork()" above); TB_ESHUTDOWN if shut down before it was started;
+ *  TB_ENOMEM if the fork handler could not be registered.  Tasks scheduled
  *  before tb_start() wait for it. */
 int tb_start(struct tb_sched *s);
 
@@ -360,6 +374,10 @@ size_t tb_pending(struct tb_sched *s);
 
 /** Virtual mode: moves the clock to `now_ns` and runs, in this thread, every
  *  task due by then (including tasks they schedule that are due by then).
+ *  At the end of the clock (now_ns = INT64_MAX) every pending task is due,
+ *  on every backend: a wheel runs the partial tick the end falls in too,
+ *  so a task scheduled with delay 0 at INT64_MAX runs at the next such
+ *  advance (a later deadline is TB_ERANGE at the schedule).
  *  Returns the number of task runs, TB_EINVAL if now_ns is before the
  *  current time, TB_ESTATE in monotonic mode or from inside a task run by
  *  tb_advance (re-entry would run tasks inside a task). */

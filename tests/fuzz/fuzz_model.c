@@ -247,10 +247,12 @@ static bool granular(const struct fctx *c)
     return ticked(c) && (c->caps & TB_CAP_GRANULAR);
 }
 
-/* The latest deadline that must have run once the clock reads T. */
+/* The latest deadline that must have run once the clock reads T: at the
+ * end of the clock every deadline, since none lies later and a wheel runs
+ * the partial tick the end falls in (issue 42). */
 static int64_t effective(const struct fctx *c, int64_t T)
 {
-    return ticked(c) ? T / c->tick * c->tick : T;
+    return ticked(c) && T != INT64_MAX ? T / c->tick * c->tick : T;
 }
 
 /* Where a task armed now counts its distance from: the clock, or inside an
