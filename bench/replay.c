@@ -984,6 +984,11 @@ struct replay {
     double *rel;
     size_t nrel, crel;
     bool ranged;            /* the backend honours budgets (TB_CAP_RANGE) */
+    /* check mode: the distinct instants at which the backend ran
+     * something (its thread's wake-ups, with a ticked backend's empty
+     * ticks added by wakeups_of), and the last of them */
+    uint64_t run_instants;
+    int64_t last_run_at;
     uint64_t peak_seen, bytes_at_peak;
     int64_t (*samples)[2];
     size_t nsamples;
@@ -1071,6 +1076,21 @@ static int64_t sat_add(int64_t a, int64_t b)
     return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
+/* How often the backend's thread would wake over a check pass (the
+ * replay's third axis beside CPU and lateness): a backend without ticks
+ * wakes at each distinct instant at which it runs something; a ticked one
+ * at every tick from the trace's first event to its last run, empty or
+ * not (the instants it runs something are among them). */
+static uint64_t wakeups_of(const struct replay *rp)
+{
+    if (!rp->tick || !rp->run_instants)
+        return rp->run_instants;
+    int64_t from = rp->tr->t_first > 0 ? rp->tr->t_first : 0;
+    int64_t ticks = rp->last_run_at / rp->tick - from / rp->tick;
+    /* a run at the very first tick is a wake-up too */
+    return ticks > 0 ? (uint64_t)ticks : 1;
+}
+
 static int on_fire(void *arg)
 {
     struct replay *rp = g_rp;
@@ -1083,6 +1103,10 @@ static int on_fire(void *arg)
         rp->early_by = r->due - now;
     }
     if (rp->mode == M_CHECK) {
+        if (rp->run_instants == 0 || now != rp->last_run_at) {
+            rp->run_instants++;
+            rp->last_run_at = now;
+        }
         if (rp->nlate == rp->clate) {
             rp->clate = rp->clate ? rp->clate * 2 : 4096;
             rp->late = xrealloc(rp->late, rp->clate * sizeof *rp->late);
@@ -1473,6 +1497,8 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     rp->budget_fires = rp->beyond_budget = rp->no_budget_fires = 0;
     rp->beyond_eighth = 0;
     rp->nover = rp->nrel = 0;
+    rp->run_instants = 0;
+    rp->last_run_at = 0;
     rp->ranged = (b->caps & TB_CAP_RANGE) != 0;
     rp->peak_seen = rp->bytes_at_peak = 0;
     rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
@@ -1714,6 +1740,7 @@ struct sres {
     int reps;
     int64_t late_max, late_p99;
     uint64_t beyond_budget, budget_fires, beyond_eighth;
+    uint64_t wakeups, run_instants;  /* wakeups_of its check pass */
     double check_s, total_s;  /* wall time of its check pass, of its total
                                  passes together */
     bool failed;
@@ -1751,10 +1778,12 @@ static void write_sweep(FILE *o, const struct sres *sw, size_t nsw)
         fprintf(o, ",\n       \"lateness\": {\"max_ns\": %" PRId64
                 ", \"p99_ns\": %" PRId64 ", \"beyond_budget\": %" PRIu64
                 ", \"budget_fires\": %" PRIu64 ", \"beyond_eighth_of_delay\": %"
-                PRIu64 "},\n       \"seconds\": {\"check\": %.3g, \"total_passes\": "
+                PRIu64 "},\n       \"wakeups\": %" PRIu64 ", \"run_instants\": %"
+                PRIu64 ",\n       \"seconds\": {\"check\": %.3g, \"total_passes\": "
                 "%.3g}, \"checks\": {\"passed\": true}}", p->late_max,
                 p->late_p99, p->beyond_budget, p->budget_fires,
-                p->beyond_eighth, p->check_s, p->total_s);
+                p->beyond_eighth, p->wakeups, p->run_instants, p->check_s,
+                p->total_s);
     }
     fprintf(o, "%s]", nsw ? "\n     " : "");
 }
@@ -1878,6 +1907,8 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
                 ", \"peak_pending\": %" PRIu64 ", \"bytes_at_peak\": %" PRIu64
                 ", \"bytes_at_end\": %" PRIu64 ",\n", r->advances, c->fires,
                 c->st.peak_pending, c->bytes_at_peak, c->st.bytes_held);
+        fprintf(o, "       \"wakeups\": %" PRIu64 ", \"run_instants\": %"
+                PRIu64 ",\n", wakeups_of(c), c->run_instants);
         fprintf(o, "       \"stats\": {\"submitted\": %" PRIu64
                 ", \"fired\": %" PRIu64 ", \"cancelled\": %" PRIu64
                 ", \"ticks\": %" PRIu64 ", \"empty_ticks\": %" PRIu64
@@ -2032,6 +2063,8 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
             p->beyond_budget = rp.beyond_budget;
             p->budget_fires = rp.budget_fires;
             p->beyond_eighth = rp.beyond_eighth;
+            p->wakeups = wakeups_of(&rp);
+            p->run_instants = rp.run_instants;
         }
     }
     for (int r = 0; r < reps; r++) {

@@ -210,6 +210,20 @@ class HandTrace(unittest.TestCase):
                          [x * 1000 for x in (0, 500, 700, 1000, 2500, 3000, 5000)])
         self.assertEqual(t["comments"][0][:1], "#")
 
+    def test_wakeups(self):
+        # the heaps wake at each distinct instant they run something:
+        # 2500 (A and P), 3000, 3500, 3700, 4000, 4500 us; the wheels at
+        # a 1 ms tick run at 3000, 4000 and 5000 us but wake at every
+        # tick from 0 to their last run: 5 (issue 38)
+        for b in self.t["backends"]:
+            with self.subTest(backend=b["name"]):
+                if b["name"] in ("timerwheel", "hierwheel"):
+                    self.assertEqual((b["wakeups"], b["run_instants"]), (5, 3))
+                elif not b["ticked"]:
+                    self.assertEqual((b["wakeups"], b["run_instants"]), (6, 6))
+                else:
+                    self.assertGreaterEqual(b["wakeups"], b["run_instants"])
+
     def test_every_registered_backend_replayed(self):
         names = [b["name"] for b in self.t["backends"]]
         self.assertGreaterEqual(len(names), 4)
@@ -1226,6 +1240,16 @@ class SlackColumn(unittest.TestCase):
                 self.assertEqual(late["budget_fires"] + 1, late["fires"], b["name"])
                 if b["name"] in EXACT:
                     self.assertEqual(late["budget_fires"], 4, b["name"])
+            # ranges that overlap share one wake-up of hrtree (at the
+            # earliest hard expiry, 5000 us); an exact heap wakes for each
+            path = write_v2(os.path.join(tmp, "ranges.trace"), "us", [
+                "0,schedule,1,1000,,5000", "0,schedule,2,3000,,3000", "0,schedule,3,5000,,0"])
+            rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            by = {b["name"]: b for b in json.loads(out)["traces"][0]["backends"]}
+            self.assertEqual(by["hrtree"]["wakeups"], 1)
+            self.assertEqual(by["heapqueue"]["wakeups"], 3)
+            self.assertEqual(by["hrtree"]["lateness"]["beyond_budget"], 0)
             v1 = json.loads(replay("--reps", "1", "--no-sweep", "--quiet", fixture("hand.trace"))[1])
             self.assertEqual(v1["traces"][0]["format_version"], 1)
             self.assertEqual(v1["traces"][0]["budget"], {"source": "none", "timers_with_budget": 0,
