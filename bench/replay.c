@@ -57,7 +57,8 @@
  * hrtimer interrupt is programmed for the hard expiry; a reschedule of such
  * a timer there is a cancel and a ranged schedule (the in-place re-arm has
  * no range).  Every fire is compared with its budget (beyond_budget).
- * The tick sweep then replays each ticked backend at ticks 1 us .. 100 ms
+ * The tick sweep then replays each ticked backend at ticks 1 us .. 100 ms,
+ * and kernelwheel also at the jiffy of a kernel trace that names its HZ
  * (a check pass and --sweep-reps total passes per point; run_sweep).
  *
  * Every pass is checked: a one-shot the trace leaves uncancelled fires
@@ -129,6 +130,8 @@ static const int64_t SWEEP_TICKS[] = {TB_US, 10 * TB_US, 100 * TB_US, TB_MS,
 static const char *const SWEEP_TICK_NAMES[] = {"1us", "10us", "100us", "1ms",
                                                "10ms", "100ms"};
 #define NSWEEP_TICKS (sizeof SWEEP_TICKS / sizeof SWEEP_TICKS[0])
+/* and, for kernelwheel, the jiffy of a kernel trace (own_jiffy) */
+#define SWEEP_POINTS (NSWEEP_TICKS + 1)
 
 /* K_ADVANCE: a clock advance, per call (the tasks it runs included);
  * K_EXPIRE: the same time per timer fired. */
@@ -1741,6 +1744,7 @@ struct sres {
     int64_t late_max, late_p99;
     uint64_t beyond_budget, budget_fires, beyond_eighth;
     uint64_t wakeups, run_instants;  /* wakeups_of its check pass */
+    int64_t hz;               /* the trace's HZ when the tick is its jiffy */
     double check_s, total_s;  /* wall time of its check pass, of its total
                                  passes together */
     bool failed;
@@ -1757,6 +1761,8 @@ static void write_sweep(FILE *o, const struct sres *sw, size_t nsw)
         fprintf(o, ", \"backend\": ");
         json_str(o, p->b->name);
         fprintf(o, ", \"tick_ns\": %" PRId64, p->tick);
+        if (p->hz)
+            fprintf(o, ", \"trace_hz\": %" PRId64, p->hz);
         if (p->skipped[0]) {
             fprintf(o, ", \"skipped\": ");
             json_str(o, p->skipped);
@@ -1993,27 +1999,72 @@ static double sweep_steps(const struct trace *tr, const struct tb_backend *b,
     return steps;
 }
 
-static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
-                      size_t nswb, struct sres *sw, int reps,
-                      int64_t max_ticks, double max_steps, int64_t overhead,
-                      bool quiet, int64_t t0)
+/* The HZ the importer measured for a kernel timer-list trace (its comment
+ * line "# HZ=<n> ..."), or 0 when the trace names none. */
+static int64_t trace_hz(const struct trace *tr)
+{
+    for (size_t i = 0; i < tr->ncomments; i++) {
+        const char *c = tr->comments[i];
+        if (strncmp(c, "# HZ=", 5) != 0)
+            continue;
+        char *end;
+        long long hz = strtoll(c + 5, &end, 10);
+        if (end != c + 5 && hz > 0 && hz <= 100000)
+            return hz;
+    }
+    return 0;
+}
+
+/* The extra point of kernelwheel's sweep: the jiffy of the trace it
+ * replays (issue 38), so that Linux's wheel is judged at its own tick
+ * against the budgets that tick defines; 0 when the trace has no HZ or
+ * the jiffy is one of SWEEP_TICKS already. */
+static int64_t own_jiffy(const struct trace *tr, const struct tb_backend *b)
+{
+    int64_t hz = trace_hz(tr);
+    if (!hz || strcmp(b->name, "kernelwheel") != 0)
+        return 0;
+    int64_t jiffy = TB_SEC / hz;
+    for (size_t k = 0; k < NSWEEP_TICKS; k++)
+        if (SWEEP_TICKS[k] == jiffy)
+            return 0;
+    return jiffy;
+}
+
+/* Runs the sweep of one trace into sw (room for nswb * SWEEP_POINTS);
+ * returns the points made. */
+static size_t run_sweep(const struct trace *tr, const struct tb_backend **swb,
+                        size_t nswb, struct sres *sw, int reps,
+                        int64_t max_ticks, double max_steps, int64_t overhead,
+                        bool quiet, int64_t t0)
 {
     uint64_t events = tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3];
     struct replay rp = {0};
     rp.overhead = overhead;
-    struct entry en[MAX_BACKENDS * NSWEEP_TICKS];
+    struct entry en[MAX_BACKENDS * SWEEP_POINTS];
     size_t n = 0;
     for (size_t bi = 0; bi < nswb; bi++) {
-        for (size_t k = 0; k < NSWEEP_TICKS; k++, n++) {
-            struct sres *p = &sw[n];
+        for (size_t k = 0; k < SWEEP_POINTS; k++) {
+            int64_t jiffy = k == NSWEEP_TICKS ? own_jiffy(tr, swb[bi]) : 0;
+            if (k == NSWEEP_TICKS && !jiffy)
+                continue;
+            size_t at = n++;
+            struct sres *p = &sw[at];
             memset(p, 0, sizeof *p);
             p->b = swb[bi];
-            p->tick = SWEEP_TICKS[k];
+            p->tick = jiffy ? jiffy : SWEEP_TICKS[k];
+            p->hz = jiffy ? trace_hz(tr) : 0;
             p->reps = reps;
-            snprintf(p->name, sizeof p->name, "%s tick=%s", swb[bi]->name,
-                     SWEEP_TICK_NAMES[k]);
-            en[n] = (struct entry){.b = swb[bi]};
-            snprintf(en[n].label, sizeof en[n].label, "%s", p->name);
+            if (jiffy)
+                snprintf(p->name, sizeof p->name, "%s tick=%" PRId64 "%s",
+                         swb[bi]->name,
+                         jiffy % TB_MS == 0 ? jiffy / TB_MS : jiffy / TB_US,
+                         jiffy % TB_MS == 0 ? "ms" : "us");
+            else
+                snprintf(p->name, sizeof p->name, "%s tick=%s", swb[bi]->name,
+                         SWEEP_TICK_NAMES[k]);
+            en[at] = (struct entry){.b = swb[bi]};
+            snprintf(en[at].label, sizeof en[at].label, "%s", p->name);
             /* the tick the backend makes of it (Netty's wheel clamps to
              * 1 ms): a point that would repeat another is not run */
             struct tb_config cfg = {.tick_ns = p->tick};
@@ -2028,7 +2079,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                 snprintf(p->skipped, sizeof p->skipped, "%s makes a %s tick "
                          "%.6g ms (as its original does): the point would "
                          "repeat another", swb[bi]->name,
-                         SWEEP_TICK_NAMES[k], (double)p->tick_real / 1e6);
+                         strchr(p->name, '=') + 1, (double)p->tick_real / 1e6);
                 continue;
             }
             int64_t ticks = tr->horizon / p->tick;
@@ -2048,7 +2099,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                 continue;
             }
             int64_t c0 = tb_monotonic_ns();
-            bool ok = replay_once(&rp, tr, &en[n], p->tick, M_CHECK);
+            bool ok = replay_once(&rp, tr, &en[at], p->tick, M_CHECK);
             p->check_s = (double)(tb_monotonic_ns() - c0) / 1e9;
             if (!ok) {
                 p->failed = true;
@@ -2090,6 +2141,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                     (double)(tb_monotonic_ns() - t0) / 1e9);
     }
     free_replay(&rp);
+    return n;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -2378,7 +2430,7 @@ int main(int argc, char **argv)
         if ((b->caps & TB_CAP_TICKED) && !seen)
             swb[nswb++] = b;
     }
-    size_t nsw = nswb * NSWEEP_TICKS;
+    size_t nsw = nswb * SWEEP_POINTS;
     struct sres *sw = calloc(nsw ? nsw : 1, sizeof *sw);
     if (!sw)
         die_oom();
@@ -2438,9 +2490,10 @@ int main(int argc, char **argv)
                         "done, %.1f s\n", t + 1, ntr, tr->path, r + 1, reps,
                         (double)(tb_monotonic_ns() - t0) / 1e9);
         }
-        run_sweep(tr, swb, nswb, sw, sweep_reps, sweep_max_ticks,
-                  sweep_max_steps, overhead, quiet, t0);
-        write_trace(o, tr, br, nb, reps, &ls, sw, nsw);
+        size_t made = run_sweep(tr, swb, nswb, sw, sweep_reps,
+                                sweep_max_ticks, sweep_max_steps, overhead,
+                                quiet, t0);
+        write_trace(o, tr, br, nb, reps, &ls, sw, made);
         fprintf(o, "%s\n", t + 1 < ntr ? "," : "");
         for (size_t bi = 0; bi < nb; bi++) {
             nfailed += br[bi].failed;

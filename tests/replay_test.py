@@ -1250,6 +1250,32 @@ class SlackColumn(unittest.TestCase):
             self.assertEqual(by["hrtree"]["wakeups"], 1)
             self.assertEqual(by["heapqueue"]["wakeups"], 3)
             self.assertEqual(by["hrtree"]["lateness"]["beyond_budget"], 0)
+            # a kernel trace names its HZ: kernelwheel's sweep gains that
+            # jiffy (issue 38), only when it is not a sweep tick already
+            for hz, point in (("250", "kernelwheel tick=4ms"), ("1000", None), (None, None)):
+                path = os.path.join(tmp, "hz.trace")
+                with open(path, "w") as f:
+                    f.write("#timerbench-trace v2 unit=us\n")
+                    if hz:
+                        f.write("# HZ=%s (measured)\n" % hz)
+                    f.write("time,op,id,delay,period,slack\n0,schedule,1,8000,,4000\n"
+                            "0,schedule,2,300000,,32000\n")
+                rc, out, err = replay("--reps", "1", "--sweep-reps", "1", "--quiet",
+                                      "--backends", "kernelwheel,hierwheel", path)
+                self.assertEqual(rc, 0, err)
+                sweep = json.loads(out)["traces"][0]["sweep"]
+                extra = [p for p in sweep if "trace_hz" in p]
+                with self.subTest(hz=hz):
+                    if point is None:
+                        self.assertEqual(extra, [])
+                        self.assertEqual(len(sweep), 12)
+                    else:
+                        self.assertEqual([p["name"] for p in extra], [point])
+                        self.assertEqual((extra[0]["tick_ns"], extra[0]["trace_hz"]),
+                                         (4 * MS, 250))
+                        self.assertTrue(extra[0]["checks"]["passed"])
+                        self.assertEqual(extra[0]["lateness"]["beyond_budget"], 0)
+                        self.assertGreater(extra[0]["wakeups"], 0)
             v1 = json.loads(replay("--reps", "1", "--no-sweep", "--quiet", fixture("hand.trace"))[1])
             self.assertEqual(v1["traces"][0]["format_version"], 1)
             self.assertEqual(v1["traces"][0]["budget"], {"source": "none", "timers_with_budget": 0,
