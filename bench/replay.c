@@ -75,7 +75,9 @@
  * before it is opened for reading.  Waiting for a timer that is due but has
  * not run steps tick by tick, then in doubling strides (STRIDE_STEPS), so
  * that a coarse level of the kernel's wheel (32.8 s for a 2 h timer at a
- * 1 ms tick) costs thousands of steps, not millions.
+ * 1 ms tick) costs thousands of steps, not millions.  The strides follow
+ * the latest deadline waited for and stop at the next expected one
+ * (next_wait_step), so a timer due meanwhile is still seen at its tick.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -971,6 +973,13 @@ struct replay {
     /* check mode: expected deadlines (min-heap, stale entries skipped) */
     struct due *dh;
     size_t ndh, cdh;
+    /* check mode: expected deadlines that have passed while their timer
+     * has not run (moved from dh by dh_future: the timers waited for,
+     * min-heap), and the latest of them moved (the wait the stride
+     * follows) */
+    struct due *wh;
+    size_t nwh, cwh;
+    int64_t wait_latest;
     int64_t *late;          /* lateness of every fire, ns */
     size_t nlate, clate;
     /* the most a fire was late beyond one tick, as a fraction of its delay:
@@ -1023,53 +1032,84 @@ static struct replay *g_rp; /* the replay whose tasks are running */
 static uint64_t g_skip_cancel, g_cancels;
 static const char *g_skip_on;
 
-static void dh_push(struct replay *rp, int64_t at, uint32_t inst)
+/* A min-heap of expected deadlines (dh, wh): push, pop of the top. */
+static void heap_push(struct due **h, size_t *n, size_t *cap, int64_t at,
+                      uint32_t inst)
 {
-    if (rp->ndh == rp->cdh) {
-        rp->cdh = rp->cdh ? rp->cdh * 2 : 1024;
-        rp->dh = xrealloc(rp->dh, rp->cdh * sizeof *rp->dh);
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *h = xrealloc(*h, *cap * sizeof **h);
     }
-    size_t i = rp->ndh++;
+    size_t i = (*n)++;
     while (i) {
         size_t p = (i - 1) / 2;
-        if (rp->dh[p].at <= at)
+        if ((*h)[p].at <= at)
             break;
-        rp->dh[i] = rp->dh[p];
+        (*h)[i] = (*h)[p];
         i = p;
     }
-    rp->dh[i] = (struct due){at, inst};
+    (*h)[i] = (struct due){at, inst};
 }
 
-static void dh_pop(struct replay *rp)
+static void heap_pop(struct due *h, size_t *np)
 {
-    struct due x = rp->dh[--rp->ndh];
-    size_t i = 0, n = rp->ndh;
+    struct due x = h[--*np];
+    size_t i = 0, n = *np;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && rp->dh[c + 1].at < rp->dh[c].at)
+        if (c + 1 < n && h[c + 1].at < h[c].at)
             c++;
-        if (rp->dh[c].at >= x.at)
+        if (h[c].at >= x.at)
             break;
-        rp->dh[i] = rp->dh[c];
+        h[i] = h[c];
         i = c;
     }
     if (n)
-        rp->dh[i] = x;
+        h[i] = x;
+}
+
+static void dh_push(struct replay *rp, int64_t at, uint32_t inst)
+{
+    heap_push(&rp->dh, &rp->ndh, &rp->cdh, at, inst);
+}
+
+/* The top of heap h whose timer has not fired (stale entries dropped), or
+ * -1. */
+static int64_t heap_live_top(struct replay *rp, struct due *h, size_t *n)
+{
+    while (*n) {
+        struct due d = h[0];
+        const struct run_timer *r = &rp->rt[d.inst];
+        if (r->state == 1 && r->wake == d.at)
+            return d.at;
+        heap_pop(h, n);
+    }
+    return -1;
 }
 
 /* The earliest expected deadline of a timer not yet fired, or -1. */
 static int64_t dh_top(struct replay *rp)
 {
-    while (rp->ndh) {
-        struct due d = rp->dh[0];
-        const struct run_timer *r = &rp->rt[d.inst];
-        if (r->state == 1 && r->wake == d.at)
-            return d.at;
-        dh_pop(rp);
+    int64_t w = heap_live_top(rp, rp->wh, &rp->nwh);
+    int64_t d = heap_live_top(rp, rp->dh, &rp->ndh);
+    return w < 0 || (d >= 0 && d < w) ? d : w;
+}
+
+/* The earliest expected deadline after the clock of a timer not yet fired,
+ * or -1; the passed ones met on the way move to wh, the latest of them
+ * into wait_latest. */
+static int64_t dh_future(struct replay *rp)
+{
+    int64_t d;
+    while ((d = heap_live_top(rp, rp->dh, &rp->ndh)) >= 0 && d <= rp->now) {
+        heap_push(&rp->wh, &rp->nwh, &rp->cwh, d, rp->dh[0].inst);
+        heap_pop(rp->dh, &rp->ndh);
+        if (d > rp->wait_latest)
+            rp->wait_latest = d;
     }
-    return -1;
+    return d;
 }
 
 /* a + b for a, b >= 0, INT64_MAX where it would overflow. */
@@ -1214,6 +1254,20 @@ static int64_t stride_target(struct replay *rp, int64_t due)
     return q > INT64_MAX / stride ? INT64_MAX : q * stride;
 }
 
+/* Waiting, in check mode, for timers due that have not run: the next
+ * instant to advance to.  The strides follow the latest deadline waited
+ * for (a timer just due is watched tick by tick, whatever older ones wait
+ * in coarse buckets), and never pass the next expected deadline, so each
+ * fire is still seen at the tick the backend makes it (issue 38: a stride
+ * over a level-0 timer's tick saw it up to a stride late). */
+static int64_t next_wait_step(struct replay *rp)
+{
+    int64_t future = dh_future(rp);
+    int64_t target = stride_target(rp, rp->wait_latest >= 0 ? rp->wait_latest
+                                                            : dh_top(rp));
+    return future >= 0 && future < target ? future : target;
+}
+
 static void advance(struct replay *rp, int64_t to)
 {
     long ran;
@@ -1252,7 +1306,7 @@ static void step_to(struct replay *rp, int64_t limit)
         else if (!again)
             target = rp->now;
         else
-            target = stride_target(rp, d); /* a heap should never get here */
+            target = next_wait_step(rp); /* a heap should never get here */
         if (target > limit)
             target = limit;
         if (target < rp->now || (target == rp->now && again))
@@ -1439,8 +1493,8 @@ static void drain(struct replay *rp)
         move_to(rp, last);
     /* every one-shot left is due: wait for it, in strides */
     while (rp->live_oneshots && rp->now < bound) {
-        int64_t t = stride_target(rp, rp->mode == M_CHECK ? dh_top(rp)
-                                                          : last);
+        int64_t t = rp->mode == M_CHECK ? next_wait_step(rp)
+                                        : stride_target(rp, last);
         advance(rp, t < bound ? t : bound);
     }
     if (rp->live_oneshots)
@@ -1510,6 +1564,8 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     rp->in_place = 0;
     rp->wait_due = -1;
     rp->wait_steps = 0;
+    rp->nwh = 0;
+    rp->wait_latest = -1;
     rp->error[0] = '\0';
     rp->s = NULL;
     int rc = tb_create(b, cfg, &rp->s);
@@ -1594,6 +1650,7 @@ static void free_replay(struct replay *rp)
 {
     free(rp->rt);
     free(rp->dh);
+    free(rp->wh);
     free(rp->late);
     free(rp->samples);
     free(rp->stops);
@@ -1604,6 +1661,8 @@ static void free_replay(struct replay *rp)
     rp->cover = rp->crel = 0;
     rp->rt = NULL;
     rp->dh = NULL;
+    rp->wh = NULL;
+    rp->cwh = 0;
     rp->late = NULL;
     rp->samples = NULL;
     rp->stops = NULL;

@@ -1276,6 +1276,21 @@ class SlackColumn(unittest.TestCase):
                         self.assertTrue(extra[0]["checks"]["passed"])
                         self.assertEqual(extra[0]["lateness"]["beyond_budget"], 0)
                         self.assertGreater(extra[0]["wakeups"], 0)
+            # the check pass sees each fire at the tick the backend makes
+            # it, also while it waits in strides for a coarse timer: A
+            # (level 5 of kernelwheel at 1 ms, run 32,766 ticks after its
+            # deadline) is waited for in strides of 2 ticks and more when
+            # B, due at 270,010.5 ms, runs at the tick 270,011: 0.5 ms
+            # late, within its 1 ms budget (a stride over it saw 1.5 ms)
+            path = write_v2(os.path.join(tmp, "stride.trace"), "us", [
+                "0,schedule,1,262146000,,32768000", "270001000,schedule,2,9500,,1000"])
+            rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", "--tick", str(MS),
+                                  "--backends", "kernelwheel", path)
+            self.assertEqual(rc, 0, err)
+            late = json.loads(out)["traces"][0]["backends"][0]["lateness"]
+            self.assertEqual(late["ns"]["p50"], MS // 2)
+            self.assertEqual(late["ns"]["max"], 32766 * MS)
+            self.assertEqual(late["beyond_budget"], 0)
             v1 = json.loads(replay("--reps", "1", "--no-sweep", "--quiet", fixture("hand.trace"))[1])
             self.assertEqual(v1["traces"][0]["format_version"], 1)
             self.assertEqual(v1["traces"][0]["budget"], {"source": "none", "timers_with_budget": 0,
