@@ -57,7 +57,8 @@
  * hrtimer interrupt is programmed for the hard expiry; a reschedule of such
  * a timer there is a cancel and a ranged schedule (the in-place re-arm has
  * no range).  Every fire is compared with its budget (beyond_budget).
- * The tick sweep then replays each ticked backend at ticks 1 us .. 100 ms
+ * The tick sweep then replays each ticked backend at ticks 1 us .. 100 ms,
+ * and kernelwheel also at the jiffy of a kernel trace that names its HZ
  * (a check pass and --sweep-reps total passes per point; run_sweep).
  *
  * Every pass is checked: a one-shot the trace leaves uncancelled fires
@@ -74,7 +75,9 @@
  * before it is opened for reading.  Waiting for a timer that is due but has
  * not run steps tick by tick, then in doubling strides (STRIDE_STEPS), so
  * that a coarse level of the kernel's wheel (32.8 s for a 2 h timer at a
- * 1 ms tick) costs thousands of steps, not millions.
+ * 1 ms tick) costs thousands of steps, not millions.  The strides follow
+ * the latest deadline waited for and stop at the next expected one
+ * (next_wait_step), so a timer due meanwhile is still seen at its tick.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +132,8 @@ static const int64_t SWEEP_TICKS[] = {TB_US, 10 * TB_US, 100 * TB_US, TB_MS,
 static const char *const SWEEP_TICK_NAMES[] = {"1us", "10us", "100us", "1ms",
                                                "10ms", "100ms"};
 #define NSWEEP_TICKS (sizeof SWEEP_TICKS / sizeof SWEEP_TICKS[0])
+/* and, for kernelwheel, the jiffy of a kernel trace (own_jiffy) */
+#define SWEEP_POINTS (NSWEEP_TICKS + 1)
 
 /* K_ADVANCE: a clock advance, per call (the tasks it runs included);
  * K_EXPIRE: the same time per timer fired. */
@@ -968,6 +973,13 @@ struct replay {
     /* check mode: expected deadlines (min-heap, stale entries skipped) */
     struct due *dh;
     size_t ndh, cdh;
+    /* check mode: expected deadlines that have passed while their timer
+     * has not run (moved from dh by dh_future: the timers waited for,
+     * min-heap), and the latest of them moved (the wait the stride
+     * follows) */
+    struct due *wh;
+    size_t nwh, cwh;
+    int64_t wait_latest;
     int64_t *late;          /* lateness of every fire, ns */
     size_t nlate, clate;
     /* the most a fire was late beyond one tick, as a fraction of its delay:
@@ -984,6 +996,11 @@ struct replay {
     double *rel;
     size_t nrel, crel;
     bool ranged;            /* the backend honours budgets (TB_CAP_RANGE) */
+    /* check mode: the distinct instants at which the backend ran
+     * something (its thread's wake-ups, with a ticked backend's empty
+     * ticks added by wakeups_of), and the last of them */
+    uint64_t run_instants;
+    int64_t last_run_at;
     uint64_t peak_seen, bytes_at_peak;
     int64_t (*samples)[2];
     size_t nsamples;
@@ -1015,53 +1032,84 @@ static struct replay *g_rp; /* the replay whose tasks are running */
 static uint64_t g_skip_cancel, g_cancels;
 static const char *g_skip_on;
 
-static void dh_push(struct replay *rp, int64_t at, uint32_t inst)
+/* A min-heap of expected deadlines (dh, wh): push, pop of the top. */
+static void heap_push(struct due **h, size_t *n, size_t *cap, int64_t at,
+                      uint32_t inst)
 {
-    if (rp->ndh == rp->cdh) {
-        rp->cdh = rp->cdh ? rp->cdh * 2 : 1024;
-        rp->dh = xrealloc(rp->dh, rp->cdh * sizeof *rp->dh);
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *h = xrealloc(*h, *cap * sizeof **h);
     }
-    size_t i = rp->ndh++;
+    size_t i = (*n)++;
     while (i) {
         size_t p = (i - 1) / 2;
-        if (rp->dh[p].at <= at)
+        if ((*h)[p].at <= at)
             break;
-        rp->dh[i] = rp->dh[p];
+        (*h)[i] = (*h)[p];
         i = p;
     }
-    rp->dh[i] = (struct due){at, inst};
+    (*h)[i] = (struct due){at, inst};
 }
 
-static void dh_pop(struct replay *rp)
+static void heap_pop(struct due *h, size_t *np)
 {
-    struct due x = rp->dh[--rp->ndh];
-    size_t i = 0, n = rp->ndh;
+    struct due x = h[--*np];
+    size_t i = 0, n = *np;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && rp->dh[c + 1].at < rp->dh[c].at)
+        if (c + 1 < n && h[c + 1].at < h[c].at)
             c++;
-        if (rp->dh[c].at >= x.at)
+        if (h[c].at >= x.at)
             break;
-        rp->dh[i] = rp->dh[c];
+        h[i] = h[c];
         i = c;
     }
     if (n)
-        rp->dh[i] = x;
+        h[i] = x;
+}
+
+static void dh_push(struct replay *rp, int64_t at, uint32_t inst)
+{
+    heap_push(&rp->dh, &rp->ndh, &rp->cdh, at, inst);
+}
+
+/* The top of heap h whose timer has not fired (stale entries dropped), or
+ * -1. */
+static int64_t heap_live_top(struct replay *rp, struct due *h, size_t *n)
+{
+    while (*n) {
+        struct due d = h[0];
+        const struct run_timer *r = &rp->rt[d.inst];
+        if (r->state == 1 && r->wake == d.at)
+            return d.at;
+        heap_pop(h, n);
+    }
+    return -1;
 }
 
 /* The earliest expected deadline of a timer not yet fired, or -1. */
 static int64_t dh_top(struct replay *rp)
 {
-    while (rp->ndh) {
-        struct due d = rp->dh[0];
-        const struct run_timer *r = &rp->rt[d.inst];
-        if (r->state == 1 && r->wake == d.at)
-            return d.at;
-        dh_pop(rp);
+    int64_t w = heap_live_top(rp, rp->wh, &rp->nwh);
+    int64_t d = heap_live_top(rp, rp->dh, &rp->ndh);
+    return w < 0 || (d >= 0 && d < w) ? d : w;
+}
+
+/* The earliest expected deadline after the clock of a timer not yet fired,
+ * or -1; the passed ones met on the way move to wh, the latest of them
+ * into wait_latest. */
+static int64_t dh_future(struct replay *rp)
+{
+    int64_t d;
+    while ((d = heap_live_top(rp, rp->dh, &rp->ndh)) >= 0 && d <= rp->now) {
+        heap_push(&rp->wh, &rp->nwh, &rp->cwh, d, rp->dh[0].inst);
+        heap_pop(rp->dh, &rp->ndh);
+        if (d > rp->wait_latest)
+            rp->wait_latest = d;
     }
-    return -1;
+    return d;
 }
 
 /* a + b for a, b >= 0, INT64_MAX where it would overflow. */
@@ -1069,6 +1117,21 @@ static int64_t sat_add(int64_t a, int64_t b)
 {
     int64_t r;
     return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* How often the backend's thread would wake over a check pass (the
+ * replay's third axis beside CPU and lateness): a backend without ticks
+ * wakes at each distinct instant at which it runs something; a ticked one
+ * at every tick from the trace's first event to its last run, empty or
+ * not (the instants it runs something are among them). */
+static uint64_t wakeups_of(const struct replay *rp)
+{
+    if (!rp->tick || !rp->run_instants)
+        return rp->run_instants;
+    int64_t from = rp->tr->t_first > 0 ? rp->tr->t_first : 0;
+    int64_t ticks = rp->last_run_at / rp->tick - from / rp->tick;
+    /* a run at the very first tick is a wake-up too */
+    return ticks > 0 ? (uint64_t)ticks : 1;
 }
 
 static int on_fire(void *arg)
@@ -1083,6 +1146,10 @@ static int on_fire(void *arg)
         rp->early_by = r->due - now;
     }
     if (rp->mode == M_CHECK) {
+        if (rp->run_instants == 0 || now != rp->last_run_at) {
+            rp->run_instants++;
+            rp->last_run_at = now;
+        }
         if (rp->nlate == rp->clate) {
             rp->clate = rp->clate ? rp->clate * 2 : 4096;
             rp->late = xrealloc(rp->late, rp->clate * sizeof *rp->late);
@@ -1187,6 +1254,20 @@ static int64_t stride_target(struct replay *rp, int64_t due)
     return q > INT64_MAX / stride ? INT64_MAX : q * stride;
 }
 
+/* Waiting, in check mode, for timers due that have not run: the next
+ * instant to advance to.  The strides follow the latest deadline waited
+ * for (a timer just due is watched tick by tick, whatever older ones wait
+ * in coarse buckets), and never pass the next expected deadline, so each
+ * fire is still seen at the tick the backend makes it (issue 38: a stride
+ * over a level-0 timer's tick saw it up to a stride late). */
+static int64_t next_wait_step(struct replay *rp)
+{
+    int64_t future = dh_future(rp);
+    int64_t target = stride_target(rp, rp->wait_latest >= 0 ? rp->wait_latest
+                                                            : dh_top(rp));
+    return future >= 0 && future < target ? future : target;
+}
+
 static void advance(struct replay *rp, int64_t to)
 {
     long ran;
@@ -1225,7 +1306,7 @@ static void step_to(struct replay *rp, int64_t limit)
         else if (!again)
             target = rp->now;
         else
-            target = stride_target(rp, d); /* a heap should never get here */
+            target = next_wait_step(rp); /* a heap should never get here */
         if (target > limit)
             target = limit;
         if (target < rp->now || (target == rp->now && again))
@@ -1412,8 +1493,8 @@ static void drain(struct replay *rp)
         move_to(rp, last);
     /* every one-shot left is due: wait for it, in strides */
     while (rp->live_oneshots && rp->now < bound) {
-        int64_t t = stride_target(rp, rp->mode == M_CHECK ? dh_top(rp)
-                                                          : last);
+        int64_t t = rp->mode == M_CHECK ? next_wait_step(rp)
+                                        : stride_target(rp, last);
         advance(rp, t < bound ? t : bound);
     }
     if (rp->live_oneshots)
@@ -1473,6 +1554,8 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     rp->budget_fires = rp->beyond_budget = rp->no_budget_fires = 0;
     rp->beyond_eighth = 0;
     rp->nover = rp->nrel = 0;
+    rp->run_instants = 0;
+    rp->last_run_at = 0;
     rp->ranged = (b->caps & TB_CAP_RANGE) != 0;
     rp->peak_seen = rp->bytes_at_peak = 0;
     rp->rt = xrealloc(rp->rt, tr->nin * sizeof *rp->rt);
@@ -1481,6 +1564,8 @@ static void replay_body(struct replay *rp, const struct trace *tr,
     rp->in_place = 0;
     rp->wait_due = -1;
     rp->wait_steps = 0;
+    rp->nwh = 0;
+    rp->wait_latest = -1;
     rp->error[0] = '\0';
     rp->s = NULL;
     int rc = tb_create(b, cfg, &rp->s);
@@ -1565,6 +1650,7 @@ static void free_replay(struct replay *rp)
 {
     free(rp->rt);
     free(rp->dh);
+    free(rp->wh);
     free(rp->late);
     free(rp->samples);
     free(rp->stops);
@@ -1575,6 +1661,8 @@ static void free_replay(struct replay *rp)
     rp->cover = rp->crel = 0;
     rp->rt = NULL;
     rp->dh = NULL;
+    rp->wh = NULL;
+    rp->cwh = 0;
     rp->late = NULL;
     rp->samples = NULL;
     rp->stops = NULL;
@@ -1714,6 +1802,8 @@ struct sres {
     int reps;
     int64_t late_max, late_p99;
     uint64_t beyond_budget, budget_fires, beyond_eighth;
+    uint64_t wakeups, run_instants;  /* wakeups_of its check pass */
+    int64_t hz;               /* the trace's HZ when the tick is its jiffy */
     double check_s, total_s;  /* wall time of its check pass, of its total
                                  passes together */
     bool failed;
@@ -1730,6 +1820,8 @@ static void write_sweep(FILE *o, const struct sres *sw, size_t nsw)
         fprintf(o, ", \"backend\": ");
         json_str(o, p->b->name);
         fprintf(o, ", \"tick_ns\": %" PRId64, p->tick);
+        if (p->hz)
+            fprintf(o, ", \"trace_hz\": %" PRId64, p->hz);
         if (p->skipped[0]) {
             fprintf(o, ", \"skipped\": ");
             json_str(o, p->skipped);
@@ -1751,10 +1843,12 @@ static void write_sweep(FILE *o, const struct sres *sw, size_t nsw)
         fprintf(o, ",\n       \"lateness\": {\"max_ns\": %" PRId64
                 ", \"p99_ns\": %" PRId64 ", \"beyond_budget\": %" PRIu64
                 ", \"budget_fires\": %" PRIu64 ", \"beyond_eighth_of_delay\": %"
-                PRIu64 "},\n       \"seconds\": {\"check\": %.3g, \"total_passes\": "
+                PRIu64 "},\n       \"wakeups\": %" PRIu64 ", \"run_instants\": %"
+                PRIu64 ",\n       \"seconds\": {\"check\": %.3g, \"total_passes\": "
                 "%.3g}, \"checks\": {\"passed\": true}}", p->late_max,
                 p->late_p99, p->beyond_budget, p->budget_fires,
-                p->beyond_eighth, p->check_s, p->total_s);
+                p->beyond_eighth, p->wakeups, p->run_instants, p->check_s,
+                p->total_s);
     }
     fprintf(o, "%s]", nsw ? "\n     " : "");
 }
@@ -1878,6 +1972,8 @@ static void write_trace(FILE *o, const struct trace *tr, struct bres *br,
                 ", \"peak_pending\": %" PRIu64 ", \"bytes_at_peak\": %" PRIu64
                 ", \"bytes_at_end\": %" PRIu64 ",\n", r->advances, c->fires,
                 c->st.peak_pending, c->bytes_at_peak, c->st.bytes_held);
+        fprintf(o, "       \"wakeups\": %" PRIu64 ", \"run_instants\": %"
+                PRIu64 ",\n", wakeups_of(c), c->run_instants);
         fprintf(o, "       \"stats\": {\"submitted\": %" PRIu64
                 ", \"fired\": %" PRIu64 ", \"cancelled\": %" PRIu64
                 ", \"ticks\": %" PRIu64 ", \"empty_ticks\": %" PRIu64
@@ -1962,27 +2058,72 @@ static double sweep_steps(const struct trace *tr, const struct tb_backend *b,
     return steps;
 }
 
-static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
-                      size_t nswb, struct sres *sw, int reps,
-                      int64_t max_ticks, double max_steps, int64_t overhead,
-                      bool quiet, int64_t t0)
+/* The HZ the importer measured for a kernel timer-list trace (its comment
+ * line "# HZ=<n> ..."), or 0 when the trace names none. */
+static int64_t trace_hz(const struct trace *tr)
+{
+    for (size_t i = 0; i < tr->ncomments; i++) {
+        const char *c = tr->comments[i];
+        if (strncmp(c, "# HZ=", 5) != 0)
+            continue;
+        char *end;
+        long long hz = strtoll(c + 5, &end, 10);
+        if (end != c + 5 && hz > 0 && hz <= 100000)
+            return hz;
+    }
+    return 0;
+}
+
+/* The extra point of kernelwheel's sweep: the jiffy of the trace it
+ * replays (issue 38), so that Linux's wheel is judged at its own tick
+ * against the budgets that tick defines; 0 when the trace has no HZ or
+ * the jiffy is one of SWEEP_TICKS already. */
+static int64_t own_jiffy(const struct trace *tr, const struct tb_backend *b)
+{
+    int64_t hz = trace_hz(tr);
+    if (!hz || strcmp(b->name, "kernelwheel") != 0)
+        return 0;
+    int64_t jiffy = TB_SEC / hz;
+    for (size_t k = 0; k < NSWEEP_TICKS; k++)
+        if (SWEEP_TICKS[k] == jiffy)
+            return 0;
+    return jiffy;
+}
+
+/* Runs the sweep of one trace into sw (room for nswb * SWEEP_POINTS);
+ * returns the points made. */
+static size_t run_sweep(const struct trace *tr, const struct tb_backend **swb,
+                        size_t nswb, struct sres *sw, int reps,
+                        int64_t max_ticks, double max_steps, int64_t overhead,
+                        bool quiet, int64_t t0)
 {
     uint64_t events = tr->ops[0] + tr->ops[1] + tr->ops[2] + tr->ops[3];
     struct replay rp = {0};
     rp.overhead = overhead;
-    struct entry en[MAX_BACKENDS * NSWEEP_TICKS];
+    struct entry en[MAX_BACKENDS * SWEEP_POINTS];
     size_t n = 0;
     for (size_t bi = 0; bi < nswb; bi++) {
-        for (size_t k = 0; k < NSWEEP_TICKS; k++, n++) {
-            struct sres *p = &sw[n];
+        for (size_t k = 0; k < SWEEP_POINTS; k++) {
+            int64_t jiffy = k == NSWEEP_TICKS ? own_jiffy(tr, swb[bi]) : 0;
+            if (k == NSWEEP_TICKS && !jiffy)
+                continue;
+            size_t at = n++;
+            struct sres *p = &sw[at];
             memset(p, 0, sizeof *p);
             p->b = swb[bi];
-            p->tick = SWEEP_TICKS[k];
+            p->tick = jiffy ? jiffy : SWEEP_TICKS[k];
+            p->hz = jiffy ? trace_hz(tr) : 0;
             p->reps = reps;
-            snprintf(p->name, sizeof p->name, "%s tick=%s", swb[bi]->name,
-                     SWEEP_TICK_NAMES[k]);
-            en[n] = (struct entry){.b = swb[bi]};
-            snprintf(en[n].label, sizeof en[n].label, "%s", p->name);
+            if (jiffy)
+                snprintf(p->name, sizeof p->name, "%s tick=%" PRId64 "%s",
+                         swb[bi]->name,
+                         jiffy % TB_MS == 0 ? jiffy / TB_MS : jiffy / TB_US,
+                         jiffy % TB_MS == 0 ? "ms" : "us");
+            else
+                snprintf(p->name, sizeof p->name, "%s tick=%s", swb[bi]->name,
+                         SWEEP_TICK_NAMES[k]);
+            en[at] = (struct entry){.b = swb[bi]};
+            snprintf(en[at].label, sizeof en[at].label, "%s", p->name);
             /* the tick the backend makes of it (Netty's wheel clamps to
              * 1 ms): a point that would repeat another is not run */
             struct tb_config cfg = {.tick_ns = p->tick};
@@ -1997,7 +2138,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                 snprintf(p->skipped, sizeof p->skipped, "%s makes a %s tick "
                          "%.6g ms (as its original does): the point would "
                          "repeat another", swb[bi]->name,
-                         SWEEP_TICK_NAMES[k], (double)p->tick_real / 1e6);
+                         strchr(p->name, '=') + 1, (double)p->tick_real / 1e6);
                 continue;
             }
             int64_t ticks = tr->horizon / p->tick;
@@ -2017,7 +2158,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                 continue;
             }
             int64_t c0 = tb_monotonic_ns();
-            bool ok = replay_once(&rp, tr, &en[n], p->tick, M_CHECK);
+            bool ok = replay_once(&rp, tr, &en[at], p->tick, M_CHECK);
             p->check_s = (double)(tb_monotonic_ns() - c0) / 1e9;
             if (!ok) {
                 p->failed = true;
@@ -2032,6 +2173,8 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
             p->beyond_budget = rp.beyond_budget;
             p->budget_fires = rp.budget_fires;
             p->beyond_eighth = rp.beyond_eighth;
+            p->wakeups = wakeups_of(&rp);
+            p->run_instants = rp.run_instants;
         }
     }
     for (int r = 0; r < reps; r++) {
@@ -2057,6 +2200,7 @@ static void run_sweep(const struct trace *tr, const struct tb_backend **swb,
                     (double)(tb_monotonic_ns() - t0) / 1e9);
     }
     free_replay(&rp);
+    return n;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -2345,7 +2489,7 @@ int main(int argc, char **argv)
         if ((b->caps & TB_CAP_TICKED) && !seen)
             swb[nswb++] = b;
     }
-    size_t nsw = nswb * NSWEEP_TICKS;
+    size_t nsw = nswb * SWEEP_POINTS;
     struct sres *sw = calloc(nsw ? nsw : 1, sizeof *sw);
     if (!sw)
         die_oom();
@@ -2405,9 +2549,10 @@ int main(int argc, char **argv)
                         "done, %.1f s\n", t + 1, ntr, tr->path, r + 1, reps,
                         (double)(tb_monotonic_ns() - t0) / 1e9);
         }
-        run_sweep(tr, swb, nswb, sw, sweep_reps, sweep_max_ticks,
-                  sweep_max_steps, overhead, quiet, t0);
-        write_trace(o, tr, br, nb, reps, &ls, sw, nsw);
+        size_t made = run_sweep(tr, swb, nswb, sw, sweep_reps,
+                                sweep_max_ticks, sweep_max_steps, overhead,
+                                quiet, t0);
+        write_trace(o, tr, br, nb, reps, &ls, sw, made);
         fprintf(o, "%s\n", t + 1 < ntr ? "," : "");
         for (size_t bi = 0; bi < nb; bi++) {
             nfailed += br[bi].failed;

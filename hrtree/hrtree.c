@@ -41,29 +41,35 @@
  * so.  Every other timer's soft expiry is its hard one.
  *
  * Periodic timers are what kernel callbacks that return HRTIMER_RESTART do.
- * Fixed rate: the callback calls hrtimer_forward(timer, now, period) with
- * the interrupt's now, which moves the expiry by whole periods to the first
- * point of its grid after now and returns the overrun count: missed periods
- * are skipped (TB_CAP_SKIP_MISSED).  Fixed delay: the callback sets its
+ * Fixed rate: the callback calls hrtimer_forward_now(timer, period), i.e.
+ * hrtimer_forward from the clock it reads as it ends, which moves the
+ * expiry by whole periods to the first point of its grid after that and
+ * returns the overrun count: missed periods are skipped
+ * (TB_CAP_SKIP_MISSED).  Fixed delay: the callback sets its
  * expiry to the time it ends plus the delay.  Either way the timer is off the
  * tree during its run (__run_hrtimer removes it first) and is enqueued again
  * after it, to the right of timers of the same expiry already queued.
  *
  * Re-arm in place (tb_reschedule) is hrtimer_start on a queued timer:
  * remove_hrtimer, the new expiry (soft = hard), enqueue_hrtimer.  The handle
- * stays.
+ * stays.  On a one-shot whose callback runs (cpu_base->running) it enqueues
+ * the timer, and the run leaves it queued, as __run_hrtimer does.
  *
- * Threads.  One thread plays the CPU's hrtimer interrupt: it runs the queue
- * at the current time, then, if the leftmost's hard expiry has already
- * passed, runs it again (hrtimer_interrupt's retry); else it sleeps in a
- * timed condition wait until that hard expiry (programming the clock event
- * device), untimed when the tree is empty.  An insert that becomes the new
- * leftmost with a hard expiry before the one the thread sleeps to wakes it
- * (hrtimer_reprogram's test against expires_next); while the thread is
- * awake nothing is signalled, as the kernel does not reprogram from inside
- * the interrupt.  Callbacks run on the thread with the lock released.
- * Virtual mode: tb_advance(now) is the interrupt at `now`: one run of the
- * queue in the caller's thread.
+ * Threads.  One thread plays the CPU's hrtimer interrupt and its clock
+ * event device.  It sleeps in a timed condition wait until the programmed
+ * event, the leftmost's hard expiry (untimed when the tree is empty), and
+ * runs the queue only when that has come: __hrtimer_run_queues at the
+ * clock, then, with the clock read anew, again while the new leftmost's
+ * hard expiry has passed (hrtimer_interrupt's retry).  Any other wake-up
+ * only reprograms: it sleeps again to the leftmost's hard expiry.  An
+ * insert that becomes the new leftmost with a hard expiry before the one
+ * the thread sleeps to wakes it (hrtimer_reprogram's test against
+ * expires_next); a cancel or re-arm after which the leftmost's hard expiry
+ * is no longer that one wakes it too (hrtimer_force_reprogram); while the
+ * thread is awake nothing is signalled, as the kernel does not reprogram
+ * from inside the interrupt.  Callbacks run on the thread with the lock
+ * released.  Virtual mode: tb_advance(now) is that thread looking at the
+ * clock at `now`, the same code in the caller's thread (DECISIONS D25).
  *
  * Complexity.  Insert O(log n) (a descent of at most 2 log2(n + 1) levels,
  * at most two rotations); cancel O(log n) (the successor search, at most
@@ -73,7 +79,8 @@
  *
  * What it leaves out of the kernel and where it departs (one clock base,
  * callbacks as tb_fn with the re-arm done by the backend, cancel from
- * inside a run, no reprogram on cancel, the end of the clock, max_pending
+ * inside a run, the device as a condition variable, the end of the clock,
+ * max_pending
  * and shutdown) is told for a reader in README.md, "Left out, and
  * deliberate differences".  What the code keeps because of them: the tree
  * re-enqueues a re-armed or rescheduled timer behind those of its expiry,
@@ -115,6 +122,9 @@ struct hr {
      * INT64_MAX for an untimed sleep, INT64_MIN while it is awake (inside
      * the interrupt: nobody reprograms) */
     int64_t expires_next;
+    /* cpu_base->running: the timer whose callback runs now, NULL if none
+     * (one interrupt thread, or tb_advance's caller: at most one) */
+    struct hr_timer *running;
     bool stopped;
     struct tb_stats st;
 };
@@ -427,6 +437,20 @@ static inline void reprogram(struct hr *q, int64_t hard)
         pthread_cond_signal(&q->wake);
 }
 
+/* hrtimer_force_reprogram after a removal or a re-arm: the device follows
+ * the leftmost's hard expiry, later as well as earlier, so a sleeping
+ * thread whose programmed event is no longer it is woken to sleep to the
+ * new one (INT64_MAX: none).  While the thread is awake (expires_next is
+ * INT64_MIN) it programs the device itself before it sleeps. */
+static inline void force_reprogram(struct hr *q)
+{
+    if (q->expires_next == INT64_MIN)
+        return;
+    int64_t next = q->leftmost ? q->leftmost->base.deadline : INT64_MAX;
+    if (next != q->expires_next)
+        pthread_cond_signal(&q->wake);
+}
+
 /* ---- Schedule, cancel, restart ----------------------------------------- */
 
 /* __hrtimer_start_range_ns for a new timer, every check; lock taken here.
@@ -502,6 +526,12 @@ cancel_locked(struct hr *q, tb_handle h, bool virt)
     if (state == TB_TASK_WAITING) {
         tq_del(q, hr_timer_of(rec));
         q->st.cancelled++;
+        if (__builtin_expect(hr_timer_of(rec) == q->running, 0)) {
+            /* restarted from its own run, which still holds the record:
+             * the runner retires it */
+            tb_task_set_state(rec, TB_TASK_CANCELLED);
+            return 1;
+        }
         if (virt)
             tb_pool_put_unlocked(&s->pool, rec);
         else
@@ -521,6 +551,8 @@ static __attribute__((noinline)) int cancel_threaded(struct hr *q,
 {
     pthread_mutex_lock(&q->lock);
     int rc = cancel_locked(q, h, false);
+    if (rc == 1)
+        force_reprogram(q);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -535,7 +567,12 @@ static int hr_cancel(struct tb_sched *s, tb_handle h)
 
 /* hrtimer_start on a queued one-shot: remove_hrtimer, the new expiry (no
  * range: hrtimer_start is hrtimer_start_range_ns with slack 0),
- * enqueue_hrtimer.  The record, and so the handle, stays. */
+ * enqueue_hrtimer, and the device reprogrammed to the new leftmost's hard
+ * expiry (hrtimer_force_reprogram when the timer was the first).  The
+ * record, and so the handle, stays.  On a one-shot whose callback runs now
+ * (from that callback or another thread) it enqueues the timer, as
+ * hrtimer_start on a timer in its callback does, and __run_hrtimer then
+ * leaves it queued: 1. */
 static int hr_reschedule(struct tb_sched *s, tb_handle h, int64_t deadline)
 {
     struct hr *q = hr_of(s);
@@ -548,13 +585,21 @@ static int hr_reschedule(struct tb_sched *s, tb_handle h, int64_t deadline)
         struct hr_timer *t = hr_timer_of(rec);
         if (is_periodic(t)) {
             rc = TB_EINVAL;
-        } else if (tb_task_get_state(rec) == TB_TASK_WAITING) {
-            tq_del(q, t);
-            rec->deadline = deadline;
-            rec->period = 0;
-            if (tq_add(q, t, 0))
-                reprogram(q, deadline);
-            rc = 1;
+        } else {
+            uint32_t state = tb_task_get_state(rec);
+            bool restart = state == TB_TASK_RUNNING && t == q->running;
+            if (state == TB_TASK_WAITING || restart) {
+                if (!restart)
+                    tq_del(q, t);
+                else
+                    tb_task_set_state(rec, TB_TASK_WAITING);
+                rec->deadline = deadline;
+                rec->period = 0;
+                tq_add(q, t, 0);
+                if (s->threaded)
+                    force_reprogram(q);
+                rc = 1;
+            }
         }
     }
     hr_unlock(q);
@@ -573,17 +618,24 @@ static size_t hr_pending(struct tb_sched *s)
 /* ---- The hrtimer interrupt --------------------------------------------- */
 
 /* After a run: what the callback's return value does.  A periodic task is
- * forwarded (fixed rate: hrtimer_forward to the grid point after `now`, the
- * interrupt's time; fixed delay: `end`, the time the run ended, plus the
- * delay) and enqueued again.  Lock held. */
+ * forwarded from `end`, the clock read when its run ended (fixed rate:
+ * hrtimer_forward_now, to the grid point after it; fixed delay: end plus
+ * the delay) and enqueued again.  A one-shot restarted during its run is
+ * queued already and stays so (__run_hrtimer enqueues only a timer that
+ * is not).  Lock held. */
 static void after_run(struct hr *q, struct hr_timer *t, bool failed,
-                      int64_t now, int64_t end)
+                      int64_t end)
 {
     struct tb_task *rec = &t->base;
-    if (tb_task_get_state(rec) == TB_TASK_CANCELLED) {
-        retire(q, t); /* a periodic task cancelled during its run */
+    uint32_t state = tb_task_get_state(rec);
+    if (state == TB_TASK_CANCELLED) {
+        /* a periodic task cancelled during its run, or a one-shot
+         * restarted in it and then cancelled or dropped */
+        retire(q, t);
         return;
     }
+    if (state == TB_TASK_WAITING)
+        return; /* restarted during its run: it is in the tree */
     if (!is_periodic(t) || failed) {
         q->st.finished++;
         retire(q, t);
@@ -595,7 +647,7 @@ static void after_run(struct hr *q, struct hr_timer *t, bool failed,
         return;
     }
     if (rec->period > 0)
-        tb_hrtree_forward(&rec->deadline, now, rec->period);
+        tb_hrtree_forward(&rec->deadline, end, rec->period);
     else
         rec->deadline = tb_next_deadline(rec->deadline, rec->period, end);
     size_t max = q->base.cfg.max_pending;
@@ -612,57 +664,84 @@ static void after_run(struct hr *q, struct hr_timer *t, bool failed,
 }
 
 /* __run_hrtimer: the leftmost leaves the tree and runs with the lock
- * released. */
-static void run_timer(struct hr *q, struct hr_timer *t, int64_t now)
+ * released; cpu_base->running names it meanwhile. */
+static void run_timer(struct hr *q, struct hr_timer *t)
 {
     tq_del_leftmost(q, t);
     tb_task_set_state(&t->base, TB_TASK_RUNNING);
     q->st.running++;
+    q->running = t;
     tb_fn fn = t->base.fn;
     void *arg = t->base.arg;
     hr_unlock(q);
     bool failed = fn(arg) != 0;
-    int64_t end = tb_clock_now(&q->base);
+    int64_t end = tb_clock_now(&q->base); /* hrtimer_forward_now's clock */
     hr_lock(q);
+    q->running = NULL;
     q->st.running--;
     q->st.fired++;
     q->st.failed += failed;
-    after_run(q, t, failed, now, end);
+    after_run(q, t, failed, end);
 }
 
 /* __hrtimer_run_queues(now): from the left while the leftmost's soft
- * expiry has passed.  Returns the runs.  Lock held. */
+ * expiry is at or before `now`, the interrupt's entry time (timers that
+ * callbacks enqueue meanwhile run in the same pass if that holds for them).
+ * Returns the runs.  Lock held. */
 static long run_queues(struct hr *q, int64_t now)
 {
     long ran = 0;
     struct hr_timer *t;
     while (!q->stopped && (t = q->leftmost) != NULL && soft_of(t) <= now) {
-        run_timer(q, t, now);
+        run_timer(q, t);
         ran++;
     }
     return ran;
 }
 
+/* hrtimer_interrupt, if the programmed event has come: the thread (or
+ * tb_advance's caller) looks at the clock, and if the leftmost's hard
+ * expiry is at or before it, runs the queue at that clock; then, reading
+ * the clock anew, again while the new leftmost's hard expiry is already
+ * past (the retry when tick_program_event finds the event in the past).
+ * If the event has not come, nothing runs: the caller only programs the
+ * device for it.  Returns the runs.  Lock held. */
+static long interrupt(struct hr *q)
+{
+    long ran = 0;
+    struct hr_timer *first;
+    int64_t now;
+    while (!q->stopped && (first = q->leftmost) != NULL &&
+           first->base.deadline <= (now = tb_clock_now(&q->base)))
+        ran += run_queues(q, now);
+    return ran;
+}
+
+/* tb_advance(now) is the interrupt thread looking at the clock at `now`
+ * (DECISIONS, issue 38): the same code as the monotonic mode's wake-up,
+ * so the queue runs at `now` only if the programmed event has come by
+ * then, and a callback reads `now` (or what its tb_spend made of it). */
 static long hr_advance(struct tb_sched *s, int64_t now)
 {
     atomic_store_explicit(&s->vnow, now, memory_order_relaxed);
-    return run_queues(hr_of(s), now);
+    return interrupt(hr_of(s));
 }
 
-/* hrtimer_interrupt on its own thread: run the queue, retry while the next
- * hard expiry has already passed, else program the "device" (sleep) for
- * it. */
+/* The hrtimer interrupt on its own thread.  It sleeps until the
+ * programmed event, the leftmost's hard expiry (programming the clock
+ * event device), and runs the queue only when that has come (interrupt);
+ * any other wake-up (a new earlier leftmost, a removed or re-armed one, a
+ * spurious or early return of the wait) only reprograms and sleeps
+ * again. */
 static void *interrupt_thread(void *arg)
 {
     struct hr *q = arg;
     pthread_mutex_lock(&q->lock);
     while (!q->stopped) {
-        run_queues(q, tb_monotonic_ns());
+        interrupt(q);
         if (q->stopped)
             break;
         struct hr_timer *first = q->leftmost;
-        if (first && first->base.deadline <= tb_monotonic_ns())
-            continue;
         q->expires_next = first ? first->base.deadline : INT64_MAX;
         if (first) {
             struct timespec ts;
@@ -712,7 +791,10 @@ static long drop_all(struct hr *q, tb_unrun_fn visit, void *ctx)
             visit(ctx, tb_pool_handle(&q->base.pool, &t->base), t->base.fn,
                   t->base.arg);
         q->st.dropped++;
-        retire(q, t);
+        if (t == q->running) /* restarted in its run: its runner retires */
+            tb_task_set_state(&t->base, TB_TASK_CANCELLED);
+        else
+            retire(q, t);
         n++;
         t = p;
     }
@@ -762,6 +844,7 @@ static int hr_init(struct tb_sched *s)
 {
     struct hr *q = hr_of(s);
     q->expires_next = INT64_MIN;
+    q->running = NULL;
     if (!s->threaded)
         return TB_OK;
     return tb_threads_init(s, &q->thread, 1, &q->lock,

@@ -15,8 +15,10 @@
  *  now, and the answer is the number of intervals it moved (the overrun
  *  count: 1 for a run on time, 1 + the periods missed for a late one).
  *  `interval` must be >= 1.  A move that would pass the end of the clock
- *  leaves INT64_MAX in *expires (the kernel's ktime_t would wrap; here the
- *  timer then has no next run). */
+ *  leaves INT64_MAX in *expires: the kernel saturates too (its last step,
+ *  hrtimer_add_expires, is ktime_add_safe, which gives KTIME_SEC_MAX whole
+ *  seconds, 854,775,807 ns short of INT64_MAX); here the timer then has no
+ *  next run. */
 uint64_t tb_hrtree_forward(int64_t *expires, int64_t now, int64_t interval);
 
 #endif

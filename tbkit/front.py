@@ -57,11 +57,19 @@ def class_of(cand):
     return cand["class"]
 
 
+def _wakeups(entry):
+    """An entry's wake-up count, or None when it has none (or a bad one)."""
+    w = entry.get("wakeups")
+    return w if isinstance(w, int) and not isinstance(w, bool) and w >= 0 else None
+
+
 def replay_candidates(t, per_event):
     """A replayed trace's candidates: every backends[] entry (its lateness
     from the check pass) and every sweep point that ran and passed.
     per_event: tbkit.replaydata.per_event (the spread the verdict compares).  The
-    class of each is tbkit.precision's, on its entry in replay.json."""
+    class of each is tbkit.precision's, on its entry in replay.json; its
+    "wakeups" (how often its thread would wake, issue 38) is the entry's, or
+    None in a replay.json from before them."""
     raw = {}
     for e in list(t["raw"].get("backends") or []) + list(t["raw"].get("sweep") or []):
         if isinstance(e, dict) and isinstance(e.get("name"), str):
@@ -75,7 +83,8 @@ def replay_candidates(t, per_event):
                     "tick_ns": b["tick_ns"], "cost": per_event(b)["median"],
                     "max_ns": late["max"], "p99_ns": late.get("p99"),
                     "class": P.precision_class(raw.get(b["name"], {})),
-                    "sweep": False, "budget": b.get("budget")})
+                    "sweep": False, "budget": b.get("budget"),
+                    "wakeups": _wakeups(raw.get(b["name"], {}))})
     for p in t["sweep"]:
         if p.get("skipped") or p.get("failed"):
             continue
@@ -84,7 +93,8 @@ def replay_candidates(t, per_event):
                     "tick_ns": p["tick_ns"], "cost": sp["median"],
                     "max_ns": p["lateness"]["max_ns"], "p99_ns": p["lateness"]["p99_ns"],
                     "class": P.precision_class(raw.get(p["name"], {})),
-                    "sweep": True, "budget": p.get("budget")})
+                    "sweep": True, "budget": p.get("budget"),
+                    "wakeups": _wakeups(raw.get(p["name"], {}))})
     return out
 
 

@@ -13,8 +13,9 @@ CPU time per event, unless others are tied with it (tied_with below); the
 share each missed by where none did; today's rule on the backends alone
 when the trace gives no budget.  Per trace the section also shows the
 budget applied, each backend's fires beyond their budget, the
-cost-precision front (tbkit.front) and the cheapest structure in each
-precision class.  The time is the replay
+cost-precision front (tbkit.front) with its three axes in one table (CPU
+per event, lateness, and the wake-ups of the backend's thread, issue 38)
+and the cheapest structure in each precision class.  The time is the replay
 thread's CPU time per event: on these shared machines a repetition whose
 thread was descheduled for a while has a wall time several times the
 others' and would make every range overlap, while its CPU time does not
@@ -314,6 +315,18 @@ def replay_section(ctx, doc):
                         "it gave (left: max, right: p99), one line per ticked backend through "
                         "its ticks, the exact structures at \"exact\"."),
                        "cost-precision front, trace %s" % label)
+        if any(c.get("wakeups") is not None for c in cands):
+            doc.p("The front's three axes: CPU per event, lateness, and how often the "
+                  "backend's thread would wake (the distinct instants at which it runs "
+                  "something, and a ticked backend's every tick up to its last run, "
+                  "counted in the check pass), which is what a lateness budget saves "
+                  "where the CPU per event does not show it:")
+            doc.table(["candidate", "CPU per event", "max lateness", "p99 lateness",
+                       "wake-ups"],
+                      [[Code(c["name"]), A.fmt_ns(c["cost"]), A.fmt_ns(c["max_ns"]),
+                        A.fmt_ns(c["p99_ns"]),
+                        A.fmt_n(c["wakeups"]) if c.get("wakeups") is not None else "n/a"]
+                       for c in sorted(cands, key=lambda c: c["cost"])], numeric={1, 2, 3, 4})
         if cands:
             doc.p(Bold("Cheapest at each precision:"), " ", F.class_sentence(cands),
                   " (a class holds a candidate whose lateness fits it, by the rule of "

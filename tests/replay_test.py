@@ -210,6 +210,20 @@ class HandTrace(unittest.TestCase):
                          [x * 1000 for x in (0, 500, 700, 1000, 2500, 3000, 5000)])
         self.assertEqual(t["comments"][0][:1], "#")
 
+    def test_wakeups(self):
+        # the heaps wake at each distinct instant they run something:
+        # 2500 (A and P), 3000, 3500, 3700, 4000, 4500 us; the wheels at
+        # a 1 ms tick run at 3000, 4000 and 5000 us but wake at every
+        # tick from 0 to their last run: 5 (issue 38)
+        for b in self.t["backends"]:
+            with self.subTest(backend=b["name"]):
+                if b["name"] in ("timerwheel", "hierwheel"):
+                    self.assertEqual((b["wakeups"], b["run_instants"]), (5, 3))
+                elif not b["ticked"]:
+                    self.assertEqual((b["wakeups"], b["run_instants"]), (6, 6))
+                else:
+                    self.assertGreaterEqual(b["wakeups"], b["run_instants"])
+
     def test_every_registered_backend_replayed(self):
         names = [b["name"] for b in self.t["backends"]]
         self.assertGreaterEqual(len(names), 4)
@@ -1226,6 +1240,57 @@ class SlackColumn(unittest.TestCase):
                 self.assertEqual(late["budget_fires"] + 1, late["fires"], b["name"])
                 if b["name"] in EXACT:
                     self.assertEqual(late["budget_fires"], 4, b["name"])
+            # ranges that overlap share one wake-up of hrtree (at the
+            # earliest hard expiry, 5000 us); an exact heap wakes for each
+            path = write_v2(os.path.join(tmp, "ranges.trace"), "us", [
+                "0,schedule,1,1000,,5000", "0,schedule,2,3000,,3000", "0,schedule,3,5000,,0"])
+            rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", path)
+            self.assertEqual(rc, 0, err)
+            by = {b["name"]: b for b in json.loads(out)["traces"][0]["backends"]}
+            self.assertEqual(by["hrtree"]["wakeups"], 1)
+            self.assertEqual(by["heapqueue"]["wakeups"], 3)
+            self.assertEqual(by["hrtree"]["lateness"]["beyond_budget"], 0)
+            # a kernel trace names its HZ: kernelwheel's sweep gains that
+            # jiffy (issue 38), only when it is not a sweep tick already
+            for hz, point in (("250", "kernelwheel tick=4ms"), ("1000", None), (None, None)):
+                path = os.path.join(tmp, "hz.trace")
+                with open(path, "w") as f:
+                    f.write("#timerbench-trace v2 unit=us\n")
+                    if hz:
+                        f.write("# HZ=%s (measured)\n" % hz)
+                    f.write("time,op,id,delay,period,slack\n0,schedule,1,8000,,4000\n"
+                            "0,schedule,2,300000,,32000\n")
+                rc, out, err = replay("--reps", "1", "--sweep-reps", "1", "--quiet",
+                                      "--backends", "kernelwheel,hierwheel", path)
+                self.assertEqual(rc, 0, err)
+                sweep = json.loads(out)["traces"][0]["sweep"]
+                extra = [p for p in sweep if "trace_hz" in p]
+                with self.subTest(hz=hz):
+                    if point is None:
+                        self.assertEqual(extra, [])
+                        self.assertEqual(len(sweep), 12)
+                    else:
+                        self.assertEqual([p["name"] for p in extra], [point])
+                        self.assertEqual((extra[0]["tick_ns"], extra[0]["trace_hz"]),
+                                         (4 * MS, 250))
+                        self.assertTrue(extra[0]["checks"]["passed"])
+                        self.assertEqual(extra[0]["lateness"]["beyond_budget"], 0)
+                        self.assertGreater(extra[0]["wakeups"], 0)
+            # the check pass sees each fire at the tick the backend makes
+            # it, also while it waits in strides for a coarse timer: A
+            # (level 5 of kernelwheel at 1 ms, run 32,766 ticks after its
+            # deadline) is waited for in strides of 2 ticks and more when
+            # B, due at 270,010.5 ms, runs at the tick 270,011: 0.5 ms
+            # late, within its 1 ms budget (a stride over it saw 1.5 ms)
+            path = write_v2(os.path.join(tmp, "stride.trace"), "us", [
+                "0,schedule,1,262146000,,32768000", "270001000,schedule,2,9500,,1000"])
+            rc, out, err = replay("--reps", "1", "--no-sweep", "--quiet", "--tick", str(MS),
+                                  "--backends", "kernelwheel", path)
+            self.assertEqual(rc, 0, err)
+            late = json.loads(out)["traces"][0]["backends"][0]["lateness"]
+            self.assertEqual(late["ns"]["p50"], MS // 2)
+            self.assertEqual(late["ns"]["max"], 32766 * MS)
+            self.assertEqual(late["beyond_budget"], 0)
             v1 = json.loads(replay("--reps", "1", "--no-sweep", "--quiet", fixture("hand.trace"))[1])
             self.assertEqual(v1["traces"][0]["format_version"], 1)
             self.assertEqual(v1["traces"][0]["budget"], {"source": "none", "timers_with_budget": 0,

@@ -1468,6 +1468,7 @@ def precision_replay_json():
     The numbers are this test's input; the report must print them."""
     def backend(name, ticked, tick, cpu, late_max, late_p99, beyond, fires):
         return {"name": name, "backend": name.split("+")[0], "ticked": ticked, "tick_ns": tick,
+                "wakeups": 2000000000 // tick if tick else fires - 7, "run_instants": fires - 7,
                 "ns_per_event": _spread(cpu * 1.3, cpu * 1.2, cpu * 1.4),
                 "cpu_ms_per_million_events": _spread(cpu, cpu * 0.95, cpu * 1.05),
                 "ns_per_op": {}, "peak_pending": 28, "bytes_at_peak": 4096, "fires": fires,
@@ -1482,6 +1483,7 @@ def precision_replay_json():
                 "checks": {"passed": True}}
     def point(b, tick, cpu, late_max, late_p99, beyond):
         return {"name": "%s tick=%s" % (b, tick[0]), "backend": b, "tick_ns": tick[1],
+                "wakeups": 2000000000 // tick[1], "run_instants": 390,
                 "cpu_ms_per_million_events": _spread(cpu, cpu * 0.95, cpu * 1.05),
                 "ns_per_event": _spread(cpu * 1.3, cpu * 1.2, cpu * 1.4),
                 "lateness": {"max_ns": late_max, "p99_ns": late_p99, "beyond_budget": beyond,
@@ -1592,6 +1594,20 @@ class Precision(unittest.TestCase):
         self.assertIn("`budgeted`", line)
         self.assertIn("every timer within its budget", line)
 
+    def test_front_table_has_cost_lateness_and_wakeups(self):
+        # issue 38: the front's third axis, each candidate's count as the
+        # JSON gives it, beside its cost and lateness
+        t = self.replay["traces"][0]
+        self.assertIn("The front's three axes", self.md)
+        part = self.md.split("The front's three axes", 1)[1].split("Cheapest at each", 1)[0]
+        rows = {r[0].strip("`"): r for r in md_table_rows(part)[1:]}
+        self.assertEqual(len(rows), len(t["backends"]) + len(t["sweep"]) - 1)
+        for e in t["backends"] + [p for p in t["sweep"] if "lateness" in p]:
+            row = rows[e["name"]]
+            self.assertEqual(row[-1], A.fmt_n(e["wakeups"]), e["name"])
+            late = e["lateness"].get("max_ns", e["lateness"].get("ns", {}).get("max"))
+            self.assertEqual(row[2], A.fmt_ns(late), e["name"])
+
     def test_front_data_holds_the_sweep_points(self):
         figs = os.path.join(self.dir, "figures")
         name = next(f for f in os.listdir(figs) if "replay-front-budgeted" in f
@@ -1641,6 +1657,7 @@ class Precision(unittest.TestCase):
                 for k in ("beyond_budget", "budget_fires", "no_budget_fires",
                           "over_budget_ns", "relative"):
                     del b["lateness"][k]
+                del b["wakeups"], b["run_instants"]
             del old["lateness_override"]
             with open(os.path.join(d, "replay.json"), "w") as f:
                 json.dump(old, f)
@@ -1652,6 +1669,7 @@ class Precision(unittest.TestCase):
             self.assertIn("n/a (no budget counts)", md)
             self.assertNotIn("precision exact", md)
             self.assertIn("was not measured in this run", md)
+            self.assertNotIn("The front's three axes", md)
 
     def test_what_the_profile_leaves_to_full_is_said(self):
         with tempfile.TemporaryDirectory() as tmp:

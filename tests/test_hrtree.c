@@ -9,13 +9,17 @@
  * earliest hard expiry at or after its soft one; overlapping ranges share
  * one wake-up of the thread where exact timers need one each),
  * hrtimer_forward's overrun count and skipped periods, fixed delay from the
- * end of the run, re-arm in place, bad input, and 10^5 random operations
- * with ranges under the checker.
+ * end of the run, re-arm in place, the kernel's interrupt (issue 38: the
+ * queue runs only at the programmed hard expiry, a cancel of the leftmost
+ * reprograms, fixed rate forwards from the callback's own now, a one-shot
+ * restarted from its callback stays queued; each in both modes), bad
+ * input, and 10^5 random operations with ranges under the checker.
  *
  * Virtual-clock cases assert exact times and counts; monotonic ones only use
  * generous margins and never assert speed.
  */
 #include <pthread.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,9 +365,13 @@ static void test_range_runs_at_earliest_hard(void **state)
     assert_int_equal(tb_schedule_range(s, 11 * TB_MS, TB_MS, probe_task, &g,
                                        NULL), TB_OK);
     assert_int_equal(tb_advance(s, 50 * TB_MS), 1);
-    assert_int_equal(tb_advance(s, 51 * TB_MS - 1), 0);
-    assert_int_equal(tb_advance(s, 51 * TB_MS), 1);
+    /* nor at its soft expiry: no event is programmed there; the next
+     * interrupt is its own hard expiry */
+    assert_int_equal(tb_advance(s, 51 * TB_MS), 0);
+    assert_int_equal(tb_advance(s, 52 * TB_MS - 1), 0);
+    assert_int_equal(tb_advance(s, 52 * TB_MS), 1);
     assert_int_equal(r.runs[6].id, 'G');
+    assert_int_equal(r.runs[6].at, 52 * TB_MS);
     assert_balanced(s);
     rec_free(&r);
     tb_destroy(s);
@@ -599,6 +607,303 @@ static void test_new_leftmost_wakes_thread(void **state)
     tb_destroy(s);
 }
 
+/* ---- The kernel's interrupt (issue 38) ---------------------------------- */
+
+/* A timer of the scenarios below, in either mode: when it ran (from t0),
+ * how long its first run takes, and whether that run restarts it. */
+struct ktimer {
+    struct tb_sched *s;
+    int64_t t0;
+    int64_t spend;           /* the first run takes this long */
+    int64_t restart;         /* > 0: the first run restarts it this far on */
+    int restart_result;      /* what that tb_reschedule answered */
+    int cancel_after_restart;/* the first run then cancels it, too */
+    int cancel_result;
+    tb_handle self;
+    _Atomic int runs;
+    _Atomic int64_t at[4];   /* start of each run, ns after t0 */
+    _Atomic int64_t end0;    /* end of the first run, ns after t0 */
+};
+
+static int ktimer_task(void *arg)
+{
+    struct ktimer *k = arg;
+    int n = atomic_load(&k->runs);
+    int64_t start = tb_now(k->s);
+    if (n < 4)
+        atomic_store(&k->at[n], start - k->t0);
+    if (n == 0 && k->spend) {
+        if (tb_spend(k->s, k->spend) == TB_ESTATE) {
+            /* monotonic: the run really takes that long */
+            while (tb_monotonic_ns() < start + k->spend) {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    if (n == 0 && k->restart) {
+        k->restart_result = tb_reschedule(k->s, k->self, k->restart);
+        if (k->cancel_after_restart)
+            k->cancel_result = tb_cancel(k->s, k->self);
+    }
+    if (n == 0)
+        atomic_store(&k->end0, tb_now(k->s) - k->t0);
+    atomic_store(&k->runs, n + 1);
+    return 0;
+}
+
+static int ktimer_ran(void *ctx)
+{
+    return atomic_load(&((struct ktimer *)ctx)->runs) > 0;
+}
+
+static int ktimer_ran_twice(void *ctx)
+{
+    return atomic_load(&((struct ktimer *)ctx)->runs) > 1;
+}
+
+static void sleep_until(int64_t t)
+{
+    while (tb_monotonic_ns() < t) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Steps the virtual clock 1 ms at a time from its time to `to`; nothing may
+ * run on the way. */
+static void step_idle(struct tb_sched *s, int64_t to)
+{
+    for (int64_t t = tb_now(s) + TB_MS; t <= to; t += TB_MS)
+        assert_int_equal(tb_advance(s, t), 0);
+}
+
+/* X with range [50, 900] ms and, at 200 ms, Z with range [200, 700] ms: a
+ * new leftmost only reprograms the device; the interrupt comes at Z's hard
+ * expiry, 700 ms, and runs Z and X (whose soft expiry has long passed).
+ * The old model ran both at 200 ms, when Z's insert woke the thread. */
+static void test_range_joined_runs_at_hard(void **state)
+{
+    (void)state;
+    /* virtual, exactly */
+    struct tb_sched *s = vsched();
+    struct ktimer x = {.s = s}, z = {.s = s};
+    assert_int_equal(tb_schedule_range(s, 50 * TB_MS, 850 * TB_MS,
+                                       ktimer_task, &x, NULL), TB_OK);
+    step_idle(s, 200 * TB_MS);
+    assert_int_equal(tb_schedule_range(s, 0, 500 * TB_MS, ktimer_task, &z,
+                                       NULL), TB_OK);
+    step_idle(s, 699 * TB_MS);
+    assert_int_equal(tb_advance(s, 700 * TB_MS), 2);
+    assert_int_equal(atomic_load(&z.at[0]), 700 * TB_MS);
+    assert_int_equal(atomic_load(&x.at[0]), 700 * TB_MS);
+    assert_int_equal(tb_pending(s), 0);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    /* monotonic: never before the programmed event, generous after */
+    s = msched();
+    int64_t t0 = tb_monotonic_ns();
+    x = (struct ktimer){.s = s, .t0 = t0};
+    z = (struct ktimer){.s = s, .t0 = t0};
+    assert_int_equal(tb_schedule_range(s, 50 * TB_MS, 850 * TB_MS,
+                                       ktimer_task, &x, NULL), TB_OK);
+    assert_int_equal(tb_start(s), TB_OK);
+    sleep_until(t0 + 200 * TB_MS);
+    int64_t zs = tb_monotonic_ns() - t0;
+    assert_int_equal(tb_schedule_range(s, 0, 500 * TB_MS, ktimer_task, &z,
+                                       NULL), TB_OK);
+    assert_true(wait_until(ktimer_ran, &x, 30 * TB_SEC));
+    assert_true(wait_until(ktimer_ran, &z, 30 * TB_SEC));
+    /* the interrupt: Z's hard expiry, or X's if Z came late */
+    int64_t event = zs + 500 * TB_MS < 900 * TB_MS ? zs + 500 * TB_MS
+                                                   : 900 * TB_MS;
+    print_message("hrtree: [50, 900] joined at %.1f ms by [200, 700]: ran "
+                  "at %.1f and %.1f ms (programmed %.1f)\n", zs / 1e6,
+                  atomic_load(&x.at[0]) / 1e6, atomic_load(&z.at[0]) / 1e6,
+                  event / 1e6);
+    assert_true(atomic_load(&x.at[0]) >= event);
+    assert_true(atomic_load(&z.at[0]) >= event);
+    assert_true(atomic_load(&x.at[0]) < event + 5 * TB_SEC);
+    assert_true(atomic_load(&z.at[0]) < event + 5 * TB_SEC);
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), 0);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* A at 300 ms (exact) and B with range [100, 900] ms; A cancelled at 50
+ * ms: the device is reprogrammed to B's hard expiry (hrtimer_force_reprogram
+ * of the removed next timer), and B runs at 900 ms, not at 300. */
+static void test_cancel_leftmost_reprograms(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    struct ktimer a = {.s = s}, b = {.s = s};
+    tb_handle ha;
+    assert_int_equal(tb_schedule(s, 300 * TB_MS, ktimer_task, &a, &ha),
+                     TB_OK);
+    assert_int_equal(tb_schedule_range(s, 100 * TB_MS, 800 * TB_MS,
+                                       ktimer_task, &b, NULL), TB_OK);
+    step_idle(s, 50 * TB_MS);
+    assert_int_equal(tb_cancel(s, ha), 1);
+    step_idle(s, 899 * TB_MS);
+    assert_int_equal(tb_advance(s, 900 * TB_MS), 1);
+    assert_int_equal(atomic_load(&b.at[0]), 900 * TB_MS);
+    assert_int_equal(atomic_load(&a.runs), 0);
+    /* the same for a reschedule of the leftmost to later */
+    struct ktimer c = {.s = s}, d = {.s = s};
+    tb_handle hc;
+    assert_int_equal(tb_schedule(s, 300 * TB_MS, ktimer_task, &c, &hc),
+                     TB_OK);
+    assert_int_equal(tb_schedule_range(s, 100 * TB_MS, 800 * TB_MS,
+                                       ktimer_task, &d, NULL), TB_OK);
+    c.t0 = d.t0 = 900 * TB_MS;
+    step_idle(s, 950 * TB_MS);
+    assert_int_equal(tb_reschedule(s, hc, 2 * TB_SEC), 1);
+    step_idle(s, 1799 * TB_MS);
+    assert_int_equal(tb_advance(s, 1800 * TB_MS), 1);
+    assert_int_equal(atomic_load(&d.at[0]), 900 * TB_MS);
+    assert_int_equal(atomic_load(&c.runs), 0);
+    assert_int_equal(tb_cancel(s, hc), 1);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    s = msched();
+    int64_t t0 = tb_monotonic_ns();
+    a = (struct ktimer){.s = s, .t0 = t0};
+    b = (struct ktimer){.s = s, .t0 = t0};
+    assert_int_equal(tb_schedule(s, 300 * TB_MS, ktimer_task, &a, &ha),
+                     TB_OK);
+    assert_int_equal(tb_schedule_range(s, 100 * TB_MS, 800 * TB_MS,
+                                       ktimer_task, &b, NULL), TB_OK);
+    assert_int_equal(tb_start(s), TB_OK);
+    sleep_until(t0 + 50 * TB_MS);
+    int cancelled = tb_cancel(s, ha);
+    assert_true(wait_until(ktimer_ran, &b, 30 * TB_SEC));
+    print_message("hrtree: leftmost cancelled at %.1f ms (%d): [100, 900] "
+                  "ran at %.1f ms\n", (tb_monotonic_ns() - t0) / 1e6,
+                  cancelled, atomic_load(&b.at[0]) / 1e6);
+    if (cancelled == 1) /* else the machine stalled 250 ms: A ran first */
+        assert_true(atomic_load(&b.at[0]) >= 900 * TB_MS);
+    assert_true(atomic_load(&b.at[0]) < 900 * TB_MS + 5 * TB_SEC);
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), 0);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* A 10 ms fixed-rate timer whose first run spends 25 ms: the callback's
+ * hrtimer_forward_now reads the clock at its end, 35 ms, and forwards to
+ * 40 ms (overrun 3); forwarding from the interrupt's 10 ms would leave 20
+ * ms, overdue, and run at 35. */
+static void test_fixed_rate_forwards_from_callback_now(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    struct ktimer p = {.s = s, .spend = 25 * TB_MS};
+    tb_handle h;
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, ktimer_task, &p,
+                                            &h, 10 * TB_MS), TB_OK);
+    step_idle(s, 9 * TB_MS);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(tb_now(s), 35 * TB_MS);
+    step_idle(s, 39 * TB_MS);
+    assert_int_equal(tb_advance(s, 40 * TB_MS), 1);
+    assert_int_equal(atomic_load(&p.at[0]), 10 * TB_MS);
+    assert_int_equal(atomic_load(&p.at[1]), 40 * TB_MS);
+    assert_int_equal(tb_advance(s, 50 * TB_MS), 1); /* the grid kept */
+    assert_int_equal(atomic_load(&p.at[2]), 50 * TB_MS);
+    assert_int_equal(tb_cancel(s, h), 1);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    s = msched();
+    int64_t t0 = tb_monotonic_ns();
+    p = (struct ktimer){.s = s, .t0 = t0, .spend = 25 * TB_MS};
+    assert_int_equal(tb_schedule_fixed_rate(s, 10 * TB_MS, ktimer_task, &p,
+                                            &h, 10 * TB_MS), TB_OK);
+    assert_int_equal(tb_start(s), TB_OK);
+    assert_true(wait_until(ktimer_ran_twice, &p, 30 * TB_SEC));
+    int64_t end0 = atomic_load(&p.end0), at1 = atomic_load(&p.at[1]);
+    print_message("hrtree: 10 ms fixed rate, first run %.1f..%.1f ms, next "
+                  "at %.1f ms\n", atomic_load(&p.at[0]) / 1e6, end0 / 1e6,
+                  at1 / 1e6);
+    /* never before the grid point after the run's end (t0 is read before
+     * the schedule, so the grid is at most a little later than t0's) */
+    assert_true(end0 >= 35 * TB_MS);
+    assert_true(at1 >= 40 * TB_MS);
+    assert_true(at1 >= (end0 / (10 * TB_MS)) * 10 * TB_MS);
+    assert_int_equal(tb_cancel(s, h), 1);
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), 0);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
+/* A one-shot restarted from its own callback (hrtimer_start on a timer in
+ * its callback) is queued again and stays queued: it runs at the new time;
+ * restarted and then cancelled in the same run, it does not. */
+static void test_restart_from_own_callback(void **state)
+{
+    (void)state;
+    struct tb_sched *s = vsched();
+    struct ktimer k = {.s = s, .restart = 20 * TB_MS};
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, ktimer_task, &k, &k.self),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, 10 * TB_MS), 1);
+    assert_int_equal(k.restart_result, 1);
+    assert_int_equal(tb_pending(s), 1);
+    assert_int_equal(tb_check(s), TB_OK);
+    step_idle(s, 29 * TB_MS);
+    assert_int_equal(tb_advance(s, 30 * TB_MS), 1);
+    assert_int_equal(atomic_load(&k.at[1]), 30 * TB_MS);
+    assert_int_equal(tb_advance(s, 100 * TB_MS), 0);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(tb_reschedule(s, k.self, TB_MS), 0); /* has run */
+    struct tb_stats st = stats_of(s);
+    assert_int_equal(st.fired, 2);
+    assert_int_equal(st.finished, 1);
+    assert_balanced(s);
+
+    struct ktimer c = {.s = s, .restart = 5 * TB_MS,
+                       .cancel_after_restart = 1};
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, ktimer_task, &c, &c.self),
+                     TB_OK);
+    assert_int_equal(tb_advance(s, 110 * TB_MS), 1);
+    assert_int_equal(c.restart_result, 1);
+    assert_int_equal(c.cancel_result, 1);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(tb_advance(s, TB_SEC), 0);
+    assert_int_equal(atomic_load(&c.runs), 1);
+    assert_int_equal(tb_check(s), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+
+    /* threaded: the same restart, and a shutdown with it queued */
+    s = msched();
+    int64_t t0 = tb_monotonic_ns();
+    k = (struct ktimer){.s = s, .t0 = t0, .restart = 20 * TB_MS};
+    assert_int_equal(tb_schedule(s, 10 * TB_MS, ktimer_task, &k, &k.self),
+                     TB_OK);
+    assert_int_equal(tb_start(s), TB_OK);
+    assert_true(wait_until(ktimer_ran_twice, &k, 30 * TB_SEC));
+    assert_int_equal(k.restart_result, 1);
+    assert_true(atomic_load(&k.at[1]) >= atomic_load(&k.at[0]) + 20 * TB_MS);
+    c = (struct ktimer){.s = s, .t0 = t0, .restart = 3600 * TB_SEC};
+    assert_int_equal(tb_schedule(s, TB_MS, ktimer_task, &c, &c.self), TB_OK);
+    assert_true(wait_until(ktimer_ran, &c, 30 * TB_SEC));
+    while (tb_pending(s) != 1) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(c.restart_result, 1);
+    assert_int_equal(tb_shutdown_now(s, NULL, NULL), 1);
+    assert_int_equal(tb_await_termination(s, 30 * TB_SEC), TB_OK);
+    assert_balanced(s);
+    tb_destroy(s);
+}
+
 /* ---- Bad input ---------------------------------------------------------- */
 
 static void test_bad_input(void **state)
@@ -765,6 +1070,10 @@ int main(void)
         cmocka_unit_test(test_periodic_stops),
         cmocka_unit_test(test_rearm_in_place),
         cmocka_unit_test(test_new_leftmost_wakes_thread),
+        cmocka_unit_test(test_range_joined_runs_at_hard),
+        cmocka_unit_test(test_cancel_leftmost_reprograms),
+        cmocka_unit_test(test_fixed_rate_forwards_from_callback_now),
+        cmocka_unit_test(test_restart_from_own_callback),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_random_ops_then_check),
     };

@@ -9,6 +9,7 @@
 #include "linux_hrtimer.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RB_RED 0
 #define RB_BLACK 1
@@ -333,30 +334,88 @@ static void timerqueue_del(struct lx_hrtimer_base *base,
     rb_erase(node, base);
 }
 
-/* enqueue_hrtimer / __remove_hrtimer */
-static void enqueue_hrtimer(struct lx_hrtimer_base *base,
+void lx_hrtimer_base_init(struct lx_hrtimer_base *base)
+{
+    base->expires_next = INT64_MAX;
+    base->next_timer = NULL;
+}
+
+/* hrtimer_update_next_event: the first timer's hard expiry, and which
+ * timer that is (cpu_base->next_timer). */
+static int64_t update_next_event(struct lx_hrtimer_base *base)
+{
+    if (!base->leftmost) {
+        base->next_timer = NULL;
+        return INT64_MAX;
+    }
+    base->next_timer = timer_of(base->leftmost);
+    return base->next_timer->expires;
+}
+
+/* hrtimer_force_reprogram(cpu_base, skip_equal = 1): the device follows
+ * the first timer, later as well as earlier. */
+static void force_reprogram(struct lx_hrtimer_base *base)
+{
+    int64_t next = update_next_event(base);
+    if (next == base->expires_next)
+        return;
+    base->expires_next = next;
+}
+
+/* hrtimer_reprogram: an enqueued timer earlier than the programmed event
+ * becomes it; not from inside the interrupt, which reprograms at its end. */
+static void reprogram(struct lx_hrtimer_base *base, struct lx_hrtimer *timer)
+{
+    if (base->in_hrtirq || timer->expires >= base->expires_next)
+        return;
+    base->next_timer = timer;
+    base->expires_next = timer->expires;
+}
+
+/* enqueue_hrtimer: returns whether the timer is the new first one */
+static bool enqueue_hrtimer(struct lx_hrtimer_base *base,
                             struct lx_hrtimer *timer)
 {
     timer->enqueued = true;
+    timer->base = base;
+    base->queued++;
     timerqueue_add(base, timer);
+    return base->leftmost == &timer->node;
 }
 
+/* __remove_hrtimer: a removed programmed timer reprograms (not inside the
+ * interrupt: __run_hrtimer removes with reprogram = 0, and the interrupt
+ * reprograms at its end) */
 static void remove_hrtimer(struct lx_hrtimer_base *base,
-                           struct lx_hrtimer *timer)
+                           struct lx_hrtimer *timer, bool reprogram_dev)
 {
     timer->enqueued = false;
+    base->queued--;
     timerqueue_del(base, timer);
+    if (reprogram_dev && !base->in_hrtirq && timer == base->next_timer)
+        force_reprogram(base);
 }
 
 void lx_hrtimer_start_range_ns(struct lx_hrtimer_base *base,
                                struct lx_hrtimer *timer, int64_t tim,
                                int64_t delta)
 {
+    /* __hrtimer_start_range_ns: the programmed timer is removed without a
+     * reprogram and the device is force-reprogrammed after the enqueue
+     * (force_local); any other is removed (no reprogram: not the next
+     * timer) and enqueued, and hrtimer_reprogram runs if it is first */
+    bool force_local = timer->enqueued && timer == base->next_timer;
     if (timer->enqueued)
-        remove_hrtimer(base, timer);
+        remove_hrtimer(base, timer, !force_local);
     timer->softexpires = tim;
     timer->expires = tim + delta; /* hrtimer_set_expires_range_ns */
-    enqueue_hrtimer(base, timer);
+    bool first = enqueue_hrtimer(base, timer);
+    if (force_local) {
+        if (!base->in_hrtirq)
+            force_reprogram(base);
+    } else if (first) {
+        reprogram(base, timer);
+    }
 }
 
 int lx_hrtimer_try_to_cancel(struct lx_hrtimer_base *base,
@@ -364,11 +423,19 @@ int lx_hrtimer_try_to_cancel(struct lx_hrtimer_base *base,
 {
     if (!timer->enqueued)
         return 0;
-    remove_hrtimer(base, timer);
+    remove_hrtimer(base, timer, true);
     return 1;
 }
 
-long lx_hrtimer_run_queues(struct lx_hrtimer_base *base, int64_t now)
+int64_t lx_hrtimer_next_event(const struct lx_hrtimer_base *base)
+{
+    return base->expires_next;
+}
+
+/* __hrtimer_run_queues(now) with __run_hrtimer: the first timer runs while
+ * its soft expiry is not after `now`; a timer its callback restarted is
+ * queued already and stays so. */
+static long run_queues(struct lx_hrtimer_base *base, int64_t now)
 {
     long ran = 0;
     node_t *node;
@@ -376,14 +443,42 @@ long lx_hrtimer_run_queues(struct lx_hrtimer_base *base, int64_t now)
         struct lx_hrtimer *timer = timer_of(node);
         if (now < timer->softexpires)
             break;
-        /* __run_hrtimer */
-        remove_hrtimer(base, timer);
-        enum lx_hrtimer_restart restart = timer->function(timer, now);
+        remove_hrtimer(base, timer, false);
+        enum lx_hrtimer_restart restart = timer->function(timer);
         if (restart != LX_HRTIMER_NORESTART && !timer->enqueued)
             enqueue_hrtimer(base, timer);
         ran++;
     }
     return ran;
+}
+
+long lx_hrtimer_interrupt(struct lx_hrtimer_base *base)
+{
+    long ran = 0;
+    base->interrupts++;
+    int64_t now = base->get_time(base->ctx); /* hrtimer_update_base */
+    for (;;) {
+        base->in_hrtirq = true;
+        base->expires_next = INT64_MAX;
+        ran += run_queues(base, now);
+        int64_t next = update_next_event(base);
+        base->expires_next = next;
+        base->in_hrtirq = false;
+        /* tick_program_event(next, 0) fails for an event not in the
+         * future: retry with the clock read anew */
+        now = base->get_time(base->ctx);
+        if (next == INT64_MAX || next > now)
+            return ran;
+    }
+}
+
+/* ktime_add_safe: a sum that overflows becomes KTIME_SEC_MAX seconds */
+static int64_t add_safe(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r) || r < 0)
+        return INT64_MAX / 1000000000 * 1000000000;
+    return r;
 }
 
 uint64_t lx_hrtimer_forward(struct lx_hrtimer *timer, int64_t now,
@@ -401,7 +496,19 @@ uint64_t lx_hrtimer_forward(struct lx_hrtimer *timer, int64_t now,
             return orun;
         orun++;
     }
-    timer->expires += interval; /* hrtimer_add_expires */
-    timer->softexpires += interval;
+    /* hrtimer_add_expires: ktime_add_safe, which saturates at
+     * ktime_set(KTIME_SEC_MAX, 0) */
+    timer->expires = add_safe(timer->expires, interval);
+    timer->softexpires = add_safe(timer->softexpires, interval);
     return orun;
+}
+
+uint64_t lx_hrtimer_forward_now(struct lx_hrtimer *timer, int64_t interval)
+{
+    return lx_hrtimer_forward(timer, lx_hrtimer_cb_get_time(timer), interval);
+}
+
+int64_t lx_hrtimer_cb_get_time(const struct lx_hrtimer *timer)
+{
+    return timer->base->get_time(timer->base->ctx);
 }
