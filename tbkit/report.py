@@ -119,12 +119,6 @@ def install(out_dir, staging, md, html):
     return md_path, html_path
 
 
-# The claims the summary quotes beside its findings, by id, with the
-# priority that places them among the findings.
-SUMMARY_CLAIMS = (("crossover", 12), ("heap_vs_wheel_growth", 13),
-                  ("slow_task", 18), ("netty_ticks", 19), ("jvm_ranking", 20))
-
-
 def build(res, figs):
     """The report document of results `res`: analysed first (plain data,
     tbkit.analysis), the claims decided on the analysis, then every section
@@ -140,10 +134,10 @@ def build(res, figs):
     sec_micro.other_section(ctx, body, micro_ops)
     sec_replay.replay_section(ctx, body)
     sec_jvm.jvm_section(ctx, body, claims)
-    for cid, prio in SUMMARY_CLAIMS:
+    for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
-        if c["verdict_kind"] != C.UNTESTED:
-            ctx.finding(prio, c["claim"], ": ", Bold(c["verdict"]), " (", *c["measured"], ").")
+        if c.kind != C.UNTESTED:
+            ctx.finding(prio, c.title, ": ", Bold(c.text), " (", *c.measured, ").")
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)

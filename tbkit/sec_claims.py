@@ -44,18 +44,18 @@ def claims_section(ctx, doc, claims):
           "is decided by the rule shown, never typed in.")
     rows = []
     for c in claims:
-        rows.append([c["claim"], c["source"], c["experiment"], (Bold(c["verdict"]),)])
+        rows.append([c.title, c.source, c.experiment, (Bold(c.text),)])
     doc.table(["claim", "source", "experiment", "verdict"], rows)
     doc.p("Measured, per claim:")
     for c in claims:
-        items = measured_items(c["measured"])
+        items = measured_items(c.measured)
         if len(items) == 1:
-            doc.p(Bold(c["claim"]), ": ", *items[0])
+            doc.p(Bold(c.title), ": ", *items[0])
         else:
-            doc.p(Bold(c["claim"]), ":")
+            doc.p(Bold(c.title), ":")
             doc.ul(items)
     doc.p("Rules:")
-    doc.ul([(Bold(c["claim"]), ": ", c["rule"]) for c in claims])
+    doc.ul([(Bold(c.title), ": ", c.rule) for c in claims])
 
 
 

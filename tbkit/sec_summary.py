@@ -106,7 +106,7 @@ def summary_section(ctx, doc, claims):
         doc.ul([spans for _, spans in picked])
     verdicts = {}
     for c in claims:
-        verdicts[c["verdict_kind"]] = verdicts.get(c["verdict_kind"], 0) + 1
+        verdicts[c.kind] = verdicts.get(c.kind, 0) + 1
     if claims:
         doc.p("Verdicts on the %d classic claims checked below: " % len(claims),
               "; ".join("%s: %d" % (k, n) for k, n in sorted(verdicts.items())), ".")
