@@ -33,6 +33,7 @@ from tbkit import claims as C
 from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
+from tbkit import verdict as V
 from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay,
                    sec_runtime, sec_summary)
 from tbkit.doc import Bold, Doc
@@ -68,19 +69,24 @@ def _remove(path):
         pass
 
 
-def install(out_dir, staging, md, html):
+def install(out_dir, staging, md, html, verdicts=None):
     """Puts the rendered report in place: report.md and report.html through
     temporary files renamed over the old ones, the figures drawn into
-    `staging`/figures moved into `out_dir`/figures.  Raises OSError with
+    `staging`/figures moved into `out_dir`/figures, and (given its text)
+    verdicts.json, written beside them and renamed into place last.  Raises OSError with
     the old report.md and report.html as they were."""
     md_path = os.path.join(out_dir, "report.md")
     html_path = os.path.join(out_dir, "report.html")
-    for p in (md_path, html_path):
+    v_path = os.path.join(out_dir, "verdicts.json")
+    outputs = [(md_path, md), (html_path, html)]
+    if verdicts is not None:
+        outputs.append((v_path, verdicts))
+    for p, _ in outputs:
         if os.path.lexists(p) and not os.path.isfile(p):
             raise OSError(errno.EISDIR, "exists and is not a regular file", p)
     tmp = {}
     try:
-        for p, text in ((md_path, md), (html_path, html)):
+        for p, text in outputs:
             tmp[p] = "%s.tmp-%d" % (p, os.getpid())
             write_file(tmp[p], text)
         # The figures first: the old report's names stay valid, and the new
@@ -104,6 +110,9 @@ def install(out_dir, staging, md, html):
             os.replace(tmp[html_path], html_path)
             try:
                 os.replace(tmp[md_path], md_path)
+                if v_path in tmp:
+                    # last: verdicts.json is the report's, never ahead of it
+                    os.replace(tmp[v_path], v_path)
             except OSError:
                 # the pair stays the old one
                 if had_html:
@@ -120,9 +129,10 @@ def install(out_dir, staging, md, html):
 
 
 def build(res, figs):
-    """The report document of results `res`: analysed first (plain data,
-    tbkit.analysis), the claims decided on the analysis, then every section
-    rendered."""
+    """(The report document, the verdicts.json document) of results `res`:
+    analysed first (plain data, tbkit.analysis), the claims decided on the
+    analysis, then every section rendered; the verdicts document holds the
+    same verdicts and "Which one to use" rows the sections rendered."""
     an = AN.Analysis(res)
     claims = C.evaluate(an)
     ctx = Page(an, figs)
@@ -141,7 +151,7 @@ def build(res, figs):
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)
-    sec_claims.choose_section(ctx, after)
+    choice = sec_claims.choose_section(ctx, after)
     sec_claims.limitations_section(ctx, after)
 
     sec_summary.appendix_section(ctx, after)
@@ -153,7 +163,9 @@ def build(res, figs):
     sec_summary.how_to_read_section(ctx, doc)
     sec_summary.machine_section(ctx, doc)
     doc.blocks += body.blocks + after.blocks
-    return doc
+    run = {k: res.run.get(k) for k in ("profile", "status") if res.run.get(k) is not None}
+    run["written_by"] = res.written_by()
+    return doc, V.document(claims, choice, run)
 
 
 def main(argv):
@@ -209,10 +221,10 @@ def main(argv):
         if not figures:
             figs.gnuplot = None
             figs.why_none = "figures were turned off (--no-figures)"
-        doc = build(res, figs)
+        doc, verdicts = build(res, figs)
         md = tb_doc.to_markdown(doc, staging)
         html = tb_doc.to_html(doc)
-        md_path, html_path = install(out_dir, staging, md, html)
+        md_path, html_path = install(out_dir, staging, md, html, V.dumps(verdicts))
     except OSError as e:
         where = e.filename or out_dir
         if staging and isinstance(where, str) and where.startswith(staging + os.sep):

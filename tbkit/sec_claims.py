@@ -142,6 +142,9 @@ def _micro_front(ctx, doc):
 
 
 def choose_section(ctx, doc):
+    """"Which one to use": a row per workload with its recommendation, the
+    precision it holds at, what was compared and the measured evidence.
+    Returns the rows (the report writes them into verdicts.json)."""
     doc.h(2, HEADINGS["choose"], "choose")
     recs, notes = C.recommend(ctx)
     ctx.missing.extend(notes)
@@ -150,7 +153,7 @@ def choose_section(ctx, doc):
     rows += front + C.recommend_replay(ctx)
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
-        return
+        return rows
     doc.p("The recommendation for each workload is the backend with the best "
           "measured number in the experiment named as evidence. Backends within "
           "%s of the best are named together as tied: two runs of one commit "
@@ -165,6 +168,7 @@ def choose_section(ctx, doc):
           "its budget." % A.fmt_pct(S.MIN_EFFECT))
     doc.table(["workload", "recommended", "precision", "compared", "measured (best first)"],
               rows)
+    return rows
 
 
 

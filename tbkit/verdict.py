@@ -123,13 +123,16 @@ def recommendation_json(row):
     return out
 
 
-def document(verdicts, recommendations, run=None):
+def document(verdicts, recommendations=None, run=None):
     """The verdicts.json document: format, the run it was decided on
-    (profile, commit, as machine.json says), every claim, every
-    recommendation."""
-    return {"format": FORMAT, "run": dict(run or {}),
-            "claims": [verdict_json(v) for v in verdicts],
-            "recommendations": [recommendation_json(r) for r in recommendations]}
+    (profile, commit, as machine.json says), every claim, and every
+    recommendation (the key left out when `recommendations` is None:
+    they were not decided)."""
+    doc = {"format": FORMAT, "run": dict(run or {}),
+           "claims": [verdict_json(v) for v in verdicts]}
+    if recommendations is not None:
+        doc["recommendations"] = [recommendation_json(r) for r in recommendations]
+    return doc
 
 
 def dumps(doc):
@@ -163,7 +166,8 @@ def side_by_side(doc_a, doc_b):
     """Two verdicts.json documents' claims side by side: rows (id, kind in
     A, kind in B, changed) in A's order then B's new ids, a kind None
     where a run lacks the claim, and the recommendations that changed
-    as (workload, recommended in A, recommended in B)."""
+    as (workload, recommended in A, recommended in B); no recommendation
+    is compared unless both documents have theirs."""
     a = {c["id"]: c for c in doc_a.get("claims", [])}
     b = {c["id"]: c for c in doc_b.get("claims", [])}
     order = list(a) + [i for i in b if i not in a]
@@ -172,8 +176,10 @@ def side_by_side(doc_a, doc_b):
         ka = a[cid]["kind"] if cid in a else None
         kb = b[cid]["kind"] if cid in b else None
         rows.append((cid, ka, kb, ka != kb))
-    ra = {r["workload"]: r["recommended"] for r in doc_a.get("recommendations", [])}
-    rb = {r["workload"]: r["recommended"] for r in doc_b.get("recommendations", [])}
+    if "recommendations" not in doc_a or "recommendations" not in doc_b:
+        return rows, []
+    ra = {r["workload"]: r["recommended"] for r in doc_a["recommendations"]}
+    rb = {r["workload"]: r["recommended"] for r in doc_b["recommendations"]}
     recs = [(w, ra.get(w), rb.get(w)) for w in list(ra) + [w for w in rb if w not in ra]
             if ra.get(w) != rb.get(w)]
     return rows, recs

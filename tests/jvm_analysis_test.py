@@ -280,7 +280,7 @@ class InTheReport(unittest.TestCase):
         figs.why_none = "figures were turned off (test)"
         an = AN.Analysis(res)
         claim = C.by_id(C.evaluate(an), "jvm_ranking")
-        md = D.to_markdown(RP.build(res, figs), self.tmp)
+        md = D.to_markdown(RP.build(res, figs)[0], self.tmp)
         self.limitations = md_section(md, "Limitations")
         return res, claim, md_section(md, "The originals")
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""claims29_test.py — the claims issue 29 adds or changes, each decided on
+"""claims_test.py — claims (first those issue 29 added or changed), each decided on
 synthetic results directories whose verdict the test knows: the growth
 claim's worst case and average judged apart, Netty's faithful sleep, the
 single runners, an STPE of one thread against Timer, heap maintenance
 under load, the leader's one wake-up, Timer's wall clock; and the report
 section "What the source articles say".  Suite `report`.
 
-    /usr/bin/python3 tests/claims29_test.py [-v]
+    /usr/bin/python3 tests/claims_test.py [-v]
 """
 
 import json
