@@ -36,9 +36,10 @@ from tbkit import results as tb_results
 from tbkit import verdict as V
 from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay,
                    sec_runtime, sec_summary)
-from tbkit.doc import Bold, Doc
+from tbkit.doc import Bold, Doc, Link
 from tbkit.formats import write_synced as write_file
 from tbkit.page import Page
+from tbkit.sec_claims import CLAIMS_HEADING
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -147,7 +148,10 @@ def build(res, figs):
     for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
         if c.kind != C.UNTESTED:
-            ctx.finding(prio, c.title, ": ", Bold(c.text), " (", *c.measured, ").")
+            # the verdict only; its figures are behind the link (a summary
+            # bullet is a sentence or two, issue 36)
+            ctx.finding(prio, c.title, ": ", Bold(c.text), " (",
+                        Link("measured figures", "claims", CLAIMS_HEADING), ").")
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)

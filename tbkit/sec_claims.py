@@ -38,8 +38,14 @@ def measured_items(spans):
     return items or [("",)]
 
 
+# The claims section's heading (the summary links to it).
+CLAIMS_HEADING = "What the classic write-ups claim, checked"
+
+
 def claims_section(ctx, doc, claims):
-    doc.h(2, "What the classic write-ups claim, checked", "claims")
+    """The claims: a table of claim, source, experiment and verdict, the
+    measured figures per claim, and the rules."""
+    doc.h(2, CLAIMS_HEADING, "claims")
     doc.p("Each claim is checked against this run's measurements; the verdict "
           "is decided by the rule shown, never typed in.")
     rows = []
