@@ -94,10 +94,9 @@ def summary_section(ctx, doc, claims):
                 link("The full table", "choose"), " gives the evidence, "
                 "the precision of each and the cheapest structure per precision class.")
         right.table(["workload", "recommended"], rows)
-    if left.blocks and right.blocks:
-        doc.columns(left, right)
-    else:
-        doc.blocks += left.blocks + right.blocks
+    # the figure across the page, at its own size (it is drawn for that),
+    # then the recommendations in short
+    doc.blocks += left.blocks + right.blocks
     picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
     if not picked:
         doc.p("This results directory holds no measurement from which a finding "

@@ -214,11 +214,22 @@ class FixtureReport(unittest.TestCase):
         self.assertNotIn("| measured |", sec)
 
     def test_summary_has_numbers(self):
+        # a finding states its number; a claim's states its verdict and
+        # links to the measured figures (issue 36: a bullet is a sentence
+        # or two, about 400 characters at most)
         s = md_section(self.md, "Summary")
         items = [l for l in s.splitlines() if l.startswith("- ")]
         self.assertGreaterEqual(len(items), 3)
+        titles = [C.CLAIMS[cid].title for cid, _ in C.summary_ids()]
+        claims = 0
         for item in items:
-            self.assertRegex(item, r"\d", "summary finding without a number: " + item)
+            self.assertLessEqual(len(item), 400, item)
+            if any(item.startswith("- " + t + ": **") for t in titles):
+                claims += 1
+                self.assertIn("](#what-the-classic-write-ups-claim-checked)", item)
+            else:
+                self.assertRegex(item, r"\d", "summary finding without a number: " + item)
+        self.assertGreaterEqual(claims, 1)
 
     @unittest.skipUnless(HAVE_GNUPLOT, "gnuplot is not installed")
     def test_every_figure_exists_and_is_not_empty(self):
