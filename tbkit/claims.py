@@ -837,6 +837,13 @@ def failing_task(ctx):
                       for n, v in vals.items()])
     tk = vals["timerthread"]
     pk = vals["heapqueue"]
+    for name, v, dead in (("timerthread", tk, True), ("heapqueue", pk, False)):
+        ok = (v[0] == 0 and not v[2]) if dead else (v[0] == v[1] and bool(v[2]))
+        c.cases.append(V.Case(
+            name, "tasks due after the failing one that ran; a new schedule accepted",
+            "as claimed" if ok else "not as claimed", None, None, (),
+            {"expected": "none ran, refused" if dead else "all ran, accepted"},
+            {"ran_after": v[0], "after": v[1], "accepted_after": bool(v[2])}))
     if tk[0] == 0 and not tk[2] and pk[0] == pk[1] and pk[2]:
         return _set(c, HOLDS, HOLDS, measured)
     return _set(c, FAILS, FAILS, measured)
@@ -898,6 +905,18 @@ def timer_wall_clock(ctx):
     if late <= 0 or -p.counter("step_ns") != late:
         return _set(c, UNTESTED, UNTESTED + ": the wallstep back results do not step both "
                     "backends back by one \u0394", measured)
+    for (b, case), m in got.items():
+        if m is None or m.error:
+            continue
+        want = (late if b == "timerthread" else 0) if case == "back" else None
+        res_ns = m.counter("resolution_ns") or 0
+        c.cases.append(V.Case(
+            "%s %s" % (b, case), "delay of each task (run time minus planned time, ns)",
+            "shown" if want is None else
+            ("as claimed" if within(_delays(m), want, res_ns) else "not as claimed"),
+            None, None, (), {"resolution_ns": res_ns, "expected_delay_ns": want},
+            {"step_ns": m.counter("step_ns"), "delays_ns": _delays(m),
+             "wall_clock": m.counter("wall_clock")}))
     bad = []
     if not within(_delays(t), late, t.counter("resolution_ns") or 0):
         bad.append("timerthread's tasks did not all run %s late" % A.fmt_ns(late))
@@ -936,6 +955,11 @@ def netty_ticks(ctx):
             continue
         ok = t >= NETTY_IDLE_TICK_SHARE * 1e9 / tick and t > 0 and e / t >= NETTY_EMPTY_SHARE
         idle_ok.append(ok)
+        c.cases.append(V.Case(
+            "timerwheel tick=%s, idle" % A.fmt_ns(tick), "ticks per second and their empty "
+            "share", "yes" if ok else "no", None, None, (),
+            {"idle_tick_share": NETTY_IDLE_TICK_SHARE, "empty_share": NETTY_EMPTY_SHARE},
+            {"tick_ns": tick, "ticks_per_s": t, "empty_ticks_per_s": e}))
         parts.append(("idle, tick %s: %s ticks/s, %s empty" % (A.fmt_ns(tick), A.fmt_num(t),
                                                              A.fmt_pct(e / t if t else None)),))
     fp50 = floor[0].counter("p50") if floor else None
@@ -1572,6 +1596,14 @@ def jvm_ranking(ctx):
         return _set(c, UNTESTED, UNTESTED + ": the JVM originals were not measured (%s)" % why,
                     "no data")
     per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
+    for e in per_op:
+        for pr in e["pairs"]:
+            c.cases.append(V.Case(
+                "%s %s against %s, N = %s" % (e["op"], pr["a"], pr["b"], e["n"]),
+                "time per operation: the JVM original's order against the C rendering's",
+                pr["agree"], None, None, (), {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA},
+                {"jvm": {"order": pr["jvm"][0], "p": pr["jvm"][1], "ratio": pr["jvm"][2]},
+                 "c": {"order": pr["c"][0], "p": pr["c"][1], "ratio": pr["c"][2]}}))
     measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
                                                  e["verdict"], e["why"]),)
                       for e in per_op])

@@ -407,8 +407,15 @@ class WallClock(unittest.TestCase):
 
     def test_fails_when_timer_runs_on_time(self):
         # deadlines on the monotonic clock (TB_F_MONOTONIC_DEADLINES' behaviour)
-        kind, text, _ = self.judge(timer_back=(0, 0, 0))
+        kind, text, c = self.judge(timer_back=(0, 0, 0))
         self.assertEqual(kind, C.FAILS)
+        # the cases say which side broke the claim, with the delays read
+        t = c.case("timerthread back")
+        self.assertEqual(t.decision, "not as claimed")
+        self.assertEqual(t.thresholds["expected_delay_ns"], 50e6)
+        self.assertEqual(t.values["delays_ns"], [0, 0, 0])
+        self.assertEqual(c.case("heapqueue back").decision, "as claimed")
+        self.assertEqual(c.case("timerthread forward").decision, "shown")
         self.assertEqual(text, "does not hold: timerthread's tasks did not all run 50 ms late")
 
     def test_fails_when_only_the_head_waits(self):
@@ -416,8 +423,10 @@ class WallClock(unittest.TestCase):
         self.assertEqual(kind, C.FAILS)
 
     def test_fails_when_the_pool_moves_too(self):
-        kind, text, _ = self.judge(pool_back=(50e6, 50e6, 50e6))
+        kind, text, c = self.judge(pool_back=(50e6, 50e6, 50e6))
         self.assertEqual(kind, C.FAILS)
+        self.assertEqual(c.case("timerthread back").decision, "as claimed")
+        self.assertEqual(c.case("heapqueue back").decision, "not as claimed")
         self.assertEqual(text, "does not hold: heapqueue's tasks did not all run on time")
 
     def test_a_task_that_never_ran_refutes_it(self):
