@@ -569,7 +569,7 @@ def _combine(verdicts):
     the claim is about every operation, and an undecided one could then
     only turn "does not hold" into "holds only in part", never into
     "holds", so a borderline operation does not hide a clear refutation
-    (bench/README, "Reproducibility, measured")."""
+    (docs/notes/2026-12-02-bench-noise-and-reproducibility.md)."""
     vs = list(verdicts)
     if all(v == HOLDS for v in vs):
         return HOLDS

@@ -373,7 +373,7 @@ def method_section(ctx, doc, micro_ops):
               "in the driver, so their insert costs more here at large N; its cancel takes all N in "
               "random order down to an empty structure, each first loading its handle from "
               "a random place of that array (a dependent miss that the reference timers' "
-              "intrusive nodes do not make; bench/README measures both costs), while ",
+              "intrusive nodes do not make; docs/notes/2026-12-02-peers-driver-and-targets.md measures both costs), while ",
               Code("cancel"), " here holds N throughout; its delays are uniform over 10^6 ticks of each backend, the "
               "workloads here are defined in time (", Code("uniform"), ": 1 ms to 1000 s).")
     keys = {}
