@@ -1253,7 +1253,8 @@ class SafeWrites(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="tb-report-")
         self.dir = copy_fixture(self.tmp)
         self.old = {}
-        for name in ("report.md", "report.html"):
+        # verdicts.json is the report's: never left ahead of it
+        for name in ("report.md", "report.html", "verdicts.json"):
             with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
                 f.write("the previous %s, whole\n" % name)
             self.old[name] = "the previous %s, whole\n" % name
@@ -1300,6 +1301,12 @@ class SafeWrites(unittest.TestCase):
         self.assertIn("report.md and report.html there are as they were", err)
         self.assert_old_pair()
 
+    def test_full_disk_while_writing_the_verdicts(self):
+        with self.full_disk_at("verdicts.json"):
+            rc, err = self.main()
+        self.assertEqual(rc, 1, err)
+        self.assert_old_pair()
+
     def test_full_disk_while_writing_the_html(self):
         with self.full_disk_at("report.html"):
             rc, err = self.main()
@@ -1339,6 +1346,8 @@ class SafeWrites(unittest.TestCase):
             self.assertIn("## Summary", f.read())
         with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
             self.assertIn("<h2", f.read())
+        with open(os.path.join(self.dir, "verdicts.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["format"], 1)
         self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f
                           or f.startswith(".report-")], [])
 
