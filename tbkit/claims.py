@@ -1982,7 +1982,21 @@ def recommend_replay(ctx, classes=True):
     compared, measured]): per replayed trace its verdict (budgets kept),
     then (with `classes`) the cheapest candidate in each precision class."""
     rows = []
+    for main, by_class in recommend_replay_by_trace(ctx):
+        rows.append(main)
+        if classes:
+            rows.extend(by_class)
+    return rows
+
+
+def recommend_replay_by_trace(ctx):
+    """[(the trace's row, its rows per precision class)] per replayed
+    trace, rows as recommend_replay's: what "Which one to use" lists in
+    full and the summary in short."""
+    out = []
     for t in ctx.res.replay:
+        rows = []
+        out.append(rows)
         names, _ = RD.verdict_text(t)
         v = RD.precision_verdict(t)
         cands = sorted(t["backends"], key=lambda b: RD.per_event(b)["median"])
@@ -2001,7 +2015,7 @@ def recommend_replay(ctx, classes=True):
             "trace gives no budget)",
             tuple(_sjoin(ev, ", "))])
         pcands = F.replay_candidates(t, RD.per_event)
-        if not classes or not any(c["sweep"] for c in pcands):
+        if not any(c["sweep"] for c in pcands):
             continue
         for label, cnames, best in F.cheapest_by_class(pcands):
             if best is None or label == "any":
@@ -2012,7 +2026,7 @@ def recommend_replay(ctx, classes=True):
                          "cheapest median CPU time per event among the backends and tick "
                          "sweep points whose lateness fits the class",
                          "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
-    return rows
+    return [(rows[0], rows[1:]) for rows in out]
 
 
 # Every row of CLAIMS has its function: a row without one would be listed

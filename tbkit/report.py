@@ -155,21 +155,24 @@ def build(res, figs):
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)
-    choice = sec_claims.choose_section(ctx, after)
+    # one set of recommendations, shown in full and in the summary
+    recs, notes = C.recommend(ctx)
+    choice = (recs, notes, C.recommend_replay_by_trace(ctx))
+    rows = sec_claims.choose_section(ctx, after, choice)
     sec_claims.limitations_section(ctx, after)
 
     sec_summary.appendix_section(ctx, after)
 
     # first screen first: the summary, then the method
     doc = Doc("timerbench report")
-    sec_summary.summary_section(ctx, doc, claims)
+    sec_summary.summary_section(ctx, doc, claims, choice)
     sec_summary.method_section(ctx, doc, micro_ops)
     sec_summary.how_to_read_section(ctx, doc)
     sec_summary.machine_section(ctx, doc)
     doc.blocks += body.blocks + after.blocks
     run = {k: res.run.get(k) for k in ("profile", "status") if res.run.get(k) is not None}
     run["written_by"] = res.written_by()
-    return doc, V.document(claims, choice, run)
+    return doc, V.document(claims, rows, run)
 
 
 def main(argv):

@@ -147,16 +147,18 @@ def _micro_front(ctx, doc):
 
 
 
-def choose_section(ctx, doc):
+def choose_section(ctx, doc, choice):
     """"Which one to use": a row per workload with its recommendation, the
-    precision it holds at, what was compared and the measured evidence.
-    Returns the rows (the report writes them into verdicts.json)."""
+    precision it holds at, what was compared and the measured evidence;
+    `choice` is (C.recommend's rows, its notes, C.recommend_replay_by_trace),
+    the rows the summary shows in short.  Returns the rows (the report
+    writes them into verdicts.json)."""
     doc.h(2, HEADINGS["choose"], "choose")
-    recs, notes = C.recommend(ctx)
+    recs, notes, by_trace = choice
     ctx.missing.extend(notes)
     rows = [r[:2] + [_row_precision(ctx, r[1])] + r[2:] for r in recs]
     front = _micro_front(ctx, doc)
-    rows += front + C.recommend_replay(ctx)
+    rows += front + [r for main, by_class in by_trace for r in [main] + by_class]
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
         return rows

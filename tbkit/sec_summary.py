@@ -15,7 +15,6 @@ from tbkit import analysis as AN
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
-from tbkit import claims as C
 from tbkit.doc import Bold, Code, Doc, join as _join
 from tbkit.figures import add_figure
 from tbkit.page import HEADINGS, link
@@ -70,10 +69,11 @@ def _short(spans):
                  sp.startswith(" — fires up to a tick plus 8/63") else sp for sp in spans)
 
 
-def summary_section(ctx, doc, claims):
+def summary_section(ctx, doc, claims, choice):
     """The first screen: what happened to the run (when it did not go
-    through), the headline figure, the recommendations in short (the full
-    table is "Which one to use"), then the findings and the verdicts."""
+    through), the headline figure, the recommendations in short (`choice`:
+    the rows "Which one to use" gives in full, tbkit.sec_claims), then the
+    findings and the verdicts."""
     doc.h(2, "Summary", "summary")
     for spans in run_state_text(ctx.res):
         doc.p(*spans)
@@ -85,9 +85,9 @@ def summary_section(ctx, doc, claims):
             "workload of each operation; the section " % ctx.config_text(series),
             link("Micro-benchmarks", "micro"), " has every series "
             "and workload."), "ns per operation against N, series " + series)
-    recs, _ = C.recommend(ctx)
+    recs, _, by_trace = choice   # the rows "Which one to use" gives in full
     rows = [[r[0], _short(r[1])] for r in recs] + \
-        [[r[0], _short(r[1])] for r in C.recommend_replay(ctx, classes=False)]
+        [[main[0], _short(main[1])] for main, _ in by_trace]
     if rows:
         right.p(Bold("Which one to use"), ", in short: the backend with the best measured "
                 "number for each workload (ties named together). ",
