@@ -725,6 +725,18 @@ class WorkAndCounts(unittest.TestCase):
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             return f.read(), err
 
+    def _work_shapes(self, d):
+        """{"heap": [...], "wheel": [...]}: the work shape of each line the
+        growth claim judged, from its cases in verdicts.json."""
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            g = [c for c in json.load(f)["claims"] if c["id"] == "heap_vs_wheel_growth"][0]
+        out = {"heap": [], "wheel": []}
+        for case in g["cases"]:
+            label = case["name"].split(" ", 2)[2]
+            kind = "heap" if label.split(" ")[0] in ("heapqueue", "timerthread") else "wheel"
+            out[kind].append(case["values"]["work_shape"])
+        return out
+
     def _growth_verdict(self, md):
         rows = claim_rows(md)
         title = C.CLAIMS["heap_vs_wheel_growth"].title
@@ -761,6 +773,11 @@ class WorkAndCounts(unittest.TestCase):
             self.assertTrue("on the structure's work it holds" in v or
                             v.startswith("holds on average (uniform deadlines): on work and on time"), v)
             self.assertIn("the worst case was not measured in this run", v)
+            # the cases carry each line's work shape: heaps grow, wheels stay flat
+            shapes = self._work_shapes(d)
+            self.assertTrue(shapes["heap"] and shapes["wheel"], shapes)
+            self.assertEqual(set(shapes["heap"]), {"grows"}, shapes)
+            self.assertEqual(set(shapes["wheel"]), {"flat"}, shapes)
             micro = unmd(md_section(md, "Micro-benchmarks: cost per operation against N"))
             self.assertIn("sift_levels 13.3", micro)      # log2(10^4) at N = 10^4
             self.assertIn("the structure's work per operation", micro)
@@ -770,6 +787,7 @@ class WorkAndCounts(unittest.TestCase):
             self.assertTrue("on the structure's work it does not hold" in v or
                             v.startswith("does not hold on average (uniform deadlines): on work "
                                          "and on time"), v)
+            self.assertEqual(set(self._work_shapes(d)["heap"]), {"flat"})
             # heaps whose counters never move do not count them: time alone
             self._set_work(d, lambda n: 0.0)
             md, _ = self._report(d)
