@@ -1062,6 +1062,10 @@ def kafka_no_empty_advances(ctx):
         d = _decide(c, "timerwheel against hierwheel, %s" % t.series, "wake-ups per second, "
                     "against CLEAR_FACTOR x hierwheel's", _reps(t, "wakeups_per_s"),
                     _reps(h, "wakeups_per_s"), A.CLEAR_FACTOR)
+        c.cases.append(V.Case(
+            "hierwheel empty ticks, %s" % h.series, "empty ticks per second (none is the claim)",
+            "none" if he == 0 else "some", None, None, (), {"empty_ticks_per_s": 0},
+            {"empty_ticks_per_s": he, "wakeups_per_s": hwk}))
         if he != 0 or d.kind == "less":
             ok = False
         elif d.kind == "greater" or (hwk == 0 and twk > 0 and he == 0):
@@ -1389,6 +1393,12 @@ def lazy_deletion(ctx):
         pend = m.counter("pending_per_n")
         bl, bp = m.counter("bytes_per_live"), m.counter("bytes_per_pending")
         kept.append(z > 0)
+        c.cases.append(V.Case(
+            "%s zombies, timeouts N = %s" % (b, m.n), "cancelled records still held per N "
+            "(more than none is the claim's memory half)", "held" if z > 0 else "none", None,
+            None, (), {"zombies_per_n": 0},
+            {"zombies_per_n": z, "pending_per_n": pend, "bytes_per_live": bl,
+             "bytes_per_pending": bp}))
         share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
         parts.append(("timeouts at N = %s: " % A.fmt_n(m.n), Code(b), " zombies %s per N%s"
                       % (A.fmt_num(z), share) + (", %s B per live task against %s B per "

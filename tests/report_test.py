@@ -688,6 +688,13 @@ class HeapClaims(unittest.TestCase):
             _, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "holds only in part: cancel is cheaper, but a lazy heap held "
                                 "no zombies")
+            with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+                lazy = [c for c in json.load(f)["claims"] if c["id"] == "lazy_deletion"][0]
+            zombies = {c["name"].split(" ")[0]: c for c in lazy["cases"] if " zombies, " in c["name"]}
+            self.assertEqual(zombies["quadheap"]["decision"], "none")
+            self.assertEqual(zombies["quadheap"]["values"]["zombies_per_n"], 0.0)
+            self.assertEqual(zombies["timerthread"]["decision"], "held")
+            self.assertEqual(lazy["kind"], C.PARTLY)
             # and a lazy cancel slower than the removal
             self._add_quadheap(d, "cancel", 1000.0)
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.25})
