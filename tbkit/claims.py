@@ -1454,6 +1454,12 @@ def non_cascading(ctx, backend="kernelwheel"):
     d = _decide(c, "%s expire, wide against short" % backend, "time per expire (ns), against "
                 "CLEAR_FACTOR x short's", _reps(wide), _reps(short), A.CLEAR_FACTOR)
     worst = max(f for _, f in traces)
+    for name, f in traces:
+        c.cases.append(V.Case(
+            "%s lateness, trace %s" % (backend, name), "largest lateness beyond one tick, as a "
+            "share of the delay", "within" if f <= KERNEL_LATENESS_BOUND else "beyond", None,
+            None, (), {"kernel_lateness_bound": KERNEL_LATENESS_BOUND},
+            {"beyond_tick_frac": f}))
     measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
                  "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
                              A.fmt_ratio(wide.median / short.median), d.text()))]
@@ -1556,6 +1562,12 @@ def tree_and_wheel(ctx, tree="hrtree"):
                      if (b.get("lateness") or {}).get("beyond_budget", 0) > 0]
     kept_wheels = [x for x in cands if (x.get("backend") in ticked)
                    and (x.get("lateness") or {}).get("beyond_budget", 0) == 0]
+    for x in [t_entry] + main_wheels:
+        beyond = (x.get("lateness") or {}).get("beyond_budget", 0)
+        c.cases.append(V.Case(
+            "%s budgets, hrtimer stream" % x["name"], "timers run later than their budget",
+            "kept" if beyond == 0 else "missed", None, None, (), {"beyond_budget": 0},
+            {"beyond_budget": beyond, "cancel_ratio": hr["cancel_ratio"]}))
     cheaper = []
     for w in kept_wheels:
         # the tree dearer than this wheel, significantly and by MIN_EFFECT

@@ -844,6 +844,12 @@ class TreeAndWheelClaim(unittest.TestCase):
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams())
         self.assertEqual(c.kind, "holds", c)
+        # the budgets checked, as cases: the tree kept them, the wheels did not
+        self.assertEqual(c.case("hrtree budgets, hrtimer stream").decision, "kept")
+        for w in ("hierwheel", "kernelwheel"):
+            case = c.case("%s budgets, hrtimer stream" % w)
+            self.assertEqual(case.decision, "missed")
+            self.assertGreater(case.values["beyond_budget"], 0)
 
     def test_a_cheaper_wheel_within_budget_makes_it_partial(self):
         if not S.have_scipy():

@@ -270,6 +270,12 @@ class NonCascadingClaim(unittest.TestCase):
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.128]))
         self.assertEqual(c.kind, C.PARTLY)
         self.assertIn("late by 0.128 of its delay", c.text)
+        # each trace a case held to the bound; the cost a test's case
+        self.assertEqual(c.case("kernelwheel lateness, trace trace0").decision, "within")
+        late = c.case("kernelwheel lateness, trace trace1")
+        self.assertEqual(late.decision, "beyond")
+        self.assertEqual(late.thresholds["kernel_lateness_bound"], C.KERNEL_LATENESS_BOUND)
+        self.assertEqual(c.case("kernelwheel expire, wide against short").decision, "less")
         steep = self._m("wide", 250.0)            # 2.5x: past the 2x allowance
         c = C.non_cascading(self._ctx(flat_s, steep, [0.1]))
         self.assertEqual(c.kind, C.PARTLY)
