@@ -653,10 +653,11 @@ def _growth_case(ctx, pick, c=None):
     return tested, parts, time_v, work_v, few_only, uncounted
 
 
-def _counts_worst(ctx):
+def _counts_worst(ctx, c=None):
     """The worst case on Valgrind's counts (counts.json, workload worst):
     (tested ops, measured parts, work verdicts); the structure's work per
-    operation is counted, so judged as the micro's work counters are."""
+    operation is counted, so judged as the micro's work counters are.
+    Each line judged is a case of verdict `c` when given."""
     rows = [r for r in (ctx.res.counts or []) if not r.get("error")
             and r.get("workload") == "worst" and r.get("op") in ("insert", "cancel")]
     tested, parts, work_v = [], [], []
@@ -686,6 +687,12 @@ def _counts_worst(ctx):
             else:
                 shape = ("grows" if whi / wlo >= A.GROW_RATIO else "flat", whi / wlo)
             row = (shape[0], shape[1], shape[1])
+            if c is not None and (ctx.is_heap(b) or ctx.is_wheel(b)):
+                c.cases.append(V.Case(
+                    "worst %s %s, Valgrind counts" % (op, b + (" roc=on" if roc else "")),
+                    "work per operation (N = %s) / work (N = %s), counted" % (hi["n"], lo["n"]),
+                    shape[0], None, shape[1], (), {"grow_ratio": A.GROW_RATIO},
+                    {"work_lo": wlo, "work_hi": whi, "n_lo": lo["n"], "n_hi": hi["n"]}))
             if ctx.is_heap(b):
                 heaps.append(row)
             elif ctx.is_wheel(b):
@@ -732,7 +739,7 @@ def heap_vs_wheel_growth(ctx):
     c = _verdict("heap_vs_wheel_growth")
     avg = _growth_case(ctx, lambda op: _main_workload(ctx, op), c)
     worst = _growth_case(ctx, lambda op: "worst" if (op, "h2h", "worst") in ctx.series else None, c)
-    cw_tested, cw_parts, cw_work = _counts_worst(ctx)
+    cw_tested, cw_parts, cw_work = _counts_worst(ctx, c)
     if not avg[0] and not worst[0] and not cw_tested:
         return _set(c, UNTESTED, UNTESTED + ": no insert or cancel results for both a heap and a wheel",
                     "no data")

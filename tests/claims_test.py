@@ -177,6 +177,13 @@ class Growth(unittest.TestCase):
         self.assertTrue(text.startswith("holds on the worst case, on work (Valgrind's counts)"),
                         text)
         self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c.measured))
+        # every line the counts judged is a case: the heaps' work grows, the wheels' not
+        counted = [x for x in c.cases if x.name.endswith(", Valgrind counts")]
+        self.assertTrue(counted)
+        for x in counted:
+            heap = x.name.split(" ")[2].rstrip(",") in ("heapqueue", "timerthread")
+            self.assertEqual(x.decision, "grows" if heap else "flat", x)
+            self.assertEqual(x.effect, x.values["work_hi"] / x.values["work_lo"])
 
     def test_lazy_cancels_are_no_removal(self):
         d = growth_dir(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
