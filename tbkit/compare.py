@@ -186,17 +186,24 @@ def verdicts_of(d, res=None):
 
 def verdict_lines(dir_a, dir_b):
     """The two runs' verdicts side by side, as lines: a line per claim
-    (its kind in A and B, "changed" where they differ), the
-    recommendations that changed, and the count of changed verdicts.
+    (its kind in A and B, "changed" where they differ, then the cases
+    whose decision differs), the recommendations that changed, and the
+    count of changed verdicts.
     Raises Refused as compare() does."""
     (va, wa), (vb, wb) = verdicts_of(dir_a), verdicts_of(dir_b)
     rows, recs = V.side_by_side(va, vb)
     width = max([len(r[0]) for r in rows] + [5])
     out = ["verdicts (A: %s, B: %s):" % (wa, wb),
            "%-*s  %-24s  %-24s" % (width, "claim", "A", "B")]
+    ca = {c["id"]: c for c in va.get("claims", [])}
+    cb = {c["id"]: c for c in vb.get("claims", [])}
     for cid, ka, kb, changed in rows:
         out.append("%-*s  %-24s  %-24s%s" % (width, cid, ka or "-", kb or "-",
                                              "  changed" if changed else ""))
+        if changed and cid in ca and cid in cb:
+            # what moved it: the cases whose decision differs
+            for name, da, db in V.changed_cases(ca[cid], cb[cid]):
+                out.append("    case %s: A %s, B %s" % (name, da or "-", db or "-"))
     for w, ra, rb in recs:
         out.append("recommendation changed: %s: A %s, B %s" % (
             w, ", ".join(ra) if ra else "-", ", ".join(rb) if rb else "-"))

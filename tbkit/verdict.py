@@ -140,6 +140,16 @@ def dumps(doc):
     return json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"
 
 
+def changed_cases(claim_a, claim_b):
+    """The cases of one claim whose decision differs between two runs'
+    verdicts.json claims: [(case name, decision in A, decision in B)], in
+    A's order then B's new cases, None for a case a run lacks."""
+    da = {c["name"]: c.get("decision") for c in claim_a.get("cases", [])}
+    db = {c["name"]: c.get("decision") for c in claim_b.get("cases", [])}
+    names = list(da) + [n for n in db if n not in da]
+    return [(n, da.get(n), db.get(n)) for n in names if da.get(n) != db.get(n)]
+
+
 class Unreadable(Exception):
     """A verdicts.json this checkout cannot read, and why."""
 

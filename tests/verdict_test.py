@@ -103,6 +103,12 @@ class Values(unittest.TestCase):
                                 ("z", None, V.HOLDS, True)])
         self.assertEqual(recs, [("w", ["hierwheel"], ["quadheap"])])
         self.assertEqual(V.side_by_side(a, a)[0][0][3], False)
+        ca = {"cases": [{"name": "p", "decision": "greater"}, {"name": "q", "decision": "less"}]}
+        cb = {"cases": [{"name": "p", "decision": "undecided"}, {"name": "q", "decision": "less"},
+                        {"name": "r", "decision": "too few"}]}
+        self.assertEqual(V.changed_cases(ca, cb), [("p", "greater", "undecided"),
+                                                   ("r", None, "too few")])
+        self.assertEqual(V.changed_cases(ca, ca), [])
         del b["recommendations"]
         self.assertEqual(V.side_by_side(a, b)[1], [])
 
@@ -161,11 +167,15 @@ class Report(unittest.TestCase):
         with open(os.path.join(self.dir, "verdicts.json"), encoding="utf-8") as f:
             doc = json.load(f)
         doc["claims"][0]["kind"] = V.FAILS if doc["claims"][0]["kind"] != V.FAILS else V.HOLDS
+        moved = doc["claims"][0]["cases"][0]
+        was = moved["decision"]
+        moved["decision"] = "greater" if was != "greater" else "less"
         with open(os.path.join(other, "verdicts.json"), "w", encoding="utf-8") as f:
             json.dump(doc, f)
         lines = CMP.verdict_lines(self.dir, other)
         first = next(l for l in lines if l.startswith(C.ids()[0] + " "))
         self.assertTrue(first.endswith("changed"), first)
+        self.assertIn("    case %s: A %s, B %s" % (moved["name"], was, moved["decision"]), lines)
         self.assertIn("verdicts changed: 1 of %d claims" % len(C.ids()), lines[-1])
         # without verdicts.json the claims are decided on the results
         os.remove(os.path.join(other, "verdicts.json"))
