@@ -4,15 +4,19 @@
 # remove-on-cancel), error bars from the fastest to the slowest repetition.
 #
 # Variables: out, plotdir, data (path prefix: panel k reads <data>_<k>.tsv),
-# title, npanels, optional xlabel / ylabel (with units) and linx=1 for a
-# linear x axis, and per panel k: ptitle_k, nseries_k, colours_k (words
+# title, npanels, optional xlabel / ylabel (with units), linx=1 for a
+# linear x axis and panelw / panelh (a panel's pixels; 480 x 390 unless
+# given: the summary draws its figure smaller, to be shown at its own
+# size), and per panel k: ptitle_k, nseries_k, colours_k (words
 # #rrggbb), dashes_k (words, gnuplot dash types).
 # Data blocks (one per series, first line = title): N  median  low  high.
 
 ncols = (npanels > 2) ? 3 : npanels
 nrows = int(ceil(npanels / (ncols * 1.0)))
-W = 480 * ncols + 40
-H = 390 * nrows + 60
+if (!exists("panelw")) panelw = 480
+if (!exists("panelh")) panelh = 390
+W = panelw * ncols + 40
+H = panelh * nrows + 60
 load plotdir.'common.gp'
 
 set logscale xy 10

@@ -26,15 +26,12 @@ from tbkit import precision as P
 from tbkit import replaydata as RD
 from tbkit import results as tb_results
 from tbkit import stats as S
+from tbkit import verdict as V
 from tbkit.doc import Code, join as _sjoin
 
-HOLDS = "holds"
-FAILS = "does not hold"
-PARTLY = "holds only in part"
-UNTESTED = "not tested"
-# A decisive comparison that the test over the repetitions does not call
-# significant (or that has too few repetitions to test) picks no side.
-UNDECIDED = "undecided at this noise"
+# The verdicts' kinds (tbkit.verdict defines them; named here as the
+# claims use them).
+HOLDS, FAILS, PARTLY, UNTESTED, UNDECIDED = V.HOLDS, V.FAILS, V.PARTLY, V.UNTESTED, V.UNDECIDED
 
 
 def _reps(m, counter=None):
@@ -57,17 +54,53 @@ def _undecided(c, d, measured, what=""):
                 measured)
 
 
-def _claim(claim, source, experiment, rule):
-    return {"claim": claim, "source": source, "experiment": experiment,
-            "rule": rule, "measured": ("",), "verdict": UNTESTED,
-            "verdict_kind": UNTESTED}
+def _verdict(cid):
+    """A new verdict of claim `cid`, "not tested" until decided, with the
+    claim's metadata from CLAIMS."""
+    m = CLAIMS[cid]
+    return V.Verdict(cid, m.title, m.source, m.experiment, m.rule)
 
 
 def _set(c, kind, verdict, measured):
-    c["verdict_kind"] = kind
-    c["verdict"] = verdict
-    c["measured"] = measured if isinstance(measured, tuple) else (measured,)
+    c.kind = kind
+    c.text = verdict
+    c.measured = measured if isinstance(measured, tuple) else (measured,)
     return c
+
+
+def _decide(c, name, basis, a, b, factor=1.0, shift=0.0):
+    """S.decide(a, b, factor, shift), recorded on verdict `c` as the case
+    `name` (basis: the measure compared), and returned."""
+    d = S.decide(a, b, factor, shift)
+    thresholds = {"alpha": S.ALPHA}
+    if factor != 1.0:
+        thresholds["factor"] = factor
+    if shift:
+        thresholds["shift"] = shift
+    c.cases.append(V.Case(name, basis, d.kind, d.p, d.ratio, (d.na, d.nb), thresholds,
+                          {"median_a": _median(a), "median_b": _median(b)}))
+    return d
+
+
+def _direction(c, d, want, min_effect=S.MIN_EFFECT):
+    """S.direction(d, want, min_effect), recorded on the case of `c` that
+    decision d made (its direction and the minimum effect it was held
+    to), and returned."""
+    way = S.direction(d, want, min_effect)
+    for case in reversed(c.cases):
+        if case.p == d.p and case.effect == d.ratio and case.n == (d.na, d.nb):
+            case.values["direction_" + want] = way
+            case.thresholds["min_effect"] = min_effect
+            break
+    return way
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x)))
+    if not xs:
+        return None
+    k = len(xs) // 2
+    return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
 
 
 def _join(items, sep="; "):
@@ -97,16 +130,332 @@ def _lazy(ctx, backend):
     return "lazy_cancel" in (ctx.caps.get(backend) or ())
 
 
+# ---- the thresholds -----------------------------------------------------------
+#
+# Every number a rule holds a measurement to, named; the rules' texts
+# (CLAIMS) are made from these same constants, so the words and the code
+# cannot disagree.  The shared ones are tbkit.stats's (ALPHA, MIN_EFFECT)
+# and tbkit.numbers's (CLEAR_FACTOR, GROW_RATIO, FLAT_RATIO).
+
+# How many children a slot has in each heap, read from its source: no
+# capability says it, so a heap not listed here takes no part in claim 9.
+HEAP_ARITY = {"heapqueue": 2, "timerthread": 2, "quadheap": 4}
+
+# The 2016 rework's bound: a timer in level n waits for a bucket of 8^n ticks
+# and lies at least 63 * 8^(n-1) ticks away, so beyond the tick every wheel
+# rounds to it runs less than 8/63 of its delay late (about 1/8, as the
+# write-ups round it; kernelwheel/README.md, D11): tbkit.precision's bound.
+KERNEL_LATENESS_BOUND = P.GRANULAR_SHARE
+
+# The wake-ups per task a leader with signal() leaves: the leader's own
+# timed wake-up and the one successor it signals, with half a wake-up of
+# margin (tests/test_heapqueue.c test_leader_saves_wakeups bounds it so).
+LEADER_WAKEUPS_MAX = 2.5
+
+# Netty's ticks: an idle wheel ticks at least this share of once per tick,
+# and at least this share of its ticks are empty; its p50 lateness is more
+# than the floor's by at least NETTY_P50_TICKS of a tick, its p99 not
+# significantly more than the floor's plus NETTY_P99_TICKS ticks.
+NETTY_IDLE_TICK_SHARE = 0.5
+NETTY_EMPTY_SHARE = 0.5
+NETTY_P50_TICKS = 0.25
+NETTY_P99_TICKS = 1.0
+
+
+# ---- the claims' metadata -------------------------------------------------------
+#
+# One row per claim: what the write-ups say (title), where (source), the
+# experiment that tests it, and the rule, its thresholds substituted from
+# the constants above.  The report lists the claims in this order; every
+# row has its function below (registered by @claim under the same id), and
+# `summary` places a claim among the summary's findings (None: the summary
+# does not quote it).
+
+class Meta:
+    """A claim's fixed text and its place in the summary."""
+
+    def __init__(self, title, source, experiment, rule, summary=None):
+        self.title, self.source, self.experiment, self.rule = title, source, experiment, rule
+        self.summary = summary
+
+
+CLAIMS = {
+    "heap_vs_wheel_growth": Meta(
+        title="Heap insert and removal grow as log n while a timing wheel's stay constant",
+        source="Varghese & Lauck, \"Hashed and Hierarchical Timing Wheels\" (SOSP 1987); "
+               "Netty HashedWheelTimer Javadoc",
+        experiment="micro-benchmarks insert and cancel, series h2h: the worst case (workload "
+                   "worst, deadlines in decreasing order, and its Valgrind counts) and the "
+                   "average (main workload, uniform deadlines), judged separately",
+        rule="the bound is a worst-case bound, so the verdict is the worst case's and the "
+             "average is said beside it. For each case and each of work and time, an "
+             "operation holds when every heap line grows "
+             "(largest N against smallest: at least %s) and every wheel line stays flat "
+             "(under %s); holds only in part when every heap grows more than every wheel "
+             "but a wheel is not flat. Time is judged by the %d %% confidence interval of "
+             "the ratio over the repetitions (Mann-Whitney): a line whose interval straddles "
+             "the threshold leaves its operation %s, and the time part too unless another "
+             "operation does not hold and none holds even in part. Work is the sum of the work counters "
+             "per operation (counted, not timed). The worst case is judged on work (the "
+             "micro's counters, else Valgrind's counts of the same workload): its time is "
+             "shown, not decisive, because decreasing deadlines climb one path to the "
+             "root, whose slots stay in cache, so the time need not follow the count. The "
+             "average is judged on work and time, as before. Removal is a cancel that "
+             "takes the task out of the heap (remove-on-cancel on), since a lazy cancel "
+             "only marks it"
+             % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO),
+             round(100 * (1 - S.ALPHA)), UNDECIDED),
+        summary=13,
+    ),
+    "slow_task": Meta(
+        title="A slow task in java.util.Timer delays every other task; a pool does not",
+        source="java.util.Timer Javadoc (\"timer tasks should complete quickly\"); "
+               "Goetz et al., Java Concurrency in Practice, 6.2.5",
+        experiment="interference",
+        rule="holds when the single-thread backend's maximum lateness of the fast "
+             "tasks, with a pool size of more than one requested, is at least %s "
+             "that of the pool backend with the same request, by a Mann-Whitney U "
+             "test over the repetitions (p < %s)" % (A.fmt_ratio(A.CLEAR_FACTOR),
+             A.fmt_num(S.ALPHA)),
+        summary=18,
+    ),
+    "failing_task": Meta(
+        title="A task that throws kills a java.util.Timer, but not a thread pool",
+        source="java.util.Timer Javadoc; Goetz et al., Java Concurrency in Practice, 6.2.5 "
+               "(\"thread leakage\")",
+        experiment="failure (probe, virtual clock)",
+        rule="holds when, after one failing task, the Timer backend runs none of the "
+             "tasks due after it and refuses new ones, while the pool backend runs all "
+             "of them and accepts new ones",
+    ),
+    "timer_wall_clock": Meta(
+        title="java.util.Timer schedules on absolute system time, so setting the system "
+              "clock moves its pending tasks; a ScheduledThreadPoolExecutor, on nanoTime, "
+              "is not moved",
+        source="the source articles (Timer's scheduling rests on absolute time and is "
+               "sensitive to the system time); java.util.Timer's TimerThread.mainLoop "
+               "(System.currentTimeMillis)",
+        experiment="wallstep (probe, virtual clock): one-shots due at 10, 20, 30 ms, the wall "
+                   "clock stepped back by 50 ms at 5 ms (tb_wall_step; DECISIONS.md D15); a "
+                   "step forward by 15 ms is shown beside it",
+        rule="holds when, after the step back by \u0394, every pending timerthread task "
+             "runs \u0394 late and every heapqueue task on time (run time minus planned "
+             "time, to within the probe's clock step); the step forward is shown, not "
+             "judged",
+    ),
+    "netty_ticks": Meta(
+        title="Netty's HashedWheelTimer wakes every tick even when idle, and fires up to a tick late",
+        source="Netty HashedWheelTimer Javadoc (\"does not execute the scheduled TimerTask on time\")",
+        experiment="idle; lateness (light load)",
+        rule="the idle part holds when the wheel's ticks per second are at least %s of "
+             "one per tick and at least %s of them are empty; the lateness part holds when "
+             "its p50 lateness is more than the floor's p50 plus %s of a tick, by a "
+             "Mann-Whitney U test over the repetitions (p < %s), and its p99 is not "
+             "significantly more than the floor's p99 plus %s tick (\"up to a tick\" is a "
+             "bound: only a significant excess refutes it), with enough samples for a p99; "
+             "it does not hold when the p50 is not over that mark or the p99 is "
+             "significantly over its bound. The lateness judged is timerwheel's as Netty "
+             "sleeps, in whole milliseconds rounded up (the default); the nanosecond "
+             "wait (sleep=exact, DECISIONS D14) is shown beside it, not judged"
+             % (A.fmt_pct(NETTY_IDLE_TICK_SHARE), A.fmt_pct(NETTY_EMPTY_SHARE),
+                A.fmt_num(NETTY_P50_TICKS), A.fmt_num(S.ALPHA), A.fmt_num(NETTY_P99_TICKS)),
+        summary=19,
+    ),
+    "kafka_no_empty_advances": Meta(
+        title="Kafka's delay queue of buckets removes the empty clock advances of a ticking wheel",
+        source="Yasuhiro Matsuda, \"Apache Kafka, Purgatory, and Hierarchical Timing Wheels\" "
+               "(Confluent blog, 2015)",
+        experiment="idle",
+        rule="holds when the hierarchical wheel has no empty ticks while idle and wakes at "
+             "most 1/%s as often as the ticking wheel at the same tick (Mann-Whitney U "
+             "test over the repetitions, p < %s)" % (A.fmt_num(A.CLEAR_FACTOR),
+             A.fmt_num(S.ALPHA)),
+    ),
+    "hierarchy": Meta(
+        title="Hierarchical levels cover long ranges with few buckets, at the price of cascades",
+        source="Varghese & Lauck 1987 (scheme 7); Matsuda, Confluent blog, 2015",
+        experiment="micro-benchmarks insert and expire, workloads short and wide, series h2h",
+        rule="holds when the hierarchical wheel's insert on the wide workload costs under "
+             "%s its insert on the short one at the largest N (the range is covered), "
+             "and its expire per task on wide costs at least %s more than on short (the "
+             "cascades), each by a Mann-Whitney U test over the repetitions (p < %s); a "
+             "part whose medians miss its mark, whatever the p-value, is not there"
+             % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)),
+    ),
+    "leader_follower": Meta(
+        title="The leader-follower protocol saves timed waits in a pool",
+        source="ScheduledThreadPoolExecutor.DelayedWorkQueue source comments (JDK)",
+        experiment="workers, leader=on against leader=off",
+        rule="holds when turning the leader off makes at least %s as many timed waits "
+             "per task; holds only in part when there are more, but fewer than that; "
+             "does not hold when there are fewer or the same (p >= 0.5); each by a "
+             "Mann-Whitney U test over the repetitions (p < %s)"
+             % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)),
+    ),
+    "crossover": Meta(
+        title="Heaps suit few timers and wheels suit many: there is a crossover N",
+        source="Varghese & Lauck 1987; Matsuda, Confluent blog, 2015",
+        experiment="micro-benchmark timeouts (schedule, mostly cancel, clock moves on), series h2h",
+        rule="holds when the fastest heap beats the fastest wheel at the smallest N and "
+             "the fastest wheel beats the fastest heap at the largest N, both by a "
+             "Mann-Whitney U test over the repetitions (p < %s); the crossover is "
+             "interpolated on log N" % A.fmt_num(S.ALPHA),
+        summary=12,
+    ),
+    "four_ary_heap": Meta(
+        title="A 4-ary heap beats a binary heap at large N",
+        source="libev documentation (EV_USE_4HEAP: \"faster for large heaps\"); "
+               "Go runtime, runtime/time.go (timerHeapN = 4)",
+        experiment="micro-benchmark expire (cost per task as N due tasks fire), series h2h, "
+                   "main workload; heaps by their arity (%s)" % ", ".join(
+                   "%s %d" % kv for kv in sorted(HEAP_ARITY.items())),
+        rule="holds when, at the largest N both were measured at, every 4-ary heap's expire "
+             "per task is at least %s less than the fastest binary heap's, by a "
+             "Mann-Whitney U test over the repetitions (p < %s); does not hold when its "
+             "median is not that much less, whatever the p-value (a smaller difference "
+             "does not come back in a rerun). The fastest binary heap, because the claim "
+             "is about the arity: a slower binary heap may be slow for other reasons "
+             "(the JDK's index write-back). Expire is the delete-min that the arity "
+             % (A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)) +
+             "changes (half the levels, four compares each); insert with random deadlines "
+             "climbs about one level in either",
+    ),
+    "lazy_deletion": Meta(
+        title="Lazy deletion makes cancel cheap but keeps memory until the zombies are cleaned",
+        source="Go runtime, runtime/time.go (zombies, cleaned past a quarter of the heap); "
+               "java.util.Timer and ScheduledThreadPoolExecutor Javadoc (purge, "
+               "setRemoveOnCancelPolicy)",
+        experiment="micro-benchmarks cancel (series h2h, main workload) and timeouts (schedule, "
+                   "mostly cancel, clock moves on; counters zombies_per_n, bytes_per_live, "
+                   "bytes_per_pending)",
+        rule="holds when, at the largest N, every heap that cancels lazily (lazy_cancel, "
+             "remove-on-cancel off) cancels faster than every heap line that removes the "
+             "task (remove-on-cancel on, or no lazy_cancel), each pair by a Mann-Whitney U "
+             "test over the repetitions (p < %s), and every lazy heap still holds zombies "
+             "in the timeouts steady state at that N (zombies_per_n above 0, so its bytes "
+             "per live task exceed its bytes per pending task); holds only in part when "
+             "one of the two shows; does not hold when a lazy cancel is significantly "
+             "slower and no zombies are held" % A.fmt_num(S.ALPHA),
+    ),
+    "non_cascading": Meta(
+        title="A non-cascading wheel keeps expiry cost flat across delay ranges, at the "
+              "price of lateness up to about 1/8 of the delay (8/63 by the kernel's "
+              "arithmetic)",
+        source="Gleixner, \"timers: Switch to a non-cascading wheel\" (Linux 4.8, 2016); "
+               "LWN, \"Reinventing the timer wheel\" (2015)",
+        experiment="micro-benchmark expire, workloads short and wide, series h2h; lateness of "
+                   "every timer of the replayed traces (exact, virtual clock)",
+        rule="flat: the kernel wheel's expire per task on the wide workload costs under "
+             "%s its cost on the short one at the largest N, by a Mann-Whitney U test over "
+             "the repetitions (p < %s); the price: on every replayed trace its largest "
+             "lateness beyond one tick is at most %s of the timer's delay. Holds when both "
+             "do; holds only in part when one does"
+             % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA),
+             A.fmt_num(KERNEL_LATENESS_BOUND)),
+    ),
+    "tree_and_wheel": Meta(
+        title="Timeouts, which are mostly cancelled, suit a timer wheel; timers that mostly "
+              "expire and need exact expiry suit a tree",
+        source="Linux, Documentation/timers/hrtimers.rst (Gleixner and Molnar: why hrtimers "
+               "keep a red-black tree beside the timer wheel)",
+        experiment="replay of the kernel's two timer streams recorded together (perf2trace: "
+                   "timer-list and hrtimer), each with its own lateness budgets",
+        rule="on the timer-list stream (timeouts: more than half of its timers cancelled), "
+             "the budget-respecting verdict recommends wheels only (a wheel tied with "
+             "another structure leaves it undecided); on the hrtimer stream (more "
+             "than half of its timers expire), the tree keeps every budget while every wheel "
+             "at the common tick misses some, and no wheel at any swept tick keeps them all "
+             "at a CPU cost per event below the tree's (Mann-Whitney U test over the "
+             "repetitions, p < %s, and at least %s apart). Holds when both streams agree; "
+             "holds only in part when one does" % (A.fmt_num(S.ALPHA),
+             A.fmt_pct(S.MIN_EFFECT)),
+    ),
+    "jvm_ranking": Meta(
+        title=J.CLAIM,
+        source="this suite's premise: the report's findings about heapqueue, timerthread and "
+               "timerwheel stand for ScheduledThreadPoolExecutor, java.util.Timer and Netty's "
+               "HashedWheelTimer (issue 32)",
+        experiment="the JVM harness (jvm/TimerBench.java: jvm.json) beside micro's h2h series",
+        rule=J.RULE + "; over the operations: holds when every tested operation holds, "
+             "holds only in part when some hold and some do not, does not hold when none "
+             "holds and some does not",
+        summary=20,
+    ),
+    "single_runner_delay": Meta(
+        title="A slow task delays every other task in every single-runner design, not "
+              "only in java.util.Timer",
+        source="the source articles on Netty's HashedWheelTimer (\"a slow task blocks the "
+               "next one\") and java.util.Timer; Go's and the kernel's timers also run on "
+               "one runner",
+        experiment="interference with one runner (threads=1) on every backend, against "
+                   "heapqueue's pool (threads=4)",
+        rule="holds when every backend's maximum lateness of the fast 1 ms tasks with "
+             "one runner (threads=1) is at least %s the pool's (heapqueue, the most "
+             "threads measured), each by a Mann-Whitney U test over the repetitions "
+             "(p < %s); holds only in part when some are and the others significantly "
+             "are not; does not hold when none is. The maximum, because quadheap and "
+             "hrtree skip the periods a late run missed (as Go's Ticker and hrtimer_forward "
+             "do), so few of their runs are late and their percentiles hide the stall"
+             % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)),
+    ),
+    "stpe_one_thread_like_timer": Meta(
+        title="A ScheduledThreadPoolExecutor with one thread behaves like java.util.Timer on "
+              "a slow task, and differs on a failing one",
+        source="java.util.Timer Javadoc, quoted in the source articles (\"equivalent to "
+               "Timer\"); Goetz et al., Java Concurrency in Practice, 6.2.5",
+        experiment="interference and failing (real threads), heapqueue threads=1 against "
+                   "timerthread",
+        rule="the slow-task part holds when heapqueue's maximum lateness of the fast tasks "
+             "with one thread is within %s of timerthread's (medians, either way; a "
+             "larger difference significant by a Mann-Whitney U test over the "
+             "repetitions, p < %s, refutes it); the failing part holds when, after the "
+             "third of ten tasks fails, heapqueue with one thread runs every later task "
+             "and accepts a new one while timerthread runs none and refuses it. Holds "
+             "when both parts do; holds only in part when one does"
+             % (A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)),
+    ),
+    "heap_maintenance_precision": Meta(
+        title="Heap maintenance makes a ScheduledThreadPoolExecutor's timing less precise "
+              "under load",
+        source="the source articles on ScheduledThreadPoolExecutor (\"有出入队调整堆等操作，"
+               "所以定时并不是非常非常精确\")",
+        experiment="lateness: heapqueue at light load against 10^5 pending tasks (workload "
+                   "loaded), default timer slack; the floor's spread over its repetitions",
+        rule="holds when heapqueue's p99 lateness with 10^5 pending is above its p99 at "
+             "light load by more than the floor's own spread (the range of the floor's "
+             "p99 over its repetitions: how much the machine's wake-up moves from one "
+             "repetition to the next), by a Mann-Whitney U test over the repetitions "
+             "(p < %s); does not hold when the loaded p99 is not %s above the light one's "
+             "(medians, whatever the p-value); undecided in between: an effect the "
+             "floor's own noise could make. The p50 is shown beside it"
+             % (A.fmt_num(S.ALPHA), A.fmt_pct(S.MIN_EFFECT)),
+    ),
+    "leader_wakes_one": Meta(
+        title="The leader wakes one waiting thread when it leaves take() (signal(), not "
+              "signalAll())",
+        source="ScheduledThreadPoolExecutor.DelayedWorkQueue.take() source, quoted in "
+               "the source articles",
+        experiment="workers, leader=on against leader=off (four threads, a task every 0.5 ms)",
+        rule="holds when, with the leader, the pool's wake-ups per task are at most %s "
+             "(the leader's timed wake-up and the one successor it signals; waking "
+             "every idle worker would make one per idle worker) and fewer than without "
+             "the leader (every idle worker waiting timed) by at least %s, by a "
+             "Mann-Whitney U test over the repetitions (p < %s); timed waits per task "
+             "shown beside" % (A.fmt_num(LEADER_WAKEUPS_MAX), A.fmt_pct(S.MIN_EFFECT),
+             A.fmt_num(S.ALPHA)),
+    ),
+}
+
+
 # ---- the registry -------------------------------------------------------------
 #
 # Every claim is one function below, registered by @claim with its stable
-# id (the function's name) and the data it needs: the operations, and the
-# series when only one counts.  A run that stopped before all their
-# instances ran leaves the claim "not tested": a verdict on part of the
-# data could be the opposite of the whole's.  The report lists the claims
-# in the order they are registered (the order of this file); the summary
-# quotes them by id.  Adding a claim: write its function here under
-# @claim(...); nothing else changes.
+# id (the function's name, a row of CLAIMS) and the data it needs: the
+# operations, and the series when only one counts.  A run that stopped
+# before all their instances ran leaves the claim "not tested": a verdict
+# on part of the data could be the opposite of the whole's.  A claim
+# function returns a tbkit.verdict.Verdict (made by _verdict(id), decided
+# by _set, its comparisons recorded as cases by _decide).
 
 class Spec:
     """A registered claim: its id, what it needs, and its function."""
@@ -115,34 +464,41 @@ class Spec:
         self.id, self.ops, self.series, self.fn = cid, ops, series, fn
 
 
-REGISTRY = []
+REGISTRY = {}
 
 
 def claim(ops=(), series=None):
-    """Registers the decorated claim function under its name, needing the
-    operations `ops` (of `series` when given)."""
+    """Registers the decorated claim function under its name (a row of
+    CLAIMS), needing the operations `ops` (of `series` when given)."""
     def register(fn):
-        if any(s.id == fn.__name__ for s in REGISTRY):
+        if fn.__name__ in REGISTRY:
             raise ValueError("claim %s registered twice" % fn.__name__)
-        REGISTRY.append(Spec(fn.__name__, tuple(ops), series, fn))
+        if fn.__name__ not in CLAIMS:
+            raise ValueError("claim %s has no row in CLAIMS" % fn.__name__)
+        REGISTRY[fn.__name__] = Spec(fn.__name__, tuple(ops), series, fn)
         return fn
     return register
 
 
 def ids():
-    """The registered claims' ids, in the report's order."""
-    return [s.id for s in REGISTRY]
+    """The claims' ids, in the report's order (CLAIMS's)."""
+    return list(CLAIMS)
+
+
+def summary_ids():
+    """(id, priority) of the claims the summary quotes among its findings,
+    by CLAIMS's `summary` column."""
+    return [(cid, m.summary) for cid, m in CLAIMS.items() if m.summary is not None]
 
 
 def evaluate(an):
-    """Every registered claim's verdict on the analysis `an`, in order: a
-    dict per claim (id, claim, source, experiment, rule, measured, verdict,
-    verdict_kind)."""
+    """Every claim's verdict on the analysis `an`, in CLAIMS's order: a
+    tbkit.verdict.Verdict per claim."""
     out = []
-    for spec in REGISTRY:
+    for cid in CLAIMS:
+        spec = REGISTRY[cid]
         c = spec.fn(an)
         _untested_if_partial(an, c, (spec.ops, spec.series))
-        c["id"] = spec.id
         out.append(c)
     return out
 
@@ -150,7 +506,7 @@ def evaluate(an):
 def by_id(claims, cid):
     """The evaluated claim with id `cid` (a KeyError names an unknown id)."""
     for c in claims:
-        if c.get("id") == cid:
+        if c.id == cid:
             return c
     raise KeyError("no claim %r; registered: %s" % (cid, ", ".join(ids())))
 
@@ -161,7 +517,7 @@ def _untested_if_partial(ctx, c, needs):
     if not gone:
         return
     _set(c, UNTESTED, UNTESTED + ": the run stopped before %s ran (see Limitations)"
-         % AN.missing_text(gone), c["measured"] if c["verdict_kind"] != UNTESTED else "no data")
+         % AN.missing_text(gone), c.measured if c.kind != UNTESTED else "no data")
 
 
 # ---- 1. heaps grow as log n, wheels stay flat --------------------------------
@@ -213,7 +569,7 @@ def _combine(verdicts):
     the claim is about every operation, and an undecided one could then
     only turn "does not hold" into "holds only in part", never into
     "holds", so a borderline operation does not hide a clear refutation
-    (bench/README, "Reproducibility, measured")."""
+    (docs/notes/2026-12-02-bench-noise-and-reproducibility.md)."""
     vs = list(verdicts)
     if all(v == HOLDS for v in vs):
         return HOLDS
@@ -224,7 +580,7 @@ def _combine(verdicts):
     return PARTLY
 
 
-def _growth_case(ctx, pick):
+def _growth_case(ctx, pick, c=None):
     """One case of the growth claim: the lines of insert and cancel on the
     workload `pick(op)` chooses (None: the operation is not in this case).
     Returns (tested ops, measured parts, time verdicts, work verdicts,
@@ -271,6 +627,14 @@ def _growth_case(ctx, pick):
                 wshape = None
             if wshape is not None:
                 w_rows[label] = (wshape, wr, wr)
+            if c is not None:
+                c.cases.append(V.Case(
+                    "%s %s %s" % (wl, op, label), "time(N = %s) / time(N = %s), %d %% interval"
+                    % (hi.n, lo.n, round(100 * (1 - S.ALPHA))), shape, None, r,
+                    (len(_reps(lo)), len(_reps(hi))),
+                    {"grow_ratio": A.GROW_RATIO, "flat_ratio": A.FLAT_RATIO, "alpha": S.ALPHA},
+                    {"ci": list(ci) if ci else None, "work_shape": wshape, "work_ratio": wr,
+                     "n_lo": lo.n, "n_hi": hi.n}))
             texts.append((Code(label), " time %s%s%s" % (
                 A.fmt_ratio(r),
                 " [%s–%s]" % (A.fmt_ratio(ci[0]), A.fmt_ratio(ci[1])) if ci else
@@ -289,10 +653,11 @@ def _growth_case(ctx, pick):
     return tested, parts, time_v, work_v, few_only, uncounted
 
 
-def _counts_worst(ctx):
+def _counts_worst(ctx, c=None):
     """The worst case on Valgrind's counts (counts.json, workload worst):
     (tested ops, measured parts, work verdicts); the structure's work per
-    operation is counted, so judged as the micro's work counters are."""
+    operation is counted, so judged as the micro's work counters are.
+    Each line judged is a case of verdict `c` when given."""
     rows = [r for r in (ctx.res.counts or []) if not r.get("error")
             and r.get("workload") == "worst" and r.get("op") in ("insert", "cancel")]
     tested, parts, work_v = [], [], []
@@ -322,6 +687,12 @@ def _counts_worst(ctx):
             else:
                 shape = ("grows" if whi / wlo >= A.GROW_RATIO else "flat", whi / wlo)
             row = (shape[0], shape[1], shape[1])
+            if c is not None and (ctx.is_heap(b) or ctx.is_wheel(b)):
+                c.cases.append(V.Case(
+                    "worst %s %s, Valgrind counts" % (op, b + (" roc=on" if roc else "")),
+                    "work per operation (N = %s) / work (N = %s), counted" % (hi["n"], lo["n"]),
+                    shape[0], None, shape[1], (), {"grow_ratio": A.GROW_RATIO},
+                    {"work_lo": wlo, "work_hi": whi, "n_lo": lo["n"], "n_hi": hi["n"]}))
             if ctx.is_heap(b):
                 heaps.append(row)
             elif ctx.is_wheel(b):
@@ -365,33 +736,10 @@ def _average_phrase(tv, wv, few_only, uncounted):
 
 @claim(("insert", "cancel"), "h2h")
 def heap_vs_wheel_growth(ctx):
-    c = _claim("Heap insert and removal grow as log n while a timing wheel's stay constant",
-               "Varghese & Lauck, \"Hashed and Hierarchical Timing Wheels\" (SOSP 1987); "
-               "Netty HashedWheelTimer Javadoc",
-               "micro-benchmarks insert and cancel, series h2h: the worst case (workload "
-               "worst, deadlines in decreasing order, and its Valgrind counts) and the "
-               "average (main workload, uniform deadlines), judged separately",
-               "the bound is a worst-case bound, so the verdict is the worst case's and the "
-               "average is said beside it. For each case and each of work and time, an "
-               "operation holds when every heap line grows "
-               "(largest N against smallest: at least %s) and every wheel line stays flat "
-               "(under %s); holds only in part when every heap grows more than every wheel "
-               "but a wheel is not flat. Time is judged by the %d %% confidence interval of "
-               "the ratio over the repetitions (Mann-Whitney): a line whose interval straddles "
-               "the threshold leaves its operation %s, and the time part too unless another "
-               "operation does not hold and none holds even in part. Work is the sum of the work counters "
-               "per operation (counted, not timed). The worst case is judged on work (the "
-               "micro's counters, else Valgrind's counts of the same workload): its time is "
-               "shown, not decisive, because decreasing deadlines climb one path to the "
-               "root, whose slots stay in cache, so the time need not follow the count. The "
-               "average is judged on work and time, as before. Removal is a cancel that "
-               "takes the task out of the heap (remove-on-cancel on), since a lazy cancel "
-               "only marks it"
-               % (A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO),
-                  round(100 * (1 - S.ALPHA)), UNDECIDED))
-    avg = _growth_case(ctx, lambda op: _main_workload(ctx, op))
-    worst = _growth_case(ctx, lambda op: "worst" if (op, "h2h", "worst") in ctx.series else None)
-    cw_tested, cw_parts, cw_work = _counts_worst(ctx)
+    c = _verdict("heap_vs_wheel_growth")
+    avg = _growth_case(ctx, lambda op: _main_workload(ctx, op), c)
+    worst = _growth_case(ctx, lambda op: "worst" if (op, "h2h", "worst") in ctx.series else None, c)
+    cw_tested, cw_parts, cw_work = _counts_worst(ctx, c)
     if not avg[0] and not worst[0] and not cw_tested:
         return _set(c, UNTESTED, UNTESTED + ": no insert or cancel results for both a heap and a wheel",
                     "no data")
@@ -441,15 +789,7 @@ def _max_lateness(m):
 
 @claim(("interference",))
 def slow_task(ctx):
-    c = _claim("A slow task in java.util.Timer delays every other task; a pool does not",
-               "java.util.Timer Javadoc (\"timer tasks should complete quickly\"); "
-               "Goetz et al., Java Concurrency in Practice, 6.2.5",
-               "interference",
-               "holds when the single-thread backend's maximum lateness of the fast "
-               "tasks, with a pool size of more than one requested, is at least %s "
-               "that of the pool backend with the same request, by a Mann-Whitney U "
-               "test over the repetitions (p < %s)" % (A.fmt_ratio(A.CLEAR_FACTOR),
-                                                      A.fmt_num(S.ALPHA)))
+    c = _verdict("slow_task")
     ms = (getattr(ctx, "rt", {}) or {}).get("interference", {}).get("ms", [])
     single = [m for m in ms if m.backend == "timerthread"]
     pool = [m for m in ms if m.backend == "heapqueue"]
@@ -470,7 +810,9 @@ def slow_task(ctx):
                 ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
     if pm <= 0 and sm > 0:
         return _set(c, HOLDS, HOLDS, measured)
-    d = S.decide(_reps(s, "max"), _reps(p, "max"), A.CLEAR_FACTOR)
+    d = _decide(c, "timerthread against heapqueue", "max lateness of the fast tasks (ns), "
+                "against CLEAR_FACTOR x the pool's", _reps(s, "max"), _reps(p, "max"),
+                A.CLEAR_FACTOR)
     measured = measured + ("; %s" % d.text(),)
     if d.kind == "greater":
         return _set(c, HOLDS, HOLDS, measured)
@@ -483,13 +825,7 @@ def slow_task(ctx):
 
 @claim(("failure",))
 def failing_task(ctx):
-    c = _claim("A task that throws kills a java.util.Timer, but not a thread pool",
-               "java.util.Timer Javadoc; Goetz et al., Java Concurrency in Practice, 6.2.5 "
-               "(\"thread leakage\")",
-               "failure (probe, virtual clock)",
-               "holds when, after one failing task, the Timer backend runs none of the "
-               "tasks due after it and refuses new ones, while the pool backend runs all "
-               "of them and accepts new ones")
+    c = _verdict("failing_task")
     ms = [m for m in ctx.res.select(op="failure") if not m.error]
     t = [m for m in ms if m.backend == "timerthread"]
     p = [m for m in ms if m.backend == "heapqueue"]
@@ -508,6 +844,13 @@ def failing_task(ctx):
                       for n, v in vals.items()])
     tk = vals["timerthread"]
     pk = vals["heapqueue"]
+    for name, v, dead in (("timerthread", tk, True), ("heapqueue", pk, False)):
+        ok = (v[0] == 0 and not v[2]) if dead else (v[0] == v[1] and bool(v[2]))
+        c.cases.append(V.Case(
+            name, "tasks due after the failing one that ran; a new schedule accepted",
+            "as claimed" if ok else "not as claimed", None, None, (),
+            {"expected": "none ran, refused" if dead else "all ran, accepted"},
+            {"ran_after": v[0], "after": v[1], "accepted_after": bool(v[2])}))
     if tk[0] == 0 and not tk[2] and pk[0] == pk[1] and pk[2]:
         return _set(c, HOLDS, HOLDS, measured)
     return _set(c, FAILS, FAILS, measured)
@@ -528,19 +871,7 @@ def _fmt_delay(v):
 
 @claim(("wallstep",))
 def timer_wall_clock(ctx):
-    c = _claim("java.util.Timer schedules on absolute system time, so setting the system "
-               "clock moves its pending tasks; a ScheduledThreadPoolExecutor, on nanoTime, "
-               "is not moved",
-               "the source articles (Timer's scheduling rests on absolute time and is "
-               "sensitive to the system time); java.util.Timer's TimerThread.mainLoop "
-               "(System.currentTimeMillis)",
-               "wallstep (probe, virtual clock): one-shots due at 10, 20, 30 ms, the wall "
-               "clock stepped back by 50 ms at 5 ms (tb_wall_step; DECISIONS.md D15); a "
-               "step forward by 15 ms is shown beside it",
-               "holds when, after the step back by \u0394, every pending timerthread task "
-               "runs \u0394 late and every heapqueue task on time (run time minus planned "
-               "time, to within the probe's clock step); the step forward is shown, not "
-               "judged")
+    c = _verdict("timer_wall_clock")
     ms = ctx.res.select(op="wallstep")
     got = {}
     for b in ("timerthread", "heapqueue"):
@@ -581,6 +912,18 @@ def timer_wall_clock(ctx):
     if late <= 0 or -p.counter("step_ns") != late:
         return _set(c, UNTESTED, UNTESTED + ": the wallstep back results do not step both "
                     "backends back by one \u0394", measured)
+    for (b, case), m in got.items():
+        if m is None or m.error:
+            continue
+        want = (late if b == "timerthread" else 0) if case == "back" else None
+        res_ns = m.counter("resolution_ns") or 0
+        c.cases.append(V.Case(
+            "%s %s" % (b, case), "delay of each task (run time minus planned time, ns)",
+            "shown" if want is None else
+            ("as claimed" if within(_delays(m), want, res_ns) else "not as claimed"),
+            None, None, (), {"resolution_ns": res_ns, "expected_delay_ns": want},
+            {"step_ns": m.counter("step_ns"), "delays_ns": _delays(m),
+             "wall_clock": m.counter("wall_clock")}))
     bad = []
     if not within(_delays(t), late, t.counter("resolution_ns") or 0):
         bad.append("timerthread's tasks did not all run %s late" % A.fmt_ns(late))
@@ -596,20 +939,7 @@ def timer_wall_clock(ctx):
 
 @claim(("idle", "lateness"))
 def netty_ticks(ctx):
-    c = _claim("Netty's HashedWheelTimer wakes every tick even when idle, and fires up to a tick late",
-               "Netty HashedWheelTimer Javadoc (\"does not execute the scheduled TimerTask on time\")",
-               "idle; lateness (light load)",
-               "the idle part holds when the wheel's ticks per second are at least half of "
-               "one per tick and most of them are empty; the lateness part holds when its "
-               "p50 lateness is more than the floor's p50 plus a quarter of a tick, by a "
-               "Mann-Whitney U test over the repetitions (p < %s), and its p99 is not "
-               "significantly more than the floor's p99 plus one tick (\"up to a tick\" is a "
-               "bound: only a significant excess refutes it), with enough samples for a p99; "
-               "it does not hold when the p50 is not over that mark or the p99 is "
-               "significantly over its bound. The lateness judged is timerwheel's as Netty "
-               "sleeps, in whole milliseconds rounded up (the default); the nanosecond "
-               "wait (sleep=exact, DECISIONS D14) is shown beside it, not judged"
-               % A.fmt_num(S.ALPHA))
+    c = _verdict("netty_ticks")
     rt = getattr(ctx, "rt", {}) or {}
     idle = [m for m in rt.get("idle", []) if m.backend == "timerwheel"]
     light = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == "timerwheel"
@@ -630,8 +960,13 @@ def netty_ticks(ctx):
         t, e = m.counter("ticks_per_s"), m.counter("empty_ticks_per_s")
         if not tick or t is None or e is None:
             continue
-        ok = t >= 0.5 * 1e9 / tick and t > 0 and e / t >= 0.5
+        ok = t >= NETTY_IDLE_TICK_SHARE * 1e9 / tick and t > 0 and e / t >= NETTY_EMPTY_SHARE
         idle_ok.append(ok)
+        c.cases.append(V.Case(
+            "timerwheel tick=%s, idle" % A.fmt_ns(tick), "ticks per second and their empty "
+            "share", "yes" if ok else "no", None, None, (),
+            {"idle_tick_share": NETTY_IDLE_TICK_SHARE, "empty_share": NETTY_EMPTY_SHARE},
+            {"tick_ns": tick, "ticks_per_s": t, "empty_ticks_per_s": e}))
         parts.append(("idle, tick %s: %s ticks/s, %s empty" % (A.fmt_ns(tick), A.fmt_num(t),
                                                              A.fmt_pct(e / t if t else None)),))
     fp50 = floor[0].counter("p50") if floor else None
@@ -652,9 +987,14 @@ def netty_ticks(ctx):
             continue
         # p50 more than a quarter tick over the floor's (the margin is in
         # the shift), p99 not significantly over a tick past the floor's
-        d99 = S.decide(_reps(m, "p99"), _reps(floor[0], "p99"), 1.0, tick)
-        d50 = S.decide(_reps(m, "p50"), _reps(floor[0], "p50"), 1.0, tick / 4)
-        late = S.direction(d50, "greater", 0.0)
+        where = "timerwheel tick=%s against the floor" % A.fmt_ns(tick)
+        d99 = _decide(c, where + ", p99", "p99 lateness (ns) against the floor's plus "
+                      "NETTY_P99_TICKS ticks", _reps(m, "p99"), _reps(floor[0], "p99"), 1.0,
+                      NETTY_P99_TICKS * tick)
+        d50 = _decide(c, where + ", p50", "p50 lateness (ns) against the floor's plus "
+                      "NETTY_P50_TICKS ticks", _reps(m, "p50"), _reps(floor[0], "p50"), 1.0,
+                      NETTY_P50_TICKS * tick)
+        late = _direction(c, d50, "greater", 0.0)
         if d99.kind == "greater" or late == "no":
             ok = False
         elif late == "yes":
@@ -705,14 +1045,7 @@ def netty_ticks(ctx):
 
 @claim(("idle",))
 def kafka_no_empty_advances(ctx):
-    c = _claim("Kafka's delay queue of buckets removes the empty clock advances of a ticking wheel",
-               "Yasuhiro Matsuda, \"Apache Kafka, Purgatory, and Hierarchical Timing Wheels\" "
-               "(Confluent blog, 2015)",
-               "idle",
-               "holds when the hierarchical wheel has no empty ticks while idle and wakes at "
-               "most 1/%s as often as the ticking wheel at the same tick (Mann-Whitney U "
-               "test over the repetitions, p < %s)" % (A.fmt_num(A.CLEAR_FACTOR),
-                                                      A.fmt_num(S.ALPHA)))
+    c = _verdict("kafka_no_empty_advances")
     rt = getattr(ctx, "rt", {}) or {}
     idle = rt.get("idle", [])
     hw = [m for m in idle if m.backend == "hierwheel"]
@@ -733,7 +1066,13 @@ def kafka_no_empty_advances(ctx):
         he, hwk, twk = h.counter("empty_ticks_per_s"), h.counter("wakeups_per_s"), t.counter("wakeups_per_s")
         if he is None or hwk is None or twk is None:
             continue
-        d = S.decide(_reps(t, "wakeups_per_s"), _reps(h, "wakeups_per_s"), A.CLEAR_FACTOR)
+        d = _decide(c, "timerwheel against hierwheel, %s" % t.series, "wake-ups per second, "
+                    "against CLEAR_FACTOR x hierwheel's", _reps(t, "wakeups_per_s"),
+                    _reps(h, "wakeups_per_s"), A.CLEAR_FACTOR)
+        c.cases.append(V.Case(
+            "hierwheel empty ticks, %s" % h.series, "empty ticks per second (none is the claim)",
+            "none" if he == 0 else "some", None, None, (), {"empty_ticks_per_s": 0},
+            {"empty_ticks_per_s": he, "wakeups_per_s": hwk}))
         if he != 0 or d.kind == "less":
             ok = False
         elif d.kind == "greater" or (hwk == 0 and twk > 0 and he == 0):
@@ -769,15 +1108,7 @@ def _at_largest(ctx, op, series, wl, backend):
 
 @claim(("insert", "expire"), "h2h")
 def hierarchy(ctx):
-    c = _claim("Hierarchical levels cover long ranges with few buckets, at the price of cascades",
-               "Varghese & Lauck 1987 (scheme 7); Matsuda, Confluent blog, 2015",
-               "micro-benchmarks insert and expire, workloads short and wide, series h2h",
-               "holds when the hierarchical wheel's insert on the wide workload costs under "
-               "%s its insert on the short one at the largest N (the range is covered), "
-               "and its expire per task on wide costs at least %s more than on short (the "
-               "cascades), each by a Mann-Whitney U test over the repetitions (p < %s); a "
-               "part whose medians miss its mark, whatever the p-value, is not there"
-               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)))
+    c = _verdict("hierarchy")
     need = {}
     for op in ("insert", "expire"):
         for wl in ("short", "wide"):
@@ -790,10 +1121,12 @@ def hierarchy(ctx):
     exp_s, exp_w = need[("expire", "short")], need[("expire", "wide")]
     ins_ratio = ins_w.median / ins_s.median
     exp_ratio = exp_w.median / exp_s.median
-    dc = S.decide(_reps(ins_w), _reps(ins_s), A.CLEAR_FACTOR)
-    de = S.decide(_reps(exp_w), _reps(exp_s))
-    covered = S.direction(dc, "less", 0.0)   # the margin is in the factor
-    cascades = S.direction(de, "greater")
+    dc = _decide(c, "insert, wide against short", "time per insert (ns), against CLEAR_FACTOR "
+                 "x short's", _reps(ins_w), _reps(ins_s), A.CLEAR_FACTOR)
+    de = _decide(c, "expire, wide against short", "time per expire (ns)", _reps(exp_w),
+                 _reps(exp_s))
+    covered = _direction(c, dc, "less", 0.0)   # the margin is in the factor
+    cascades = _direction(c, de, "greater")
     measured = ((Code("hierwheel"), " at N = %s: insert %s (short) against %s (wide), %s (%s); "
                  "expire per task %s against %s, %s (%s)" % (
                      A.fmt_n(ins_w.n), A.fmt_ns(ins_s.median), A.fmt_ns(ins_w.median),
@@ -827,14 +1160,7 @@ def hierarchy(ctx):
 
 @claim(("workers",))
 def leader_follower(ctx):
-    c = _claim("The leader-follower protocol saves timed waits in a pool",
-               "ScheduledThreadPoolExecutor.DelayedWorkQueue source comments (JDK)",
-               "workers, leader=on against leader=off",
-               "holds when turning the leader off makes at least %s as many timed waits "
-               "per task; holds only in part when there are more, but fewer than that; "
-               "does not hold when there are fewer or the same (p >= 0.5); each by a "
-               "Mann-Whitney U test over the repetitions (p < %s)"
-               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)))
+    c = _verdict("leader_follower")
     pairs = (getattr(ctx, "rt", {}) or {}).get("workers", [])
     if not pairs:
         return _set(c, UNTESTED, UNTESTED + ": no workers results with leader=on and leader=off",
@@ -846,8 +1172,9 @@ def leader_follower(ctx):
             continue
         r = z / a if a > 0 else (math.inf if z > 0 else 1.0)
         von, voff = _reps(on, "timed_waits_per_task"), _reps(off, "timed_waits_per_task")
-        d2 = S.decide(voff, von, A.CLEAR_FACTOR)
-        d1 = S.decide(voff, von)
+        d2 = _decide(c, "%s leader=off against leader=on, by CLEAR_FACTOR" % b,
+                     "timed waits per task", voff, von, A.CLEAR_FACTOR)
+        d1 = _decide(c, "%s leader=off against leader=on" % b, "timed waits per task", voff, von)
         if d2.kind == "greater":
             kinds.append(HOLDS)
         elif d1.kind == "greater" and d2.kind == "less":
@@ -892,13 +1219,7 @@ def _envelope(ctx, op, series, wl, pick):
 
 @claim(("timeouts",), "h2h")
 def crossover(ctx):
-    c = _claim("Heaps suit few timers and wheels suit many: there is a crossover N",
-               "Varghese & Lauck 1987; Matsuda, Confluent blog, 2015",
-               "micro-benchmark timeouts (schedule, mostly cancel, clock moves on), series h2h",
-               "holds when the fastest heap beats the fastest wheel at the smallest N and "
-               "the fastest wheel beats the fastest heap at the largest N, both by a "
-               "Mann-Whitney U test over the repetitions (p < %s); the crossover is "
-               "interpolated on log N" % A.fmt_num(S.ALPHA))
+    c = _verdict("crossover")
     wl = _main_workload(ctx, "timeouts")
     if wl is None:
         return _set(c, UNTESTED, UNTESTED + ": no timeouts results in series h2h", "no data")
@@ -914,8 +1235,10 @@ def crossover(ctx):
                 Code(heap[hi][1]), " %s, wheel " % A.fmt_ns(heap[hi][0]), Code(wheel[hi][1]),
                 " %s" % A.fmt_ns(wheel[hi][0]))
     x = A.crossover([(n, heap[n][0]) for n in ns], [(n, wheel[n][0]) for n in ns])
-    d_lo = S.decide(_reps(heap[lo][2]), _reps(wheel[lo][2]))   # heap against wheel
-    d_hi = S.decide(_reps(wheel[hi][2]), _reps(heap[hi][2]))   # wheel against heap
+    d_lo = _decide(c, "N = %d, heap against wheel" % lo, "time per operation (ns)",
+                   _reps(heap[lo][2]), _reps(wheel[lo][2]))
+    d_hi = _decide(c, "N = %d, wheel against heap" % hi, "time per operation (ns)",
+                   _reps(wheel[hi][2]), _reps(heap[hi][2]))
     measured = measured + ("; tests: N = %s %s, N = %s %s" % (
         A.fmt_n(lo), d_lo.text(), A.fmt_n(hi), d_hi.text()),)
     # the opposite of the claim, significantly, at either end settles it
@@ -938,9 +1261,6 @@ def crossover(ctx):
 
 # ---- 9. a 4-ary heap beats a binary one at large N ----------------------------
 
-# How many children a slot has in each heap, read from its source: no
-# capability says it, so a heap not listed here takes no part in claim 9.
-HEAP_ARITY = {"heapqueue": 2, "timerthread": 2, "quadheap": 4}
 
 
 def _at_n(ms, n):
@@ -950,37 +1270,25 @@ def _at_n(ms, n):
     return None
 
 
-def _pairs_at_largest(lines_a, lines_b):
+def _pairs_at_largest(c, lines_a, lines_b):
     """Every pair of lines (label, measurements) from the two groups that
     share an N, compared at the largest shared N by a Mann-Whitney U test
-    over the repetitions: (label_a, label_b, shared Ns, m_a, m_b, decision)."""
+    over the repetitions: (label_a, label_b, shared Ns, m_a, m_b, decision),
+    each decision recorded on verdict `c`."""
     for la, mas in lines_a:
         for lb, mbs in lines_b:
             common = sorted({m.n for m in mas} & {m.n for m in mbs})
             if not common:
                 continue
             a, b = _at_n(mas, common[-1]), _at_n(mbs, common[-1])
-            yield la, lb, common, a, b, S.decide(_reps(a), _reps(b))
+            yield la, lb, common, a, b, _decide(
+                c, "%s against %s, N = %d" % (la, lb, common[-1]), "time per operation (ns)",
+                _reps(a), _reps(b))
 
 
 @claim(("expire",), "h2h")
 def four_ary_heap(ctx):
-    c = _claim("A 4-ary heap beats a binary heap at large N",
-               "libev documentation (EV_USE_4HEAP: \"faster for large heaps\"); "
-               "Go runtime, runtime/time.go (timerHeapN = 4)",
-               "micro-benchmark expire (cost per task as N due tasks fire), series h2h, "
-               "main workload; heaps by their arity (%s)" % ", ".join(
-                   "%s %d" % kv for kv in sorted(HEAP_ARITY.items())),
-               "holds when, at the largest N both were measured at, every 4-ary heap's expire "
-               "per task is at least %s less than the fastest binary heap's, by a "
-               "Mann-Whitney U test over the repetitions (p < %s); does not hold when its "
-               "median is not that much less, whatever the p-value (a smaller difference "
-               "does not come back in a rerun). The fastest binary heap, because the claim "
-               "is about the arity: a slower binary heap may be slow for other reasons "
-               "(the JDK's index write-back). Expire is the delete-min that the arity "
-               % (A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)) +
-               "changes (half the levels, four compares each); insert with random deadlines "
-               "climbs about one level in either")
+    c = _verdict("four_ary_heap")
     wl = _main_workload(ctx, "expire")
     lines = ctx.series.get(("expire", "h2h", wl), {}) if wl else {}
     quads, bins = [], []
@@ -995,7 +1303,7 @@ def four_ary_heap(ctx):
         return _set(c, UNTESTED, UNTESTED + ": no expire results (series h2h) for both a 4-ary "
                     "and a binary heap", "no data")
     parts, best = [], {}
-    for ql, bl, common, q, b, d in _pairs_at_largest(quads, bins):
+    for ql, bl, common, q, b, d in _pairs_at_largest(c, quads, bins):
         n = common[-1]
         # each 4-ary line is judged against the fastest binary heap at the
         # largest N it shares with one
@@ -1027,7 +1335,7 @@ def four_ary_heap(ctx):
                 A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
              for r in rows], ", "))
     measured = _join(parts)
-    votes = {ql: S.direction(d, "less") for ql, (n, b, bl, d) in sorted(best.items())}
+    votes = {ql: _direction(c, d, "less") for ql, (n, b, bl, d) in sorted(best.items())}
     yes = [ql for ql, v in votes.items() if v == "yes"]
     no = [ql for ql, v in votes.items() if v == "no"]
     if len(yes) == len(votes):
@@ -1047,21 +1355,7 @@ def four_ary_heap(ctx):
 
 @claim(("cancel", "timeouts"), "h2h")
 def lazy_deletion(ctx):
-    c = _claim("Lazy deletion makes cancel cheap but keeps memory until the zombies are cleaned",
-               "Go runtime, runtime/time.go (zombies, cleaned past a quarter of the heap); "
-               "java.util.Timer and ScheduledThreadPoolExecutor Javadoc (purge, "
-               "setRemoveOnCancelPolicy)",
-               "micro-benchmarks cancel (series h2h, main workload) and timeouts (schedule, "
-               "mostly cancel, clock moves on; counters zombies_per_n, bytes_per_live, "
-               "bytes_per_pending)",
-               "holds when, at the largest N, every heap that cancels lazily (lazy_cancel, "
-               "remove-on-cancel off) cancels faster than every heap line that removes the "
-               "task (remove-on-cancel on, or no lazy_cancel), each pair by a Mann-Whitney U "
-               "test over the repetitions (p < %s), and every lazy heap still holds zombies "
-               "in the timeouts steady state at that N (zombies_per_n above 0, so its bytes "
-               "per live task exceed its bytes per pending task); holds only in part when "
-               "one of the two shows; does not hold when a lazy cancel is significantly "
-               "slower and no zombies are held" % A.fmt_num(S.ALPHA))
+    c = _verdict("lazy_deletion")
     wl = _main_workload(ctx, "cancel")
     lines = ctx.series.get(("cancel", "h2h", wl), {}) if wl else {}
     lazy, eager = [], []
@@ -1090,7 +1384,7 @@ def lazy_deletion(ctx):
         return _set(c, UNTESTED, UNTESTED + ": no timeouts results with zombie counters for "
                     "the lazy heaps", "no data")
     kinds, parts, undecided = [], [], []
-    for ll, el, common, lm, em, d in _pairs_at_largest(lazy, eager):
+    for ll, el, common, lm, em, d in _pairs_at_largest(c, lazy, eager):
         kinds.append(d.kind)
         if not d.significant:
             undecided.append(d)
@@ -1106,6 +1400,12 @@ def lazy_deletion(ctx):
         pend = m.counter("pending_per_n")
         bl, bp = m.counter("bytes_per_live"), m.counter("bytes_per_pending")
         kept.append(z > 0)
+        c.cases.append(V.Case(
+            "%s zombies, timeouts N = %s" % (b, m.n), "cancelled records still held per N "
+            "(more than none is the claim's memory half)", "held" if z > 0 else "none", None,
+            None, (), {"zombies_per_n": 0},
+            {"zombies_per_n": z, "pending_per_n": pend, "bytes_per_live": bl,
+             "bytes_per_pending": bp}))
         share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
         parts.append(("timeouts at N = %s: " % A.fmt_n(m.n), Code(b), " zombies %s per N%s"
                       % (A.fmt_num(z), share) + (", %s B per live task against %s B per "
@@ -1136,29 +1436,11 @@ def lazy_deletion(ctx):
 
 # ---- 6b. the kernel's non-cascading wheel -------------------------------------
 
-# The 2016 rework's bound: a timer in level n waits for a bucket of 8^n ticks
-# and lies at least 63 * 8^(n-1) ticks away, so beyond the tick every wheel
-# rounds to it runs less than 8/63 of its delay late (about 1/8, as the
-# write-ups round it; kernelwheel/README.md, D11): tbkit.precision's bound.
-KERNEL_LATENESS_BOUND = P.GRANULAR_SHARE
 
 
 @claim(("expire",), "h2h")
 def non_cascading(ctx, backend="kernelwheel"):
-    c = _claim("A non-cascading wheel keeps expiry cost flat across delay ranges, at the "
-               "price of lateness up to about 1/8 of the delay (8/63 by the kernel's "
-               "arithmetic)",
-               "Gleixner, \"timers: Switch to a non-cascading wheel\" (Linux 4.8, 2016); "
-               "LWN, \"Reinventing the timer wheel\" (2015)",
-               "micro-benchmark expire, workloads short and wide, series h2h; lateness of "
-               "every timer of the replayed traces (exact, virtual clock)",
-               "flat: the kernel wheel's expire per task on the wide workload costs under "
-               "%s its cost on the short one at the largest N, by a Mann-Whitney U test over "
-               "the repetitions (p < %s); the price: on every replayed trace its largest "
-               "lateness beyond one tick is at most %s of the timer's delay. Holds when both "
-               "do; holds only in part when one does"
-               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA),
-                  A.fmt_num(KERNEL_LATENESS_BOUND)))
+    c = _verdict("non_cascading")
     short = _at_largest(ctx, "expire", "h2h", "short", backend)
     wide = _at_largest(ctx, "expire", "h2h", "wide", backend)
     traces = []
@@ -1176,8 +1458,15 @@ def non_cascading(ctx, backend="kernelwheel"):
                        "replays traces; so does ./timerbench replay)" % backend)
     if missing:
         return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
-    d = S.decide(_reps(wide), _reps(short), A.CLEAR_FACTOR)
+    d = _decide(c, "%s expire, wide against short" % backend, "time per expire (ns), against "
+                "CLEAR_FACTOR x short's", _reps(wide), _reps(short), A.CLEAR_FACTOR)
     worst = max(f for _, f in traces)
+    for name, f in traces:
+        c.cases.append(V.Case(
+            "%s lateness, trace %s" % (backend, name), "largest lateness beyond one tick, as a "
+            "share of the delay", "within" if f <= KERNEL_LATENESS_BOUND else "beyond", None,
+            None, (), {"kernel_lateness_bound": KERNEL_LATENESS_BOUND},
+            {"beyond_tick_frac": f}))
     measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
                  "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
                              A.fmt_ratio(wide.median / short.median), d.text()))]
@@ -1230,21 +1519,7 @@ def kernel_stream(t):
 
 @claim()
 def tree_and_wheel(ctx, tree="hrtree"):
-    c = _claim("Timeouts, which are mostly cancelled, suit a timer wheel; timers that mostly "
-               "expire and need exact expiry suit a tree",
-               "Linux, Documentation/timers/hrtimers.rst (Gleixner and Molnar: why hrtimers "
-               "keep a red-black tree beside the timer wheel)",
-               "replay of the kernel's two timer streams recorded together (perf2trace: "
-               "timer-list and hrtimer), each with its own lateness budgets",
-               "on the timer-list stream (timeouts: more than half of its timers cancelled), "
-               "the budget-respecting verdict recommends wheels only (a wheel tied with "
-               "another structure leaves it undecided); on the hrtimer stream (more "
-               "than half of its timers expire), the tree keeps every budget while every wheel "
-               "at the common tick misses some, and no wheel at any swept tick keeps them all "
-               "at a CPU cost per event below the tree's (Mann-Whitney U test over the "
-               "repetitions, p < %s, and at least %s apart). Holds when both streams agree; "
-               "holds only in part when one does" % (A.fmt_num(S.ALPHA),
-                                                     A.fmt_pct(S.MIN_EFFECT)))
+    c = _verdict("tree_and_wheel")
     streams = {}
     for t in getattr(ctx.res, "replay", None) or []:
         k = kernel_stream(t)
@@ -1294,12 +1569,20 @@ def tree_and_wheel(ctx, tree="hrtree"):
                      if (b.get("lateness") or {}).get("beyond_budget", 0) > 0]
     kept_wheels = [x for x in cands if (x.get("backend") in ticked)
                    and (x.get("lateness") or {}).get("beyond_budget", 0) == 0]
+    for x in [t_entry] + main_wheels:
+        beyond = (x.get("lateness") or {}).get("beyond_budget", 0)
+        c.cases.append(V.Case(
+            "%s budgets, hrtimer stream" % x["name"], "timers run later than their budget",
+            "kept" if beyond == 0 else "missed", None, None, (), {"beyond_budget": 0},
+            {"beyond_budget": beyond, "cancel_ratio": hr["cancel_ratio"]}))
     cheaper = []
     for w in kept_wheels:
         # the tree dearer than this wheel, significantly and by MIN_EFFECT
-        d = S.decide(RD.per_event(t_entry).get("reps") or [RD.per_event(t_entry)["median"]],
-                     RD.per_event(w).get("reps") or [RD.per_event(w)["median"]])
-        way = S.direction(d, "greater")
+        d = _decide(c, "%s against %s" % (t_entry.get("name"), w.get("name")),
+                    "CPU time per replayed event (ns)",
+                    RD.per_event(t_entry).get("reps") or [RD.per_event(t_entry)["median"]],
+                    RD.per_event(w).get("reps") or [RD.per_event(w)["median"]])
+        way = _direction(c, d, "greater")
         if way == "yes":
             cheaper.append(w["name"])
         elif way == "undecided":
@@ -1336,19 +1619,20 @@ def tree_and_wheel(ctx, tree="hrtree"):
 
 @claim(("insert", "cancel", "timeouts", "expire"), "h2h")
 def jvm_ranking(ctx):
-    c = _claim(J.CLAIM,
-               "this suite's premise: the report's findings about heapqueue, timerthread and "
-               "timerwheel stand for ScheduledThreadPoolExecutor, java.util.Timer and Netty's "
-               "HashedWheelTimer (issue 32)",
-               "the JVM harness (jvm/TimerBench.java: jvm.json) beside micro's h2h series",
-               J.RULE + "; over the operations: holds when every tested operation holds, "
-               "holds only in part when some hold and some do not, does not hold when none "
-               "holds and some does not")
+    c = _verdict("jvm_ranking")
     why = J.why_absent(ctx.res)
     if why:
         return _set(c, UNTESTED, UNTESTED + ": the JVM originals were not measured (%s)" % why,
                     "no data")
     per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
+    for e in per_op:
+        for pr in e["pairs"]:
+            c.cases.append(V.Case(
+                "%s %s against %s, N = %s" % (e["op"], pr["a"], pr["b"], e["n"]),
+                "time per operation: the JVM original's order against the C rendering's",
+                pr["agree"], None, None, (), {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA},
+                {"jvm": {"order": pr["jvm"][0], "p": pr["jvm"][1], "ratio": pr["jvm"][2]},
+                 "c": {"order": pr["c"][0], "p": pr["c"][1], "ratio": pr["c"][2]}}))
     measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
                                                  e["verdict"], e["why"]),)
                       for e in per_op])
@@ -1389,21 +1673,7 @@ def _pool_of(ms):
 
 @claim(("interference",))
 def single_runner_delay(ctx):
-    c = _claim("A slow task delays every other task in every single-runner design, not "
-               "only in java.util.Timer",
-               "the source articles on Netty's HashedWheelTimer (\"a slow task blocks the "
-               "next one\") and java.util.Timer; Go's and the kernel's timers also run on "
-               "one runner",
-               "interference with one runner (threads=1) on every backend, against "
-               "heapqueue's pool (threads=4)",
-               "holds when every backend's maximum lateness of the fast 1 ms tasks with "
-               "one runner (threads=1) is at least %s the pool's (heapqueue, the most "
-               "threads measured), each by a Mann-Whitney U test over the repetitions "
-               "(p < %s); holds only in part when some are and the others significantly "
-               "are not; does not hold when none is. The maximum, because quadheap and "
-               "hrtree skip the periods a late run missed (as Go's Ticker and hrtimer_forward "
-               "do), so few of their runs are late and their percentiles hide the stall"
-               % (A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_num(S.ALPHA)))
+    c = _verdict("single_runner_delay")
     inter = (getattr(ctx, "rt", {}) or {}).get("interference", {})
     ms = inter.get("ms", [])
     labels = inter.get("labels", {})
@@ -1418,8 +1688,10 @@ def single_runner_delay(ctx):
               " (the pool): max lateness %s" % A.fmt_ns(pm))]
     yes, no, undecided = [], [], []
     for m in single:
-        d = S.decide(_reps(m, "max"), _reps(pool, "max"), A.CLEAR_FACTOR)
         label = labels.get(id(m), m.backend)
+        d = _decide(c, "%s against the pool" % label, "max lateness of the fast tasks (ns), "
+                    "against CLEAR_FACTOR x the pool's", _reps(m, "max"), _reps(pool, "max"),
+                    A.CLEAR_FACTOR)
         if d.kind == "greater":
             yes.append(label)
         elif d.kind == "less":
@@ -1439,12 +1711,13 @@ def single_runner_delay(ctx):
     return _set(c, FAILS, FAILS, measured)
 
 
-def _same(a, b):
+def _same(c, name, basis, a, b):
     """"same" when the medians of the two sets of repetitions are within
     S.MIN_EFFECT of each other either way, "differ" when a significantly
-    differs by more, else "undecided"; with the Decision."""
-    d = S.decide(a, b)
-    up, down = S.direction(d, "greater"), S.direction(d, "less")
+    differs by more, else "undecided"; with the Decision, recorded on
+    verdict `c` as case `name`."""
+    d = _decide(c, name, basis, a, b)
+    up, down = _direction(c, d, "greater"), _direction(c, d, "less")
     if up == "yes" or down == "yes":
         return "differ", d
     if up == "no" and down == "no":
@@ -1454,20 +1727,7 @@ def _same(a, b):
 
 @claim(("interference", "failing"))
 def stpe_one_thread_like_timer(ctx):
-    c = _claim("A ScheduledThreadPoolExecutor with one thread behaves like java.util.Timer on "
-               "a slow task, and differs on a failing one",
-               "java.util.Timer Javadoc, quoted in the source articles (\"equivalent to "
-               "Timer\"); Goetz et al., Java Concurrency in Practice, 6.2.5",
-               "interference and failing (real threads), heapqueue threads=1 against "
-               "timerthread",
-               "the slow-task part holds when heapqueue's maximum lateness of the fast tasks "
-               "with one thread is within %s of timerthread's (medians, either way; a "
-               "larger difference significant by a Mann-Whitney U test over the "
-               "repetitions, p < %s, refutes it); the failing part holds when, after the "
-               "third of ten tasks fails, heapqueue with one thread runs every later task "
-               "and accepts a new one while timerthread runs none and refuses it. Holds "
-               "when both parts do; holds only in part when one does"
-               % (A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA)))
+    c = _verdict("stpe_one_thread_like_timer")
     rt = getattr(ctx, "rt", {}) or {}
     inter = rt.get("interference", {}).get("ms", [])
 
@@ -1494,7 +1754,8 @@ def stpe_one_thread_like_timer(ctx):
     if hm is None or tm is None or None in fh or None in ft:
         return _set(c, UNTESTED, UNTESTED + ": the results lack max, ran_after, after, "
                     "accepted_after or failed", "no data")
-    same, d = _same(_reps(s_h, "max"), _reps(s_t, "max"))
+    same, d = _same(c, "slow task, heapqueue threads=1 against timerthread",
+                    "max lateness of the fast tasks (ns)", _reps(s_h, "max"), _reps(s_t, "max"))
     parts = [("slow task: ", Code("heapqueue threads=1"), " max lateness %s, " % A.fmt_ns(hm),
               Code("timerthread"), " %s (%s; %s)" % (A.fmt_ns(tm), A.fmt_ratio(hm / tm) if tm
                                                      else "n/a", d.text()))]
@@ -1522,20 +1783,7 @@ def stpe_one_thread_like_timer(ctx):
 
 @claim(("lateness",))
 def heap_maintenance_precision(ctx):
-    c = _claim("Heap maintenance makes a ScheduledThreadPoolExecutor's timing less precise "
-               "under load",
-               "the source articles on ScheduledThreadPoolExecutor (\"有出入队调整堆等操作，"
-               "所以定时并不是非常非常精确\")",
-               "lateness: heapqueue at light load against 10^5 pending tasks (workload "
-               "loaded), default timer slack; the floor's spread over its repetitions",
-               "holds when heapqueue's p99 lateness with 10^5 pending is above its p99 at "
-               "light load by more than the floor's own spread (the range of the floor's "
-               "p99 over its repetitions: how much the machine's wake-up moves from one "
-               "repetition to the next), by a Mann-Whitney U test over the repetitions "
-               "(p < %s); does not hold when the loaded p99 is not %s above the light one's "
-               "(medians, whatever the p-value); undecided in between: an effect the "
-               "floor's own noise could make. The p50 is shown beside it"
-               % (A.fmt_num(S.ALPHA), A.fmt_pct(S.MIN_EFFECT)))
+    c = _verdict("heap_maintenance_precision")
     rt = getattr(ctx, "rt", {}) or {}
     ms = rt.get("lateness", {}).get("ms", [])
 
@@ -1551,9 +1799,12 @@ def heap_maintenance_precision(ctx):
                     "loaded and for the floor", "no data")
     fr = _reps(floor, "p99")
     spread = max(fr) - min(fr)
-    d = S.decide(_reps(loaded, "p99"), _reps(light, "p99"), 1.0, spread)
-    plain = S.decide(_reps(loaded, "p99"), _reps(light, "p99"))
-    above = S.direction(plain, "greater")
+    d = _decide(c, "heapqueue loaded against light, beyond the floor's spread",
+                "p99 lateness (ns), against light's plus the floor's spread", _reps(loaded, "p99"),
+                _reps(light, "p99"), 1.0, spread)
+    plain = _decide(c, "heapqueue loaded against light", "p99 lateness (ns)",
+                    _reps(loaded, "p99"), _reps(light, "p99"))
+    above = _direction(c, plain, "greater")
     bg = A.fmt_n(loaded.n) if loaded.n else "the background"
     measured = (Code("heapqueue"), " p99 lateness %s light, %s with %s pending (%s; %s); p50 "
                 "%s against %s; the floor's p99 %s, spread %s over %d repetitions; loaded "
@@ -1576,26 +1827,11 @@ def heap_maintenance_precision(ctx):
                     A.fmt_ns(spread)), measured)
 
 
-# The wake-ups per task a leader with signal() leaves: the leader's own
-# timed wake-up and the one successor it signals, with half a wake-up of
-# margin (tests/test_heapqueue.c test_leader_saves_wakeups bounds it so).
-LEADER_WAKEUPS_MAX = 2.5
 
 
 @claim(("workers",))
 def leader_wakes_one(ctx):
-    c = _claim("The leader wakes one waiting thread when it leaves take() (signal(), not "
-               "signalAll())",
-               "ScheduledThreadPoolExecutor.DelayedWorkQueue.take() source, quoted in "
-               "the source articles",
-               "workers, leader=on against leader=off (four threads, a task every 0.5 ms)",
-               "holds when, with the leader, the pool's wake-ups per task are at most %s "
-               "(the leader's timed wake-up and the one successor it signals; waking "
-               "every idle worker would make one per idle worker) and fewer than without "
-               "the leader (every idle worker waiting timed) by at least %s, by a "
-               "Mann-Whitney U test over the repetitions (p < %s); timed waits per task "
-               "shown beside" % (A.fmt_num(LEADER_WAKEUPS_MAX), A.fmt_pct(S.MIN_EFFECT),
-                                 A.fmt_num(S.ALPHA)))
+    c = _verdict("leader_wakes_one")
     pairs = [(b, on, off) for b, on, off in (getattr(ctx, "rt", {}) or {}).get("workers", [])
              if on.counter("wakeups_per_task") is not None
              and off.counter("wakeups_per_task") is not None]
@@ -1605,8 +1841,9 @@ def leader_wakes_one(ctx):
     parts, kinds, undecided = [], [], []
     for b, on, off in pairs:
         won, woff = on.counter("wakeups_per_task"), off.counter("wakeups_per_task")
-        d = S.decide(_reps(on, "wakeups_per_task"), _reps(off, "wakeups_per_task"))
-        fewer = S.direction(d, "less")
+        d = _decide(c, "%s leader=on against leader=off" % b, "wake-ups per task",
+                    _reps(on, "wakeups_per_task"), _reps(off, "wakeups_per_task"))
+        fewer = _direction(c, d, "less")
         if won > LEADER_WAKEUPS_MAX or fewer == "no":
             kinds.append(FAILS)
         elif fewer == "yes":
@@ -1774,7 +2011,21 @@ def recommend_replay(ctx, classes=True):
     compared, measured]): per replayed trace its verdict (budgets kept),
     then (with `classes`) the cheapest candidate in each precision class."""
     rows = []
+    for main, by_class in recommend_replay_by_trace(ctx):
+        rows.append(main)
+        if classes:
+            rows.extend(by_class)
+    return rows
+
+
+def recommend_replay_by_trace(ctx):
+    """[(the trace's row, its rows per precision class)] per replayed
+    trace, rows as recommend_replay's: what "Which one to use" lists in
+    full and the summary in short."""
+    out = []
     for t in ctx.res.replay:
+        rows = []
+        out.append(rows)
         names, _ = RD.verdict_text(t)
         v = RD.precision_verdict(t)
         cands = sorted(t["backends"], key=lambda b: RD.per_event(b)["median"])
@@ -1793,7 +2044,7 @@ def recommend_replay(ctx, classes=True):
             "trace gives no budget)",
             tuple(_sjoin(ev, ", "))])
         pcands = F.replay_candidates(t, RD.per_event)
-        if not classes or not any(c["sweep"] for c in pcands):
+        if not any(c["sweep"] for c in pcands):
             continue
         for label, cnames, best in F.cheapest_by_class(pcands):
             if best is None or label == "any":
@@ -1804,4 +2055,11 @@ def recommend_replay(ctx, classes=True):
                          "cheapest median CPU time per event among the backends and tick "
                          "sweep points whose lateness fits the class",
                          "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
-    return rows
+    return [(rows[0], rows[1:]) for rows in out]
+
+
+# Every row of CLAIMS has its function: a row without one would be listed
+# and never decided.
+_unregistered = [cid for cid in CLAIMS if cid not in REGISTRY]
+if _unregistered:
+    raise ImportError("claims without a function: %s" % ", ".join(_unregistered))

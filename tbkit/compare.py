@@ -18,11 +18,15 @@ this checkout does not read, is refused (exit 2), as the report refuses it.
 usage: compare.py A B [--filter SUBSTRING]
 """
 import math
+import os
 import statistics
 import sys
 
+from tbkit import analysis as AN
+from tbkit import claims as C
 from tbkit import results as tb_results
 from tbkit import stats as S
+from tbkit import verdict as V
 
 # The reproducibility band the summary reports (issue 14's target).
 BAND = 0.10
@@ -165,6 +169,49 @@ def fmt_ns(v):
     return "%.3g ns" % v
 
 
+def verdicts_of(d, res=None):
+    """(verdicts document, where it came from) of results directory `d`:
+    its verdicts.json when the report wrote one, else the claims decided
+    now on its results (then without "Which one to use", which the report
+    decides)."""
+    path = os.path.join(d, "verdicts.json")
+    if os.path.isfile(path):
+        try:
+            return V.load(path), "verdicts.json"
+        except V.Unreadable:
+            pass
+    res = res if res is not None else load(d)
+    return V.document(C.evaluate(AN.Analysis(res))), "decided now"
+
+
+def verdict_lines(dir_a, dir_b):
+    """The two runs' verdicts side by side, as lines: a line per claim
+    (its kind in A and B, "changed" where they differ, then the cases
+    whose decision differs), the recommendations that changed, and the
+    count of changed verdicts.
+    Raises Refused as compare() does."""
+    (va, wa), (vb, wb) = verdicts_of(dir_a), verdicts_of(dir_b)
+    rows, recs = V.side_by_side(va, vb)
+    width = max([len(r[0]) for r in rows] + [5])
+    out = ["verdicts (A: %s, B: %s):" % (wa, wb),
+           "%-*s  %-24s  %-24s" % (width, "claim", "A", "B")]
+    ca = {c["id"]: c for c in va.get("claims", [])}
+    cb = {c["id"]: c for c in vb.get("claims", [])}
+    for cid, ka, kb, changed in rows:
+        out.append("%-*s  %-24s  %-24s%s" % (width, cid, ka or "-", kb or "-",
+                                             "  changed" if changed else ""))
+        if changed and cid in ca and cid in cb:
+            # what moved it: the cases whose decision differs
+            for name, da, db in V.changed_cases(ca[cid], cb[cid]):
+                out.append("    case %s: A %s, B %s" % (name, da or "-", db or "-"))
+    for w, ra, rb in recs:
+        out.append("recommendation changed: %s: A %s, B %s" % (
+            w, ", ".join(ra) if ra else "-", ", ".join(rb) if rb else "-"))
+    out.append("verdicts changed: %d of %d claims; recommendations changed: %d"
+               % (sum(1 for r in rows if r[3]), len(rows), len(recs)))
+    return out
+
+
 VERDICT_TEXT = {"faster": "faster", "slower": "slower", "~": "~",
                 "too few": "too few repetitions to test"}
 
@@ -191,6 +238,8 @@ def main(argv):
         print("%-70s %10s %10s %7.3f %8s  %s" % (name, fmt_ns(a), fmt_ns(b), ratio,
                                                 S.fmt_p(p), VERDICT_TEXT[verdict]))
     for line in summary:
+        print(line)
+    for line in verdict_lines(args[0], args[1]):
         print(line)
     for p in problems[:MAX_PROBLEM_LINES]:
         sys.stderr.write("compare: %s\n" % p)

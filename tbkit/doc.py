@@ -207,7 +207,9 @@ _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;
  max-width:1100px;margin:2em auto;padding:0 1em;color:#1b1b1b;line-height:1.5}
 h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:1em 0;font-size:.92em}
+body{overflow-wrap:break-word}
+table{border-collapse:collapse;margin:1em 0;font-size:.92em;display:block;max-width:100%;
+ overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25em .6em;vertical-align:top}
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 code{background:#f4f4f4;padding:0 .25em;border-radius:3px}

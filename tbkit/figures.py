@@ -176,10 +176,12 @@ def series_order(ctx, series):
 
 
 def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
-                  xlabel="N (tasks pending)", value=None, linx=False, x=None):
+                  xlabel="N (tasks pending)", value=None, linx=False, x=None, panel_px=None):
     """panels: [(panel title, {series label: [Measurement]})].  value(m)
     gives (median, low, high) or None; default the time per operation.
-    Returns the figure name, or None when nothing could be drawn."""
+    panel_px: (width, height) of a panel in pixels, plots/micro.gp's
+    480 x 390 when None.  Returns the figure name, or None when nothing
+    could be drawn."""
     if value is None:
         value = lambda m: (m.median, m.low, m.high)  # noqa: E731
     panels = [(t, s) for t, s in panels if s]
@@ -189,6 +191,8 @@ def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
     variables = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)),
                  "title": title, "npanels": len(panels),
                  "ylabel": ylabel, "xlabel": xlabel, "linx": int(bool(linx))}
+    if panel_px is not None:
+        variables["panelw"], variables["panelh"] = panel_px
     for k, (ptitle, series) in enumerate(panels, 1):
         blocks, colours, dashes = [], [], []
         variant_of = {}

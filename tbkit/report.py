@@ -33,11 +33,13 @@ from tbkit import claims as C
 from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
+from tbkit import verdict as V
 from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay,
                    sec_runtime, sec_summary)
-from tbkit.doc import Bold, Doc
+from tbkit.doc import Bold, Doc, Link
 from tbkit.formats import write_synced as write_file
 from tbkit.page import Page
+from tbkit.sec_claims import CLAIMS_HEADING
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,19 +70,24 @@ def _remove(path):
         pass
 
 
-def install(out_dir, staging, md, html):
+def install(out_dir, staging, md, html, verdicts=None):
     """Puts the rendered report in place: report.md and report.html through
     temporary files renamed over the old ones, the figures drawn into
-    `staging`/figures moved into `out_dir`/figures.  Raises OSError with
+    `staging`/figures moved into `out_dir`/figures, and (given its text)
+    verdicts.json, written beside them and renamed into place last.  Raises OSError with
     the old report.md and report.html as they were."""
     md_path = os.path.join(out_dir, "report.md")
     html_path = os.path.join(out_dir, "report.html")
-    for p in (md_path, html_path):
+    v_path = os.path.join(out_dir, "verdicts.json")
+    outputs = [(md_path, md), (html_path, html)]
+    if verdicts is not None:
+        outputs.append((v_path, verdicts))
+    for p, _ in outputs:
         if os.path.lexists(p) and not os.path.isfile(p):
             raise OSError(errno.EISDIR, "exists and is not a regular file", p)
     tmp = {}
     try:
-        for p, text in ((md_path, md), (html_path, html)):
+        for p, text in outputs:
             tmp[p] = "%s.tmp-%d" % (p, os.getpid())
             write_file(tmp[p], text)
         # The figures first: the old report's names stay valid, and the new
@@ -104,6 +111,9 @@ def install(out_dir, staging, md, html):
             os.replace(tmp[html_path], html_path)
             try:
                 os.replace(tmp[md_path], md_path)
+                if v_path in tmp:
+                    # last: verdicts.json is the report's, never ahead of it
+                    os.replace(tmp[v_path], v_path)
             except OSError:
                 # the pair stays the old one
                 if had_html:
@@ -119,16 +129,11 @@ def install(out_dir, staging, md, html):
     return md_path, html_path
 
 
-# The claims the summary quotes beside its findings, by id, with the
-# priority that places them among the findings.
-SUMMARY_CLAIMS = (("crossover", 12), ("heap_vs_wheel_growth", 13),
-                  ("slow_task", 18), ("netty_ticks", 19), ("jvm_ranking", 20))
-
-
 def build(res, figs):
-    """The report document of results `res`: analysed first (plain data,
-    tbkit.analysis), the claims decided on the analysis, then every section
-    rendered."""
+    """(The report document, the verdicts.json document) of results `res`:
+    analysed first (plain data, tbkit.analysis), the claims decided on the
+    analysis, then every section rendered; the verdicts document holds the
+    same verdicts and "Which one to use" rows the sections rendered."""
     an = AN.Analysis(res)
     claims = C.evaluate(an)
     ctx = Page(an, figs)
@@ -140,26 +145,34 @@ def build(res, figs):
     sec_micro.other_section(ctx, body, micro_ops)
     sec_replay.replay_section(ctx, body)
     sec_jvm.jvm_section(ctx, body, claims)
-    for cid, prio in SUMMARY_CLAIMS:
+    for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
-        if c["verdict_kind"] != C.UNTESTED:
-            ctx.finding(prio, c["claim"], ": ", Bold(c["verdict"]), " (", *c["measured"], ").")
+        if c.kind != C.UNTESTED:
+            # the verdict only; its figures are behind the link (a summary
+            # bullet is a sentence or two, issue 36)
+            ctx.finding(prio, c.title, ": ", Bold(c.text), " (",
+                        Link("measured figures", "claims", CLAIMS_HEADING), ").")
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)
-    sec_claims.choose_section(ctx, after)
+    # one set of recommendations, shown in full and in the summary
+    recs, notes = C.recommend(ctx)
+    choice = (recs, notes, C.recommend_replay_by_trace(ctx))
+    rows = sec_claims.choose_section(ctx, after, choice)
     sec_claims.limitations_section(ctx, after)
 
     sec_summary.appendix_section(ctx, after)
 
     # first screen first: the summary, then the method
     doc = Doc("timerbench report")
-    sec_summary.summary_section(ctx, doc, claims)
+    sec_summary.summary_section(ctx, doc, claims, choice)
     sec_summary.method_section(ctx, doc, micro_ops)
     sec_summary.how_to_read_section(ctx, doc)
     sec_summary.machine_section(ctx, doc)
     doc.blocks += body.blocks + after.blocks
-    return doc
+    run = {k: res.run.get(k) for k in ("profile", "status") if res.run.get(k) is not None}
+    run["written_by"] = res.written_by()
+    return doc, V.document(claims, rows, run)
 
 
 def main(argv):
@@ -215,10 +228,10 @@ def main(argv):
         if not figures:
             figs.gnuplot = None
             figs.why_none = "figures were turned off (--no-figures)"
-        doc = build(res, figs)
+        doc, verdicts = build(res, figs)
         md = tb_doc.to_markdown(doc, staging)
         html = tb_doc.to_html(doc)
-        md_path, html_path = install(out_dir, staging, md, html)
+        md_path, html_path = install(out_dir, staging, md, html, V.dumps(verdicts))
     except OSError as e:
         where = e.filename or out_dir
         if staging and isinstance(where, str) and where.startswith(staging + os.sep):

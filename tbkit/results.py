@@ -43,7 +43,7 @@ _TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 _AGGREGATES = ("mean", "median", "stddev", "cv")
 # Files this package writes into a results directory; never read back.
 # (Its figures/ and bench/run.py's journal/ are subdirectories: not read.)
-_OWN_OUTPUTS = ("report.md", "report.html")
+_OWN_OUTPUTS = ("report.md", "report.html", "verdicts.json")
 # What makes a directory a results directory: at its top level,
 # machine.json or one of the files a run writes (bench/run.py,
 # bench/replay.py, report/probe.c, the counts profile).  Google Benchmark

@@ -30,7 +30,7 @@ def _ref(answer, verdicts):
         c = verdicts.get(rest)
         if c is None:
             return ("claim ", Code(rest), " (not in this report's registry)")
-        return ("claim ", Code(rest), ", this run: ", Bold(c["verdict"]))
+        return ("claim ", Code(rest), ", this run: ", Bold(c.text))
     if status == "test":
         path, _, name = rest.partition(":")
         return ("test ", Code(name), " (", Code(path), ")")
@@ -59,12 +59,12 @@ def count_text(counts):
 def verdict_counts(claims):
     """{verdict kind: number} of the statements answered by a claim, by
     this run's verdict of that claim."""
-    verdicts = {c.get("id"): c for c in claims}
+    verdicts = {c.id: c for c in claims}
     out = {}
     for s in ART.STATEMENTS:
         if ART.status(s.answer) == "claim":
             c = verdicts.get(s.answer.split(":", 1)[1])
-            kind = c["verdict_kind"] if c else C.UNTESTED
+            kind = c.kind if c else C.UNTESTED
             out[kind] = out.get(kind, 0) + 1
     return out
 
@@ -89,7 +89,7 @@ def articles_section(ctx, doc, claims):
               ", ".join("%d %s" % (vc[k], k) for k in order if vc.get(k)), ".")
     doc.ul([(Code(a.file[:3]), " ", Code(a.file), (" (%s)" % a.title) if a.title else "",
              ": ", a.covers) for a in ART.ARTICLES])
-    verdicts = {c.get("id"): c for c in claims}
+    verdicts = {c.id: c for c in claims}
     rows = []
     for s in ART.STATEMENTS:
         art = (Code(s.article[:3]),)

@@ -38,24 +38,30 @@ def measured_items(spans):
     return items or [("",)]
 
 
+# The claims section's heading (the summary links to it).
+CLAIMS_HEADING = "What the classic write-ups claim, checked"
+
+
 def claims_section(ctx, doc, claims):
-    doc.h(2, "What the classic write-ups claim, checked", "claims")
+    """The claims: a table of claim, source, experiment and verdict, the
+    measured figures per claim, and the rules."""
+    doc.h(2, CLAIMS_HEADING, "claims")
     doc.p("Each claim is checked against this run's measurements; the verdict "
           "is decided by the rule shown, never typed in.")
     rows = []
     for c in claims:
-        rows.append([c["claim"], c["source"], c["experiment"], (Bold(c["verdict"]),)])
+        rows.append([c.title, c.source, c.experiment, (Bold(c.text),)])
     doc.table(["claim", "source", "experiment", "verdict"], rows)
     doc.p("Measured, per claim:")
     for c in claims:
-        items = measured_items(c["measured"])
+        items = measured_items(c.measured)
         if len(items) == 1:
-            doc.p(Bold(c["claim"]), ": ", *items[0])
+            doc.p(Bold(c.title), ": ", *items[0])
         else:
-            doc.p(Bold(c["claim"]), ":")
+            doc.p(Bold(c.title), ":")
             doc.ul(items)
     doc.p("Rules:")
-    doc.ul([(Bold(c["claim"]), ": ", c["rule"]) for c in claims])
+    doc.ul([(Bold(c.title), ": ", c.rule) for c in claims])
 
 
 
@@ -141,16 +147,21 @@ def _micro_front(ctx, doc):
 
 
 
-def choose_section(ctx, doc):
+def choose_section(ctx, doc, choice):
+    """"Which one to use": a row per workload with its recommendation, the
+    precision it holds at, what was compared and the measured evidence;
+    `choice` is (C.recommend's rows, its notes, C.recommend_replay_by_trace),
+    the rows the summary shows in short.  Returns the rows (the report
+    writes them into verdicts.json)."""
     doc.h(2, HEADINGS["choose"], "choose")
-    recs, notes = C.recommend(ctx)
+    recs, notes, by_trace = choice
     ctx.missing.extend(notes)
     rows = [r[:2] + [_row_precision(ctx, r[1])] + r[2:] for r in recs]
     front = _micro_front(ctx, doc)
-    rows += front + C.recommend_replay(ctx)
+    rows += front + [r for main, by_class in by_trace for r in [main] + by_class]
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
-        return
+        return rows
     doc.p("The recommendation for each workload is the backend with the best "
           "measured number in the experiment named as evidence. Backends within "
           "%s of the best are named together as tied: two runs of one commit "
@@ -165,6 +176,7 @@ def choose_section(ctx, doc):
           "its budget." % A.fmt_pct(S.MIN_EFFECT))
     doc.table(["workload", "recommended", "precision", "compared", "measured (best first)"],
               rows)
+    return rows
 
 
 

@@ -35,7 +35,7 @@ def _ns_list(ns):
 
 def _claim_of(claims):
     for c in claims or ():
-        if c.get("id") == "jvm_ranking":
+        if c.id == "jvm_ranking":
             return c
     return None
 
@@ -117,7 +117,7 @@ def jvm_section(ctx, doc, claims=None):
         doc.ul(items)
     cl = _claim_of(claims)
     if cl is not None:
-        doc.p(Bold(cl["claim"]), ": ", Bold(cl["verdict"]), ".")
+        doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
         per_op = J.ranking(jvm, c)
         doc.ul([(Code(e["op"]), " at N = %s: %s (%s)." % (
             A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], e["why"])) for e in per_op])
@@ -132,7 +132,7 @@ def jvm_section(ctx, doc, claims=None):
         if table:
             doc.table(["operation", "N", "pair", "JVM (ratio of medians, p)",
                        "C (ratio of medians, p)", "alike"], table)
-        doc.p("Rule: ", cl["rule"], ".")
+        doc.p("Rule: ", cl.rule, ".")
 
 
 def _f(v):

@@ -17,6 +17,11 @@ from tbkit.figures import add_figure, draw_n_figure, series_order
 from tbkit.page import HEADINGS, generic_table
 
 
+# A panel of the summary's figure, in pixels: three across fill the
+# report's column (1100 px less its padding) at the figure's own size.
+SUMMARY_PANEL_PX = (340, 270)
+
+
 def _left_to_full(res):
     """What of the micro-benchmarks this run's profile leaves to the full
     profile (from the binary's own profile facts)."""
@@ -78,7 +83,13 @@ def micro_section(ctx, doc):
             # the first series drawn)
             if name and stem == "micro-" + series and (
                     ctx.headline is None or (series == "h2h" and ctx.headline[1] != "h2h")):
-                ctx.headline = (name, series)
+                # the summary's copy is drawn to be shown at its own size
+                # across the page: this figure scaled into the summary's
+                # column had labels no one could read (issue 36)
+                small = draw_n_figure(ctx, "summary-" + series, "Time per operation against "
+                                      "N, %s (%s)" % (ctx.config_text(series), what), panels,
+                                      panel_px=SUMMARY_PANEL_PX)
+                ctx.headline = (small or name, series)
     for op in ops:
         micro_op_section(ctx, doc, op)
     parts = []

@@ -15,7 +15,6 @@ from tbkit import analysis as AN
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
-from tbkit import claims as C
 from tbkit.doc import Bold, Code, Doc, join as _join
 from tbkit.figures import add_figure
 from tbkit.page import HEADINGS, link
@@ -70,10 +69,11 @@ def _short(spans):
                  sp.startswith(" — fires up to a tick plus 8/63") else sp for sp in spans)
 
 
-def summary_section(ctx, doc, claims):
+def summary_section(ctx, doc, claims, choice):
     """The first screen: what happened to the run (when it did not go
-    through), the headline figure, the recommendations in short (the full
-    table is "Which one to use"), then the findings and the verdicts."""
+    through), the headline figure, the recommendations in short (`choice`:
+    the rows "Which one to use" gives in full, tbkit.sec_claims), then the
+    findings and the verdicts."""
     doc.h(2, "Summary", "summary")
     for spans in run_state_text(ctx.res):
         doc.p(*spans)
@@ -85,19 +85,18 @@ def summary_section(ctx, doc, claims):
             "workload of each operation; the section " % ctx.config_text(series),
             link("Micro-benchmarks", "micro"), " has every series "
             "and workload."), "ns per operation against N, series " + series)
-    recs, _ = C.recommend(ctx)
+    recs, _, by_trace = choice   # the rows "Which one to use" gives in full
     rows = [[r[0], _short(r[1])] for r in recs] + \
-        [[r[0], _short(r[1])] for r in C.recommend_replay(ctx, classes=False)]
+        [[main[0], _short(main[1])] for main, _ in by_trace]
     if rows:
         right.p(Bold("Which one to use"), ", in short: the backend with the best measured "
                 "number for each workload (ties named together). ",
                 link("The full table", "choose"), " gives the evidence, "
                 "the precision of each and the cheapest structure per precision class.")
         right.table(["workload", "recommended"], rows)
-    if left.blocks and right.blocks:
-        doc.columns(left, right)
-    else:
-        doc.blocks += left.blocks + right.blocks
+    # the figure across the page, at its own size (it is drawn for that),
+    # then the recommendations in short
+    doc.blocks += left.blocks + right.blocks
     picked = sorted(ctx.findings, key=lambda f: f[0])[:4]
     if not picked:
         doc.p("This results directory holds no measurement from which a finding "
@@ -106,7 +105,7 @@ def summary_section(ctx, doc, claims):
         doc.ul([spans for _, spans in picked])
     verdicts = {}
     for c in claims:
-        verdicts[c["verdict_kind"]] = verdicts.get(c["verdict_kind"], 0) + 1
+        verdicts[c.kind] = verdicts.get(c.kind, 0) + 1
     if claims:
         doc.p("Verdicts on the %d classic claims checked below: " % len(claims),
               "; ".join("%s: %d" % (k, n) for k, n in sorted(verdicts.items())), ".")
@@ -374,7 +373,7 @@ def method_section(ctx, doc, micro_ops):
               "in the driver, so their insert costs more here at large N; its cancel takes all N in "
               "random order down to an empty structure, each first loading its handle from "
               "a random place of that array (a dependent miss that the reference timers' "
-              "intrusive nodes do not make; bench/README measures both costs), while ",
+              "intrusive nodes do not make; docs/notes/2026-12-02-peers-driver-and-targets.md measures both costs), while ",
               Code("cancel"), " here holds N throughout; its delays are uniform over 10^6 ticks of each backend, the "
               "workloads here are defined in time (", Code("uniform"), ": 1 ms to 1000 s).")
     keys = {}

@@ -156,12 +156,10 @@ class Entries(unittest.TestCase):
     def test_every_claim_is_a_claim_of_the_report(self):
         from tbkit import claims
         registered = set(claims.ids())
-        for cid in A.CLAIM_IDS:
-            self.assertIn(cid, registered, "tbkit/claims.py registers no claim %s" % cid)
         for s in A.STATEMENTS:
             for a in answers(s):
                 if A.status(a) == "claim":
-                    self.assertIn(a.split(":", 1)[1], A.CLAIM_IDS, "%s: %s" % (s.id, a))
+                    self.assertIn(a.split(":", 1)[1], registered, "%s: %s" % (s.id, a))
 
     def test_every_planned_claim_is_one_of_issue_29(self):
         for s in A.STATEMENTS:

@@ -51,7 +51,7 @@ LAYERS = {
 MODULES = {
     "__init__": "base",
     "formats": "base", "stats": "base", "doc": "base", "numbers": "base",
-    "trace": "base", "precision": "base", "articles": "base",
+    "trace": "base", "precision": "base", "articles": "base", "verdict": "base",
     "results": "results",
     "machine": "machine",
     "tracegen": "tools", "perf2trace": "tools", "loopback": "tools",

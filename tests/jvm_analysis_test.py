@@ -280,7 +280,7 @@ class InTheReport(unittest.TestCase):
         figs.why_none = "figures were turned off (test)"
         an = AN.Analysis(res)
         claim = C.by_id(C.evaluate(an), "jvm_ranking")
-        md = D.to_markdown(RP.build(res, figs), self.tmp)
+        md = D.to_markdown(RP.build(res, figs)[0], self.tmp)
         self.limitations = md_section(md, "Limitations")
         return res, claim, md_section(md, "The originals")
 
@@ -290,9 +290,9 @@ class InTheReport(unittest.TestCase):
         self.assertIsNotNone(res.jvm)
         # the same samples scaled: no pair can be ordered differently (the
         # fixture's noise leaves some pairs undecided on both sides)
-        self.assertIn(claim["verdict_kind"], (C.HOLDS, C.UNDECIDED), claim)
+        self.assertIn(claim.kind, (C.HOLDS, C.UNDECIDED), claim)
         self.assertIn("expire at N = 10^6: holds (all 3 pairs ordered alike)",
-                      "".join(claim["measured"]))
+                      "".join(claim.measured))
         self.assertIn("| 10^6 | `stpe-roc` | `heapqueue/roc=on` |", sec)
         self.assertIn("| 3.00× |", sec)                  # JVM / C
         self.assertIn("96.0", sec)                       # bytes per op
@@ -300,27 +300,27 @@ class InTheReport(unittest.TestCase):
         self.assertIn("| 10^6 | `stpe-roc` | `heapqueue/roc=on` | not measured |", sec)
         self.assertIn("no C result at any N for stpe-roc (the C micro runs this operation "
                       "without heapqueue/roc=on)", sec)
-        self.assertIn(": **%s**." % claim["verdict"], sec)
+        self.assertIn(": **%s**." % claim.text, sec)
 
     def test_a_swapped_pair_is_seen(self):
         # Netty 20x its rendering's time at cancel: slower than Timer on the JVM
         self.write(fixture_jvm({("cancel", "netty"): 60.0}))
         _, claim, sec = self.render()
-        self.assertIn(claim["verdict_kind"], (C.PARTLY, C.FAILS), claim)
-        self.assertIn("cancel", claim["verdict"])
+        self.assertIn(claim.kind, (C.PARTLY, C.FAILS), claim)
+        self.assertIn("cancel", claim.text)
 
     def test_three_repetitions_are_too_few(self):
         # the fixture's own C side: 3 repetitions, too few to order a pair
         ja.c_from_results = _C_FROM_RESULTS
         self.write(fixture_jvm())
         _, claim, sec = self.render()
-        self.assertEqual(claim["verdict_kind"], C.UNTESTED)
-        self.assertIn("too few repetitions", claim["verdict"])
+        self.assertEqual(claim.kind, C.UNTESTED)
+        self.assertIn("too few repetitions", claim.text)
 
     def test_without_jvm_json(self):
         res, claim, sec = self.render()
         self.assertIsNone(res.jvm)
-        self.assertEqual(claim["verdict_kind"], C.UNTESTED)
+        self.assertEqual(claim.kind, C.UNTESTED)
         self.assertIn("were not measured: this results directory has no jvm.json", sec)
         self.assertNotIn("| N |", sec)
         self.assertIn("**The originals** — this results directory has no jvm.json",
@@ -336,7 +336,7 @@ class InTheReport(unittest.TestCase):
             json.dump(m, f)
         _, claim, sec = self.render()
         self.assertIn("default-jdk-headless) not installed", sec)
-        self.assertIn("default-jdk-headless) not installed", claim["verdict"])
+        self.assertIn("default-jdk-headless) not installed", claim.text)
 
     def test_bad_files_never_raise(self):
         for text, what in (("{", "truncated"), ("", "is empty"), ("[1, 2]", "format"),
@@ -349,7 +349,7 @@ class InTheReport(unittest.TestCase):
             self.assertIsNone(res.jvm, text)
             self.assertIn(what, res.jvm_problem, text)
             self.assertIn("jvm.json " + res.jvm_problem, sec)
-            self.assertEqual(claim["verdict_kind"], C.UNTESTED)
+            self.assertEqual(claim.kind, C.UNTESTED)
 
     def test_a_bad_result_is_skipped_not_the_file(self):
         doc = fixture_jvm()

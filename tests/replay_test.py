@@ -857,27 +857,33 @@ class TreeAndWheelClaim(unittest.TestCase):
         if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams())
-        self.assertEqual(c["verdict_kind"], "holds", c)
+        self.assertEqual(c.kind, "holds", c)
+        # the budgets checked, as cases: the tree kept them, the wheels did not
+        self.assertEqual(c.case("hrtree budgets, hrtimer stream").decision, "kept")
+        for w in ("hierwheel", "kernelwheel"):
+            case = c.case("%s budgets, hrtimer stream" % w)
+            self.assertEqual(case.decision, "missed")
+            self.assertGreater(case.values["beyond_budget"], 0)
 
     def test_a_cheaper_wheel_within_budget_makes_it_partial(self):
         if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(fine_wheel_cpu=30.0))
-        self.assertEqual(c["verdict_kind"], "holds only in part", c)
-        self.assertIn("hierwheel tick=10us", c["verdict"])
+        self.assertEqual(c.kind, "holds only in part", c)
+        self.assertIn("hierwheel tick=10us", c.text)
 
     def test_a_dearer_wheel_within_budget_does_not_matter(self):
         if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(fine_wheel_cpu=90.0))
-        self.assertEqual(c["verdict_kind"], "holds", c)
+        self.assertEqual(c.kind, "holds", c)
 
     def test_timeouts_not_won_by_a_wheel(self):
         if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(timer_best="hrtree"))
-        self.assertEqual(c["verdict_kind"], "holds only in part", c)
-        self.assertIn("precise timers", c["verdict"])
+        self.assertEqual(c.kind, "holds only in part", c)
+        self.assertIn("precise timers", c.text)
 
     def test_a_wheel_tied_with_a_heap_on_timeouts_is_undecided(self):
         tl, hr = self.streams()
@@ -885,18 +891,18 @@ class TreeAndWheelClaim(unittest.TestCase):
             if b["name"] == "quadheap":   # as cheap as the best wheel
                 b["ns_per_event"] = b["cpu_ms_per_million_events"] = self.spread(20.2)
         c = self.judge([tl, hr])
-        self.assertEqual(c["verdict_kind"], "undecided at this noise", c)
-        self.assertIn("quadheap", c["verdict"])
+        self.assertEqual(c.kind, "undecided at this noise", c)
+        self.assertIn("quadheap", c.text)
 
     def test_not_tested_without_both_streams_or_budgets(self):
         tl, hr = self.streams()
         c = self.judge([tl])
-        self.assertEqual(c["verdict_kind"], "not tested")
-        self.assertIn("hrtimer stream", c["verdict"])
+        self.assertEqual(c.kind, "not tested")
+        self.assertIn("hrtimer stream", c.text)
         hr["budget"] = {"source": "none", "timers_with_budget": 0, "timers": 500}
         c = self.judge([tl, hr])
-        self.assertEqual(c["verdict_kind"], "not tested")
-        self.assertIn("no lateness", c["verdict"])
+        self.assertEqual(c.kind, "not tested")
+        self.assertIn("no lateness", c.text)
 
 
 FAKE_TRACEGEN = """#!/usr/bin/env python3

@@ -214,11 +214,22 @@ class FixtureReport(unittest.TestCase):
         self.assertNotIn("| measured |", sec)
 
     def test_summary_has_numbers(self):
+        # a finding states its number; a claim's states its verdict and
+        # links to the measured figures (issue 36: a bullet is a sentence
+        # or two, about 400 characters at most)
         s = md_section(self.md, "Summary")
         items = [l for l in s.splitlines() if l.startswith("- ")]
         self.assertGreaterEqual(len(items), 3)
+        titles = [C.CLAIMS[cid].title for cid, _ in C.summary_ids()]
+        claims = 0
         for item in items:
-            self.assertRegex(item, r"\d", "summary finding without a number: " + item)
+            self.assertLessEqual(len(item), 400, item)
+            if any(item.startswith("- " + t + ": **") for t in titles):
+                claims += 1
+                self.assertIn("](#what-the-classic-write-ups-claim-checked)", item)
+            else:
+                self.assertRegex(item, r"\d", "summary finding without a number: " + item)
+        self.assertGreaterEqual(claims, 1)
 
     @unittest.skipUnless(HAVE_GNUPLOT, "gnuplot is not installed")
     def test_every_figure_exists_and_is_not_empty(self):
@@ -248,9 +259,11 @@ class FixtureReport(unittest.TestCase):
             self.assertEqual(len(r), 5, r)
             self.assertRegex(unmd(r[4]), VERDICT)
         # this run has heapqueue and timerthread: the claims about them are tested
-        verdicts = {unmd(r[0]): unmd(r[4]) for r in rows}
-        slow = [v for k, v in verdicts.items() if k.startswith("A slow task")]
-        self.assertTrue(slow and not slow[0].startswith("not tested"), verdicts)
+        with open(os.path.join(self.dir, "verdicts.json"), encoding="utf-8") as f:
+            verdicts = {c["id"]: c for c in json.load(f)["claims"]}
+        self.assertEqual(list(verdicts), C.ids())
+        self.assertNotEqual(verdicts["slow_task"]["kind"], C.UNTESTED, verdicts["slow_task"])
+        self.assertTrue(verdicts["slow_task"]["cases"])
 
     def test_micro_tables_equal_the_json(self):
         data = fixture_json()
@@ -398,31 +411,39 @@ class VerdictsAreComputed(unittest.TestCase):
     """Changing the measurements changes the verdict."""
 
     def _claims(self, d):
+        """{claim id: its verdict as verdicts.json holds it} of the report
+        of d; the claims table says the same verdict."""
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            doc = json.load(f)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
-            md = f.read()
-        rows = claim_rows(md)
-        return {unmd(r[0]): unmd(r[4]) for r in rows}
+            table = {unmd(r[0]): unmd(r[4]) for r in claim_rows(f.read())}
+        out = {c["id"]: c for c in doc["claims"]}
+        for c in out.values():
+            self.assertEqual(table[c["claim"]], c["verdict"])
+        return out
 
-    def _claim_with(self, d, name, data, start):
-        """The verdict of the claim starting with `start` once d/name
-        holds `data`."""
+    def _claim_with(self, d, name, data, cid):
+        """The verdict (verdicts.json's) of claim `cid` once d/name holds
+        `data`."""
         with open(os.path.join(d, name), "w", encoding="utf-8") as f:
             json.dump(data, f)
-        return [v for k, v in self._claims(d).items() if k.startswith(start)][0]
+        return self._claims(d)[cid]
 
     def test_one_repetition_is_too_few_to_decide(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
-            v = [v for k, v in self._claims(d).items() if "leader-follower" in k][0]
-            self.assertEqual(v, "undecided: too few repetitions to test (1 and 1)")
+            v = self._claims(d)["leader_follower"]
+            self.assertEqual(v["kind"], C.UNDECIDED)
+            self.assertEqual({c["decision"] for c in v["cases"]}, {"too few"})
+            self.assertEqual({tuple(c["n"]) for c in v["cases"]}, {(1, 1)})
 
-    def _copied_verdicts(self, d, start, field, src, dst):
-        """The verdict of the claim starting with `start` before and after
+    def _copied_verdicts(self, d, cid, field, src, dst):
+        """The verdict kind of claim `cid` before and after
         `field` of runtime.json's rows whose names `dst` accepts is set to
         that of the row `src` accepts of the same repetition or aggregate."""
-        before = [v for k, v in self._claims(d).items() if k.startswith(start)][0]
+        before = self._claims(d)[cid]["kind"]
         with open(os.path.join(d, "runtime.json"), encoding="utf-8") as f:
             data = json.load(f)
 
@@ -433,18 +454,18 @@ class VerdictsAreComputed(unittest.TestCase):
         for b in data["benchmarks"]:
             if dst(b["run_name"]):
                 b[field] = values[key(b)]
-        return before, self._claim_with(d, "runtime.json", data, start)
+        return before, self._claim_with(d, "runtime.json", data, cid)["kind"]
 
     def test_leader_follower_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "runtime.json")
             before, after = self._copied_verdicts(
-                d, "The leader-follower", "timed_waits_per_task",
+                d, "leader_follower", "timed_waits_per_task",
                 lambda n: n.startswith("workers/") and "leader=on" in n,
                 lambda n: n.startswith("workers/") and "leader=off" in n)
-            self.assertEqual(before, "holds")
-            self.assertEqual(after, "does not hold")
+            self.assertEqual(before, C.HOLDS)
+            self.assertEqual(after, C.FAILS)
 
     def test_hierarchy_verdict_needs_an_effect_not_a_p_value(self):
         # synthetic wide lines for hierwheel: its short ones, scaled
@@ -460,7 +481,7 @@ class VerdictsAreComputed(unittest.TestCase):
                                        "/short/", "/wide/", scale)
             self.assertTrue(extra)
             data["benchmarks"] += extra
-            return self._claim_with(d, "micro.json", data, "Hierarchical")
+            return self._claim_with(d, "micro.json", data, "hierarchy")["verdict"]
 
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
@@ -494,34 +515,45 @@ class VerdictsAreComputed(unittest.TestCase):
                     fb = floor[b["repetition_index"]]
                     b["p50"] = fb["p50"] + tick / 2
                     b["p99"] = (fb["p99"] + tick) * x
-            return self._claim_with(d, "runtime.json", data, "Netty")
+            return self._claim_with(d, "runtime.json", data, "netty_ticks")
+
+        def p99_decisions(v):
+            return {c["decision"] for c in v["cases"] if c["name"].endswith(", p99")}
 
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "runtime.json")
-            self.assertEqual(verdict(d, 0.9), "holds")
+            v = verdict(d, 0.9)
+            self.assertEqual(v["kind"], C.HOLDS)
+            self.assertEqual(p99_decisions(v), {"less"})
             # exactly at the bound is within it: "up to a tick" is refuted
             # by a significant excess only, not confirmed by a p-value
-            self.assertEqual(verdict(d, 1.0), "holds")
-            self.assertEqual(verdict(d, 1.2), "holds only for the idle ticking")
+            v = verdict(d, 1.0)
+            self.assertEqual(v["kind"], C.HOLDS)
+            self.assertNotIn("greater", p99_decisions(v))
+            v = verdict(d, 1.2)
+            self.assertEqual(v["kind"], C.PARTLY)
+            self.assertEqual(p99_decisions(v), {"greater"})
+            self.assertEqual(v["verdict"], "holds only for the idle ticking")
 
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "runtime.json")
             before, after = self._copied_verdicts(
-                d, "A slow task", "max",
+                d, "slow_task", "max",
                 lambda n: n.startswith("interference/heapqueue/") and "threads=4" in n,
                 lambda n: n.startswith("interference/timerthread/"))
-            self.assertEqual(before, "holds")
-            self.assertEqual(after, "does not hold")
+            self.assertEqual(before, C.HOLDS)
+            self.assertEqual(after, C.FAILS)
 
 
     def test_failure_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
-            before = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
-            self.assertEqual(before, "holds")
+            before = self._claims(d)["failing_task"]
+            self.assertEqual(before["kind"], C.HOLDS)
+            self.assertEqual([c["decision"] for c in before["cases"]], ["as claimed"] * 2)
             path = os.path.join(d, "probe.json")
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
@@ -530,8 +562,11 @@ class VerdictsAreComputed(unittest.TestCase):
                 b["accepted_after"] = 1
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(data, f)
-            after = [v for k, v in self._claims(d).items() if k.startswith("A task that throws")][0]
-            self.assertEqual(after, "does not hold")
+            after = self._claims(d)["failing_task"]
+            self.assertEqual(after["kind"], C.FAILS)
+            t = [c for c in after["cases"] if c["name"] == "timerthread"][0]
+            self.assertEqual(t["decision"], "not as claimed")
+            self.assertEqual(t["values"]["ran_after"], t["values"]["after"])
 
 
 @NEED_SCIPY
@@ -540,14 +575,19 @@ class HeapClaims(unittest.TestCase):
     fixture with synthetic quadheap lines: the fixture's timerthread
     results renamed and scaled, so the verdict must follow the scale."""
 
-    def _verdict(self, d, start):
+    def _verdict(self, d, cid):
+        """(measured figures, verdict) of claim `cid` in the report of d,
+        the verdict as verdicts.json holds it and the claims table says."""
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             md = f.read()
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            v = [c for c in json.load(f)["claims"] if c["id"] == cid][0]
         rows = claim_rows(md)
-        hits = [(unmd(r[3]), unmd(r[4])) for r in rows if unmd(r[0]).startswith(start)]
+        hits = [(unmd(r[3]), unmd(r[4])) for r in rows if unmd(r[0]) == C.CLAIMS[cid].title]
         self.assertEqual(len(hits), 1)
+        self.assertEqual(hits[0][1], v["verdict"])
         return hits[0]
 
     def _add_quadheap(self, d, op, scale, counters=None):
@@ -579,7 +619,7 @@ class HeapClaims(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "micro.json")
-            measured, v = self._verdict(d, "A 4-ary heap")
+            measured, v = self._verdict(d, "four_ary_heap")
             self.assertEqual(v, "not tested: no expire results (series h2h) for both a 4-ary "
                                 "and a binary heap")
             self.assertEqual(measured, "no data")
@@ -593,7 +633,7 @@ class HeapClaims(unittest.TestCase):
                 json.dump(data, f)
             # a hundredth of timerthread's time beats both binary heaps
             self._add_quadheap(d, "expire", 0.01, {"sift_levels_per_op": 9.5})
-            measured, v = self._verdict(d, "A 4-ary heap")
+            measured, v = self._verdict(d, "four_ary_heap")
             self.assertEqual(v, "holds")
             self.assertIn("N = 10^6: quadheap", measured)
             self.assertIn("against timerthread", measured)
@@ -611,19 +651,19 @@ class HeapClaims(unittest.TestCase):
                      "n": 100000, "ops": 1000, "instructions_per_op": ir,
                      "d1_misses_per_op": d1, "ll_misses_per_op": 0.0, "work_per_op": {}}
                     for b, ir, d1 in counted]}, f)
-            measured, v = self._verdict(d, "A 4-ary heap")
+            measured, v = self._verdict(d, "four_ary_heap")
             self.assertEqual(v, "holds")
             self.assertIn("Valgrind, expire at N = 10^5: quadheap 418 instructions, 4.96 D1 "
                           "misses per task, heapqueue 596 instructions, 18.2 D1 misses per "
                           "task, timerthread 442 instructions, 7.71 D1 misses per task", measured)
             self._add_quadheap(d, "expire", 100.0)
-            _, v = self._verdict(d, "A 4-ary heap")
+            _, v = self._verdict(d, "four_ary_heap")
             self.assertRegex(v, r"^does not hold: not 10(\.0)? % faster than the fastest "
                                 r"binary heap \((heapqueue|timerthread)\)$")
             # a tie is no win either, whatever the test says of it: a
             # verdict must not wander with the p-value of a zero effect
             self._add_quadheap(d, "expire", 1.0)   # ties timerthread exactly
-            _, v2 = self._verdict(d, "A 4-ary heap")
+            _, v2 = self._verdict(d, "four_ary_heap")
             self.assertEqual(v2, v)
 
     def test_lazy_deletion_claim_follows_the_data(self):
@@ -632,7 +672,7 @@ class HeapClaims(unittest.TestCase):
             with_repetitions(d, "micro.json")
             # the fixture: heapqueue roc=off and timerthread mark only and
             # keep about 0.95 zombies per N in the timeouts steady state
-            measured, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            measured, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "holds")
             self.assertIn("cancel at N = 10^6: timerthread", measured)
             self.assertIn("against heapqueue roc=on", measured)
@@ -640,22 +680,29 @@ class HeapClaims(unittest.TestCase):
             # a lazy heap that cleans its zombies (Go's quarter) still keeps some
             self._add_quadheap(d, "cancel", 1.0)
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.25})
-            measured, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            measured, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "holds")
             self.assertRegex(measured, r"quadheap zombies 0\.25\d* per N")
             # cleaned to nothing: the memory half fails
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.0})
-            _, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            _, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "holds only in part: cancel is cheaper, but a lazy heap held "
                                 "no zombies")
+            with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+                lazy = [c for c in json.load(f)["claims"] if c["id"] == "lazy_deletion"][0]
+            zombies = {c["name"].split(" ")[0]: c for c in lazy["cases"] if " zombies, " in c["name"]}
+            self.assertEqual(zombies["quadheap"]["decision"], "none")
+            self.assertEqual(zombies["quadheap"]["values"]["zombies_per_n"], 0.0)
+            self.assertEqual(zombies["timerthread"]["decision"], "held")
+            self.assertEqual(lazy["kind"], C.PARTLY)
             # and a lazy cancel slower than the removal
             self._add_quadheap(d, "cancel", 1000.0)
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.25})
-            _, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            _, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "holds only in part: zombies are held, but a lazy cancel is "
                                 "slower than a removal")
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.0})
-            _, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            _, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "does not hold")
 
     def test_lazy_deletion_untested_without_a_removing_heap(self):
@@ -668,7 +715,7 @@ class HeapClaims(unittest.TestCase):
                                   if "roc=on" not in b["run_name"]]
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(data, f)
-            measured, v = self._verdict(d, "Lazy deletion makes cancel cheap")
+            measured, v = self._verdict(d, "lazy_deletion")
             self.assertEqual(v, "not tested: no cancel results (series h2h) for both a lazy "
                                 "heap and one that removes")
 
@@ -685,9 +732,24 @@ class WorkAndCounts(unittest.TestCase):
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             return f.read(), err
 
+    def _work_shapes(self, d):
+        """{"heap": [...], "wheel": [...]}: the work shape of each line the
+        growth claim judged, from its cases in verdicts.json."""
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            g = [c for c in json.load(f)["claims"] if c["id"] == "heap_vs_wheel_growth"][0]
+        out = {"heap": [], "wheel": []}
+        for case in g["cases"]:
+            if "work_shape" not in case["values"]:
+                continue        # a line of Valgrind's counts: its shape is the decision
+            label = case["name"].split(" ", 2)[2]
+            kind = "heap" if label.split(" ")[0] in ("heapqueue", "timerthread") else "wheel"
+            out[kind].append(case["values"]["work_shape"])
+        return out
+
     def _growth_verdict(self, md):
         rows = claim_rows(md)
-        return [unmd(r[4]) for r in rows if unmd(r[0]).startswith("Heap insert and removal")][0]
+        title = C.CLAIMS["heap_vs_wheel_growth"].title
+        return [unmd(r[4]) for r in rows if unmd(r[0]) == title][0]
 
     def _set_work(self, d, heap_work):
         """Gives every insert and cancel result work counters: heaps
@@ -720,6 +782,11 @@ class WorkAndCounts(unittest.TestCase):
             self.assertTrue("on the structure's work it holds" in v or
                             v.startswith("holds on average (uniform deadlines): on work and on time"), v)
             self.assertIn("the worst case was not measured in this run", v)
+            # the cases carry each line's work shape: heaps grow, wheels stay flat
+            shapes = self._work_shapes(d)
+            self.assertTrue(shapes["heap"] and shapes["wheel"], shapes)
+            self.assertEqual(set(shapes["heap"]), {"grows"}, shapes)
+            self.assertEqual(set(shapes["wheel"]), {"flat"}, shapes)
             micro = unmd(md_section(md, "Micro-benchmarks: cost per operation against N"))
             self.assertIn("sift_levels 13.3", micro)      # log2(10^4) at N = 10^4
             self.assertIn("the structure's work per operation", micro)
@@ -729,6 +796,7 @@ class WorkAndCounts(unittest.TestCase):
             self.assertTrue("on the structure's work it does not hold" in v or
                             v.startswith("does not hold on average (uniform deadlines): on work "
                                          "and on time"), v)
+            self.assertEqual(set(self._work_shapes(d)["heap"]), {"flat"})
             # heaps whose counters never move do not count them: time alone
             self._set_work(d, lambda n: 0.0)
             md, _ = self._report(d)
@@ -953,9 +1021,11 @@ class MissingAndHostile(unittest.TestCase):
         lim = md_section(md, "Limitations and noise")
         self.assertIn("Missing data:", lim)
         self.assertIn("Runtime behaviour", lim)
-        claims = claim_rows(md)
-        slow = [unmd(r[4]) for r in claims if unmd(r[0]).startswith("A slow task")][0]
-        self.assertTrue(slow.startswith("not tested: no interference results"), slow)
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            slow = [c for c in json.load(f)["claims"] if c["id"] == "slow_task"][0]
+        self.assertEqual(slow["kind"], C.UNTESTED)
+        self.assertEqual(slow["cases"], [])
+        self.assertIn("no interference results", slow["verdict"])
 
     def test_missing_micro_harness_is_reported(self):
         d = self._only({"lateness", "idle", "workers", "interference"})
@@ -1210,7 +1280,8 @@ class SafeWrites(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="tb-report-")
         self.dir = copy_fixture(self.tmp)
         self.old = {}
-        for name in ("report.md", "report.html"):
+        # verdicts.json is the report's: never left ahead of it
+        for name in ("report.md", "report.html", "verdicts.json"):
             with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
                 f.write("the previous %s, whole\n" % name)
             self.old[name] = "the previous %s, whole\n" % name
@@ -1257,6 +1328,12 @@ class SafeWrites(unittest.TestCase):
         self.assertIn("report.md and report.html there are as they were", err)
         self.assert_old_pair()
 
+    def test_full_disk_while_writing_the_verdicts(self):
+        with self.full_disk_at("verdicts.json"):
+            rc, err = self.main()
+        self.assertEqual(rc, 1, err)
+        self.assert_old_pair()
+
     def test_full_disk_while_writing_the_html(self):
         with self.full_disk_at("report.html"):
             rc, err = self.main()
@@ -1296,6 +1373,8 @@ class SafeWrites(unittest.TestCase):
             self.assertIn("## Summary", f.read())
         with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
             self.assertIn("<h2", f.read())
+        with open(os.path.join(self.dir, "verdicts.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["format"], 1)
         self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f
                           or f.startswith(".report-")], [])
 

@@ -257,8 +257,8 @@ class NonCascadingClaim(unittest.TestCase):
     def test_verdict_follows_the_data(self):
         flat_s, flat_w = self._m("short", 100.0, ticks=0.01), self._m("wide", 110.0, ticks=0.02)
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.124]))
-        self.assertEqual(c["verdict_kind"], C.HOLDS)
-        text = "".join(str(x) for x in c["measured"])
+        self.assertEqual(c.kind, C.HOLDS)
+        text = "".join(str(x) for x in c.measured)
         self.assertIn("trace0 0.063, trace1 0.124", text)
         self.assertIn("buckets collected per task 0.01 (short) against 0.02 (wide)", text)
         # hierwheel's late timers belong to hierwheel, not to this claim
@@ -266,38 +266,44 @@ class NonCascadingClaim(unittest.TestCase):
         # the bound is the kernel's 8/63 (0.12698...): 0.126 is within it,
         # 0.128 over it
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.126]))
-        self.assertEqual(c["verdict_kind"], C.HOLDS)
+        self.assertEqual(c.kind, C.HOLDS)
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.128]))
-        self.assertEqual(c["verdict_kind"], C.PARTLY)
-        self.assertIn("late by 0.128 of its delay", c["verdict"])
+        self.assertEqual(c.kind, C.PARTLY)
+        self.assertIn("late by 0.128 of its delay", c.text)
+        # each trace a case held to the bound; the cost a test's case
+        self.assertEqual(c.case("kernelwheel lateness, trace trace0").decision, "within")
+        late = c.case("kernelwheel lateness, trace trace1")
+        self.assertEqual(late.decision, "beyond")
+        self.assertEqual(late.thresholds["kernel_lateness_bound"], C.KERNEL_LATENESS_BOUND)
+        self.assertEqual(c.case("kernelwheel expire, wide against short").decision, "less")
         steep = self._m("wide", 250.0)            # 2.5x: past the 2x allowance
         c = C.non_cascading(self._ctx(flat_s, steep, [0.1]))
-        self.assertEqual(c["verdict_kind"], C.PARTLY)
-        self.assertIn("holds only for the lateness", c["verdict"])
+        self.assertEqual(c.kind, C.PARTLY)
+        self.assertIn("holds only for the lateness", c.text)
         c = C.non_cascading(self._ctx(flat_s, steep, [0.2]))
-        self.assertEqual(c["verdict_kind"], C.FAILS)
+        self.assertEqual(c.kind, C.FAILS)
         # wide at 2x short, within the noise of the allowance: no side
         edge = self._m("wide", 200.0)
         edge.times = [190.0, 210.0, 195.0, 205.0, 200.0]
         c = C.non_cascading(self._ctx(flat_s, edge, [0.1]))
-        self.assertEqual(c["verdict_kind"], C.UNDECIDED)
+        self.assertEqual(c.kind, C.UNDECIDED)
         # the cascading wheel is shown beside it when measured
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.1], extra=(
             self._m("short", 50.0, "hierwheel"), self._m("wide", 300.0, "hierwheel"))))
-        self.assertIn("which cascades", "".join(str(x) for x in c["measured"]))
+        self.assertIn("which cascades", "".join(str(x) for x in c.measured))
 
     def test_missing_data_is_not_tested(self):
         s, w = self._m("short", 100.0), self._m("wide", 110.0)
         c = C.non_cascading(self._ctx(s, w, []))
-        self.assertEqual(c["verdict_kind"], C.UNTESTED)
-        self.assertIn("no replayed trace", c["verdict"])
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertIn("no replayed trace", c.text)
         ctx = self._ctx(s, w, [0.1])
         del ctx.series[("expire", "h2h", "wide")]
         c = C.non_cascading(ctx)
-        self.assertEqual(c["verdict_kind"], C.UNTESTED)
-        self.assertIn("short and wide", c["verdict"])
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertIn("short and wide", c.text)
         c = C.non_cascading(self._ctx(s, w, [0.1]), backend="nosuch")
-        self.assertEqual(c["verdict_kind"], C.UNTESTED)
+        self.assertEqual(c.kind, C.UNTESTED)
 
 
 class Fits(unittest.TestCase):

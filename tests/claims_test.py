@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""claims29_test.py — the claims issue 29 adds or changes, each decided on
+"""claims_test.py — claims (first those issue 29 added or changed), each decided on
 synthetic results directories whose verdict the test knows: the growth
 claim's worst case and average judged apart, Netty's faithful sleep, the
 single runners, an STPE of one thread against Timer, heap maintenance
 under load, the leader's one wake-up, Timer's wall clock; and the report
 section "What the source articles say".  Suite `report`.
 
-    /usr/bin/python3 tests/claims29_test.py [-v]
+    /usr/bin/python3 tests/claims_test.py [-v]
 """
 
 import json
@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
 
@@ -80,7 +81,7 @@ class Dir:
 
 def verdict(d, fn):
     c = fn(d.analysis())
-    return c["verdict_kind"], c["verdict"], c
+    return c.kind, c.text, c
 
 
 # ---- 1. growth: worst case and average ---------------------------------------
@@ -144,7 +145,7 @@ class Growth(unittest.TestCase):
         self.assertTrue(text.startswith("holds on the worst case, on work (on time it does not "
                                         "hold, shown, not judged: decreasing deadlines"), text)
         self.assertIn("; does not hold on average (uniform deadlines): on work and on time", text)
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("worst insert, N 10^2 to 10^6", measured)
         self.assertIn("uniform insert", measured)
 
@@ -175,7 +176,14 @@ class Growth(unittest.TestCase):
         self.assertEqual(kind, C.HOLDS)
         self.assertTrue(text.startswith("holds on the worst case, on work (Valgrind's counts)"),
                         text)
-        self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c["measured"]))
+        self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c.measured))
+        # every line the counts judged is a case: the heaps' work grows, the wheels' not
+        counted = [x for x in c.cases if x.name.endswith(", Valgrind counts")]
+        self.assertTrue(counted)
+        for x in counted:
+            heap = x.name.split(" ")[2].rstrip(",") in ("heapqueue", "timerthread")
+            self.assertEqual(x.decision, "grows" if heap else "flat", x)
+            self.assertEqual(x.effect, x.values["work_hi"] / x.values["work_lo"])
 
     def test_lazy_cancels_are_no_removal(self):
         d = growth_dir(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
@@ -183,7 +191,7 @@ class Growth(unittest.TestCase):
             c = C.heap_vs_wheel_growth(d.analysis())
         finally:
             d.close()
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("heapqueue roc=on", measured)
         self.assertNotIn("heapqueue roc=off", measured)
         cancel = measured.split("worst cancel", 1)[1].split("uniform", 1)[0]
@@ -221,7 +229,7 @@ class NettySleep(unittest.TestCase):
     def test_the_faithful_sleep_is_judged(self):
         kind, text, c = self.judge(700e3, 150e3)
         self.assertEqual(text, "holds only for the lateness (idle not measured)")
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("the exact sleep (sleep=exact), tick 1 ms: p50 150", measured)
         self.assertIn("Netty's whole-millisecond sleep: p50 701 us", measured)
 
@@ -270,7 +278,7 @@ class Runtime29(unittest.TestCase):
     def test_single_runner_delay(self):
         kind, text, c = self.judge(C.single_runner_delay)
         self.assertEqual((kind, text), (C.HOLDS, "holds (5 single-runner configurations)"))
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("heapqueue threads=4 (the pool): max lateness 2 ms", measured)
         self.assertIn("quadheap threads=1: max 50", measured)
         # quadheap skipping its missed periods still shows the stall in its
@@ -293,7 +301,7 @@ class Runtime29(unittest.TestCase):
     def test_stpe_one_thread_like_timer(self):
         kind, text, c = self.judge(C.stpe_one_thread_like_timer)
         self.assertEqual((kind, text), (C.HOLDS, "holds"))
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("timerthread ran 0 of the 7 tasks due after it, a new schedule refused",
                       measured)
         kind, text, _ = self.judge(C.stpe_one_thread_like_timer, hq_max=5e6)
@@ -342,7 +350,7 @@ class Runtime29(unittest.TestCase):
         kind, _, c = judge(1.7, 3.1)
         self.assertEqual(kind, C.HOLDS)
         self.assertIn("1.7 wake-ups per task with the leader, 3.1",
-                      "".join(str(x) for x in c["measured"]))
+                      "".join(str(x) for x in c.measured))
         self.assertEqual(judge(3.0, 3.1)[0], C.FAILS)    # one per idle worker
         self.assertEqual(judge(2.0, 2.05)[0], C.FAILS)   # no fewer than without
 
@@ -389,7 +397,7 @@ class WallClock(unittest.TestCase):
         self.assertEqual(kind, C.HOLDS)
         self.assertEqual(text, "holds: a step back by 50 ms delayed every pending timerthread "
                          "task by 50 ms and no heapqueue task")
-        measured = "".join(str(x) for x in c["measured"])
+        measured = "".join(str(x) for x in c.measured)
         self.assertIn("timerthread back", measured)
         self.assertIn("step -50 ms, deadlines on the wall clock, delays 50 ms, 50 ms, 50 ms",
                       measured)
@@ -406,8 +414,15 @@ class WallClock(unittest.TestCase):
 
     def test_fails_when_timer_runs_on_time(self):
         # deadlines on the monotonic clock (TB_F_MONOTONIC_DEADLINES' behaviour)
-        kind, text, _ = self.judge(timer_back=(0, 0, 0))
+        kind, text, c = self.judge(timer_back=(0, 0, 0))
         self.assertEqual(kind, C.FAILS)
+        # the cases say which side broke the claim, with the delays read
+        t = c.case("timerthread back")
+        self.assertEqual(t.decision, "not as claimed")
+        self.assertEqual(t.thresholds["expected_delay_ns"], 50e6)
+        self.assertEqual(t.values["delays_ns"], [0, 0, 0])
+        self.assertEqual(c.case("heapqueue back").decision, "as claimed")
+        self.assertEqual(c.case("timerthread forward").decision, "shown")
         self.assertEqual(text, "does not hold: timerthread's tasks did not all run 50 ms late")
 
     def test_fails_when_only_the_head_waits(self):
@@ -415,14 +430,16 @@ class WallClock(unittest.TestCase):
         self.assertEqual(kind, C.FAILS)
 
     def test_fails_when_the_pool_moves_too(self):
-        kind, text, _ = self.judge(pool_back=(50e6, 50e6, 50e6))
+        kind, text, c = self.judge(pool_back=(50e6, 50e6, 50e6))
         self.assertEqual(kind, C.FAILS)
+        self.assertEqual(c.case("timerthread back").decision, "as claimed")
+        self.assertEqual(c.case("heapqueue back").decision, "not as claimed")
         self.assertEqual(text, "does not hold: heapqueue's tasks did not all run on time")
 
     def test_a_task_that_never_ran_refutes_it(self):
         kind, _, c = self.judge(timer_back=(50e6, 50e6, None))
         self.assertEqual(kind, C.FAILS)
-        self.assertIn("delays 50 ms, 50 ms, did not run", "".join(str(x) for x in c["measured"]))
+        self.assertIn("delays 50 ms, 50 ms, did not run", "".join(str(x) for x in c.measured))
 
     def test_older_results_without_the_probe_are_not_tested(self):
         # the failure probe ran, the wall-clock step did not yet exist
@@ -436,7 +453,7 @@ class WallClock(unittest.TestCase):
         self.assertEqual(kind, C.UNTESTED)
         self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
                          "heapqueue (these results predate the probe's wall-clock step)")
-        self.assertEqual(c["measured"], ("no data",))
+        self.assertEqual(c.measured, ("no data",))
 
     def test_one_backend_alone_is_not_tested(self):
         kind, text, _ = self.judge(backends=("timerthread",), failure=False)
@@ -510,7 +527,7 @@ class ArticlesSection(unittest.TestCase):
             return D.to_markdown(d, tmp), ART
 
     def test_one_row_per_statement_with_the_count_on_top(self):
-        claims = [{"id": cid, "verdict": "holds (%s)" % cid, "verdict_kind": C.HOLDS}
+        claims = [V.Verdict(cid, "", "", "", "", kind=C.HOLDS, text="holds (%s)" % cid)
                   for cid in C.ids()]
         md, ART = self.render(claims)
         self.assertIn("\n## What the source articles say\n", md)
@@ -533,8 +550,8 @@ class ArticlesSection(unittest.TestCase):
                 self.assertIn(s.answer.split(":", 1)[1], C.ids())
 
     def test_an_untested_claim_says_why(self):
-        claims = [{"id": cid, "verdict": "not tested: no data for %s" % cid,
-                   "verdict_kind": C.UNTESTED} for cid in C.ids()]
+        claims = [V.Verdict(cid, "", "", "", "", kind=C.UNTESTED,
+                            text="not tested: no data for %s" % cid) for cid in C.ids()]
         md, ART = self.render(claims)
         self.assertIn("not tested: no data for single\\_runner\\_delay", md)
 
