@@ -1,6 +1,6 @@
 """tbkit.jvm — the JVM originals beside their C renderings (analysis
 layer, issue 32): plain data from the JVM harness's document
-(jvm/TimerBench.java, format `timerbench-jvm/1` in jvm/README.md, read by
+(jvm/TimerBench.java, format `timerbench-jvm/2` in jvm/README.md, read by
 tbkit.results into `Results.jvm`) and the C side's repetitions, nothing
 rendered.
 
@@ -29,7 +29,7 @@ HOLDS, FAILS, UNDECIDED, NOT_TESTED = (
 
 # The harness's operations, in the order the section shows them.
 OPS = ("insert", "cancel", "timeouts", "expire")
-FORMAT = "timerbench-jvm/1"
+FORMAT = "timerbench-jvm/2"
 
 CLAIM = "The C renderings rank the originals as the originals rank themselves"
 RULE = ("per operation at the largest N both sides measured, every pair of "
@@ -109,6 +109,45 @@ def jvm_reps(jvm, op, subject, n):
     return []
 
 
+def usable(rep, op):
+    """Whether a JVM repetition counts: not dropped (a JIT compilation
+    finished inside it), and for timeouts one whose ring kept its pace
+    (revisited at half the timeout, as in C; `paced`)."""
+    if rep.get("dropped"):
+        return False
+    return not (op == "timeouts" and rep.get("paced") is False)
+
+
+def value(rep, op):
+    """A JVM repetition's figure: ns per operation on the caller's thread;
+    for timeouts the repetition's sum over its operations (mean_ns_per_op,
+    where a worker contending with the caller shows) rather than the batch
+    median, which hides it; for expire the worker's CPU per task."""
+    if op == "timeouts" and rep.get("mean_ns_per_op") is not None:
+        return rep["mean_ns_per_op"]
+    return rep.get("ns_per_op")
+
+
+def jvm_values(jvm, op, subject, n):
+    """The figures of a JVM cell's usable repetitions (usable(), value())."""
+    return [value(x, op) for x in jvm_reps(jvm, op, subject, n) if usable(x, op)]
+
+
+def cell_facts(reps, op):
+    """What a cell's repetitions say of themselves: {forks: distinct forks
+    among the usable, dropped: repetitions dropped for JIT, unpaced:
+    timeouts repetitions that lost the pace, fired_share: median share
+    of the operations' timeouts that fired (timeouts), gc_count: the
+    usable repetitions' collections}."""
+    ok = [x for x in reps if usable(x, op)]
+    fs = _clean([x.get("fired_share") for x in ok])
+    return {"forks": len({x.get("fork") for x in ok if x.get("fork") is not None}),
+            "dropped": sum(1 for x in reps if x.get("dropped")),
+            "unpaced": sum(1 for x in reps if op == "timeouts" and x.get("paced") is False),
+            "fired_share": statistics.median(fs) if fs else None,
+            "gc_count": sum(int(x.get("gc_count") or 0) for x in ok)}
+
+
 def c_key(c, backend, op, n):
     """The key of `c` that holds `backend`'s samples at op, N, or None.
     The C harness labels a policy (roc=on/off) only where it changes what
@@ -149,15 +188,16 @@ def side_by_side(jvm, c):
     rows = []
     for r in (jvm or {}).get("results", []):
         s = subj.get(r["subject"], {})
-        reps = r["reps"]
+        reps = [x for x in r["reps"] if usable(x, r["op"])]
         gc = _clean([x.get("gc_ms") for x in reps])
         by = _clean([x.get("bytes_per_op") for x in reps])
         rows.append({
+            "facts": cell_facts(r["reps"], r["op"]),
             "op": r["op"], "n": int(r["n"]), "subject": r["subject"],
             "original": s.get("original"), "config": s.get("config"),
             "c_backend": s.get("c_backend"),
             "c": summary(c_lookup(c, s.get("c_backend"), r["op"], r["n"])),
-            "jvm": summary([x.get("ns_per_op") for x in reps]),
+            "jvm": summary([value(x, r["op"]) for x in reps]),
             "bytes_per_op": statistics.median(by) if by else None,
             "gc_ms": statistics.median(gc) if gc else None,
             "gc_ms_total": sum(gc) if gc else None,
@@ -212,8 +252,8 @@ def ranking(jvm, c, ops=None):
                 if c_key(c, subj[a]["c_backend"], op, n) == c_key(c, subj[b]["c_backend"], op, n):
                     # one C instance stands for both (insert: no policy)
                     continue
-                ja = [x.get("ns_per_op") for x in jvm_reps(jvm, op, a, n)]
-                jb = [x.get("ns_per_op") for x in jvm_reps(jvm, op, b, n)]
+                ja = jvm_values(jvm, op, a, n)
+                jb = jvm_values(jvm, op, b, n)
                 ca = c_lookup(c, subj[a]["c_backend"], op, n)
                 cb = c_lookup(c, subj[b]["c_backend"], op, n)
                 rj, rc = relation(ja, jb), relation(ca, cb)

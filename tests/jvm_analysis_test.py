@@ -13,6 +13,7 @@ and analyses what it wrote (skipped when they are absent).  Needs scipy
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,34 @@ def jvm_doc(cells):
     return {"format": "timerbench-jvm/1", "subjects": SUBJECTS,
             "results": [{"op": op, "subject": s, "n": n, "reps": reps(v)}
                         for (op, s, n), v in cells.items()]}
+
+
+class Repetitions(unittest.TestCase):
+    """Which JVM repetitions count, and which figure of them."""
+
+    def test_dropped_and_unpaced_left_out(self):
+        doc = jvm_doc({})
+        doc["results"] = [
+            {"op": "cancel", "subject": "stpe", "n": 100, "reps": [
+                {"ns_per_op": 10.0, "dropped": False}, {"ns_per_op": 99.0, "dropped": True}]},
+            {"op": "timeouts", "subject": "stpe", "n": 100, "reps": [
+                {"ns_per_op": 10.0, "mean_ns_per_op": 14.0, "paced": True, "fired_share": 0.05,
+                 "fork": 0},
+                {"ns_per_op": 10.0, "mean_ns_per_op": 80.0, "paced": False, "fork": 1}]}]
+        self.assertEqual(ja.jvm_values(doc, "cancel", "stpe", 100), [10.0])
+        # timeouts: the repetition's sum (mean), not the batch median
+        self.assertEqual(ja.jvm_values(doc, "timeouts", "stpe", 100), [14.0])
+        rows = {r["op"]: r for r in ja.side_by_side(doc, {})}
+        self.assertEqual(rows["cancel"]["facts"]["dropped"], 1)
+        self.assertEqual(rows["cancel"]["jvm"]["n"], 1)
+        self.assertEqual(rows["timeouts"]["facts"],
+                         {"forks": 1, "dropped": 0, "unpaced": 1, "fired_share": 0.05,
+                          "gc_count": 0})
+
+    def test_old_documents_still_count(self):
+        """A /1 document has no dropped or paced flags: every repetition counts."""
+        doc = jvm_doc({("cancel", "stpe", 100): [1.0, 2.0]})
+        self.assertEqual(ja.jvm_values(doc, "cancel", "stpe", 100), [1.0, 2.0])
 
 
 class Ranking(unittest.TestCase):
@@ -396,20 +425,54 @@ class Harness(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(out) as f:
                 doc = json.load(f)
-        self.assertEqual(doc["format"], "timerbench-jvm/1")
+        self.assertEqual(doc["format"], "timerbench-jvm/2")
+        self.assertEqual(doc["forks"], 2)
+        # every fork ran with the pre-touched heap and could count compilations
+        self.assertIn("-XX:+AlwaysPreTouch", doc["java"]["args"])
+        self.assertTrue(doc["compile_count"])
         names = {s["name"] for s in doc["subjects"]}
         self.assertEqual(names, {"stpe", "stpe-roc", "timer", "delayqueue", "netty"})
         got = {(r["op"], r["subject"]) for r in doc["results"]}
         for op in ("insert", "cancel", "timeouts", "expire"):
             for s in names:
                 self.assertIn((op, s), got)
+        timeouts, shares = {}, []
         for r in doc["results"]:
-            self.assertEqual(len(r["reps"]), doc["reps"])
+            clean = [x for x in r["reps"] if not x["dropped"]]
+            # reps_per_fork clean repetitions from each fork, at most
+            # 2 reps + 2 rounds in all; a dropped one saw a compilation
+            self.assertEqual(len(clean), doc["reps"], r)
+            self.assertEqual({x["fork"] for x in clean}, {0, 1})
+            self.assertEqual(r["dropped"], len(r["reps"]) - len(clean))
+            self.assertEqual(r["forks"], 2)
             for x in r["reps"]:
-                self.assertGreater(x["ns_per_op"], 0)
+                self.assertEqual(x["dropped"], x["compiles"] > 0, x)
+                self.assertGreaterEqual(x["ns_per_op"], 0)
                 self.assertGreaterEqual(x["bytes_per_op"], 0)
                 if r["op"] == "expire":
                     self.assertEqual(x["fired"], r["n"])
+                    self.assertGreaterEqual(x["idle_cpu_ns_per_task"], 0)
+                if r["op"] == "timeouts":
+                    timeouts.setdefault(r["n"], set()).add(x["timeout_ns"])
+                    # 5 % of the timeouts left to fire, in a short stretch:
+                    # a generous band, and the pace kept on this machine
+                    self.assertGreaterEqual(x["fired_share"], 0.0, x)
+                    if x["paced"]:
+                        self.assertLessEqual(x["fired_share"], 1.0, x)
+                        shares.append(x["fired_share"])
+                    else:       # fell behind: the lag says by how much
+                        self.assertGreater(x["lag_max_ms"], 0.25 * x["timeout_ns"] / 2 / 1e6)
+                    self.assertGreaterEqual(x["cpu_ns_per_op"], x["caller_cpu_ns_per_op"])
+        # 5 % of the timeouts are left to fire: over every paced repetition
+        # (a single short stretch can see none when the worker was not
+        # scheduled), the median share is near it, in a generous band
+        self.assertTrue(shares)
+        self.assertGreater(statistics.median(shares), 0.005, shares)
+        self.assertLess(statistics.median(shares), 0.2, shares)
+        # one timeout per N for every subject and repetition
+        self.assertTrue(timeouts)
+        for n, ts in timeouts.items():
+            self.assertEqual(ts, {max(20_000_000, 4000 * n)}, n)
         # STPE's schedule allocates its ScheduledFutureTask: bytes per insert > 0
         ins = [r for r in doc["results"] if r["op"] == "insert" and r["subject"] == "stpe"]
         self.assertTrue(all(x["bytes_per_op"] >= 32 for r in ins for x in r["reps"]))
