@@ -1352,6 +1352,13 @@ def jvm_ranking(ctx):
     measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
                                                  e["verdict"], e["why"]),)
                       for e in per_op])
+    bias = [r for r in J.control(ctx.res.jvm) if not r["ok"]]
+    if bias:
+        return _set(c, UNDECIDED, UNDECIDED + ": the control failed (STPE's insert with "
+                    "removeOnCancel off against on, the same call, measured %s), so the "
+                    "harness's own bias is above the effect floor" % "; ".join(
+                        "%.2fx apart at N = %s" % (r["ratio"], A.fmt_n(r["n"])) for r in bias),
+                    measured)
     kinds = [e["verdict"] for e in per_op]
     held = [e["op"] for e in per_op if e["verdict"] == J.HOLDS]
     failed = [e["op"] for e in per_op if e["verdict"] == J.FAILS]

@@ -663,7 +663,7 @@ JVM_FORMATS = ("timerbench-jvm/1", JVM_FORMAT)
 JVM_REP_FIELDS = ("ns_per_op", "bytes_per_op", "gc_ms", "gc_count", "jit_ms",
                   "mean_ns_per_op", "cpu_ns_per_task", "span_ms", "fired", "timeout_ns",
                   "fork", "compiles", "fired_share", "caller_cpu_ns_per_op",
-                  "worker_cpu_ns_per_op", "cpu_ns_per_op", "stretch_ms", "lag_max_ms",
+                  "worker_cpu_ns_per_op", "cpu_ns_per_op", "stretch_ms", "lag_max_ms", "lag_median_ms",
                   "idle_cpu_ns_per_task")
 JVM_REP_FLAGS = ("dropped", "paced")
 

@@ -106,6 +106,21 @@ def jvm_section(ctx, doc, claims=None):
                    "JVM ns/op median (min-max)", "JVM / C", "JVMs / dropped",
                    "JVM bytes / op", "GC ms per rep (median)"]
                   + (["fired"] if op == "timeouts" else []), table, numeric={0, 5, 7})
+        if op == "timeouts" and any(r["jvm_cpu"] for r in part):
+            doc.p("The table's timeouts are the caller's part on both sides (C: series ",
+                  Code("caller"), ", the clock moved untimed after each batch; JVM: the "
+                  "caller's time, the worker's work off its thread). With the rest of the "
+                  "work counted too (C: series ", Code("h2h"), ", every operation moving "
+                  "the clock through ", Code("tb_advance"), "; JVM: the caller's and the "
+                  "worker's CPU time over the timed stretch), per operation:")
+            doc.table(["N", "original", "C whole ns/op", "JVM caller + worker CPU ns/op",
+                       "JVM / C"],
+                      [[A.fmt_n(r["n"]), Code(r["subject"]),
+                        _ns(r["c_whole"]) if r["c_backend"] else "no rendering",
+                        _ns(r["jvm_cpu"]),
+                        A.fmt_ratio(r["jvm_cpu"]["median"] / r["c_whole"]["median"])
+                        if r["c_whole"] and r["jvm_cpu"] and r["c_whole"]["median"] else "n/a"]
+                       for r in part], numeric={0, 4})
         if op == "timeouts" and any(r["facts"]["unpaced"] for r in part):
             doc.p("Left out: %s (the caller could not keep the ring's pace, so its "
                   "timeouts were not revisited at half the timeout as in C)." % ", ".join(
@@ -148,12 +163,18 @@ def jvm_section(ctx, doc, claims=None):
             for p in e["pairs"]:
                 table.append([Code(e["op"]), A.fmt_n(e["n"]),
                               (Code(p["a"]), " against ", Code(p["b"])),
-                              "%s (%s%s)" % (p["jvm"][0], _f(p["jvm"][2]), _p(p["jvm"][1])),
-                              "%s (%s%s)" % (p["c"][0], _f(p["c"][2]), _p(p["c"][1])),
-                              p["agree"]])
+                              _side(p["jvm"]), _side(p["c"]), p["agree"]])
         if table:
-            doc.table(["operation", "N", "pair", "JVM (ratio of medians, p)",
-                       "C (ratio of medians, p)", "alike"], table)
+            doc.table(["operation", "N", "pair",
+                       "JVM: order (ratio of medians, 95 % interval, Holm-corrected p)",
+                       "C: order (ratio, interval, p)", "the two sides"], table)
+        ctl = J.control(jvm)
+        if ctl:
+            doc.p("The control: STPE's insert with removeOnCancel off against on (the "
+                  "same ", Code("schedule()"), " call, so the harness must measure them "
+                  "alike): ", "; ".join("at N = %s %s (%s)" % (
+                      A.fmt_n(r["n"]), "the same" if r["ok"] else "different, " + r["order"],
+                      _side(r)) for r in ctl), ".")
         doc.p("Rule: ", cl["rule"], ".")
 
 
@@ -161,6 +182,14 @@ def _dropped(rows):
     """(dropped, all) repetitions over the section's cells."""
     d = sum(r["facts"]["dropped"] for r in rows)
     return d, d + sum(r["jvm"]["n"] for r in rows if r["jvm"])
+
+
+def _side(x):
+    """One side's comparison: "faster (0.52, 0.48-0.57, p 0.008)"."""
+    ci = x.get("ci")
+    return "%s (%s%s%s)" % (x.get("order", "?"), _f(x.get("ratio")),
+                            ", %s-%s" % (_f(ci[0]), _f(ci[1])) if ci else "",
+                            _p(x.get("p_adj")))
 
 
 def _f(v):

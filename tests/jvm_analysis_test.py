@@ -124,8 +124,48 @@ class Ranking(unittest.TestCase):
         e = ja.ranking(jvm, c, ["cancel"])[0]
         self.assertEqual(e["verdict"], ja.FAILS)
         p = e["pairs"][0]
-        self.assertEqual(p["c"][0], "same")
-        self.assertEqual(p["jvm"][0], "slower")
+        self.assertEqual(p["c"]["order"], "same")
+        self.assertEqual(p["jvm"]["order"], "slower")
+        self.assertEqual(p["agree"], ja.CONTRADICTION)
+
+    def test_opposite_but_not_significant_is_named(self):
+        # JVM: timer a little slower than netty, C: a little faster, both
+        # too noisy to order: undecided, and the pair named as opposite
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100, "timerwheel": 50})
+        jvm["results"] = [r for r in jvm["results"] if r["subject"] != "delayqueue"]
+        for r in jvm["results"]:
+            r["reps"] = reps([130, 60, 300, 90, 40] if r["subject"] == "timer"
+                             else [100, 50, 250, 70, 45])
+        c["timerthread"]["cancel"][1000000] = [50, 40, 280, 15, 60]
+        c["timerwheel"]["cancel"][1000000] = [10, 100, 300, 20, 250]
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["verdict"], ja.UNDECIDED, e)
+        self.assertEqual(e["pairs"][0]["agree"], ja.OPPOSITE_NS)
+        self.assertIn("opposite but not significant: timer vs netty", e["why"])
+
+    def test_holm_correction_over_the_pairs(self):
+        self.assertEqual(ja.holm([0.01, 0.04, None, 0.03]), [0.03, 0.06, None, 0.06])
+        # six pairs, each side 5 against 5 completely separated: every
+        # corrected p is still below 0.05 (the smallest p of 5 vs 5 is
+        # 2/252), so the ordering survives the correction
+        jvm, c = self.both({"stpe": 30, "stpe-roc": 300, "timer": 100, "netty": 60},
+                           {"heapqueue/roc=off": 10, "heapqueue/roc=on": 200,
+                            "timerthread": 50, "timerwheel": 20})
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        ps = sorted(p["jvm"]["p_adj"] for p in e["pairs"])
+        self.assertAlmostEqual(ps[-1], 6 * 2 / 252, places=3)
+
+    def test_control(self):
+        # the same schedule() with removeOnCancel off and on: the same
+        same = jvm_doc({("insert", "stpe", 100): spread(100), ("insert", "stpe-roc", 100): spread(103)})
+        self.assertEqual([r["ok"] for r in ja.control(same)], [True])
+        # 1.47x apart, as issue 37's run measured at 10^6: the control fails
+        bias = jvm_doc({("insert", "stpe", 1000000): spread(144),
+                        ("insert", "stpe-roc", 1000000): spread(98)})
+        row = ja.control(bias)[0]
+        self.assertFalse(row["ok"])
+        self.assertEqual(row["order"], "slower")
+        self.assertEqual(ja.control(jvm_doc({})), [])
 
     def test_ties_on_both_sides_hold(self):
         jvm, c = self.both({"timer": 100, "netty": 104}, {"timerthread": 50, "timerwheel": 52})
@@ -229,8 +269,13 @@ class Rows(unittest.TestCase):
             it("insert/timerwheel/short/series=h2h,tick=1ms,wheel=512/N:1000", 99),
             {"name": "insert/timerwheel/uniform/series=h2h/N:1000_median",
              "run_type": "aggregate", "real_time": 5},
+            # timeouts: the caller's part (series caller) is what the JVM's
+            # caller is set beside; the h2h figure holds the tick walk
+            it("timeouts/timerwheel/timeouts/series=h2h,tick=1ms,wheel=512/N:1000", 531),
+            it("timeouts/timerwheel/timeouts/series=caller,tick=1ms,wheel=512/N:1000", 19),
         ]}
         c = ja.c_samples(micro)
+        self.assertEqual(c["timerwheel"]["timeouts"][1000], [19])
         self.assertEqual(c["heapqueue/roc=on"]["cancel"][1000000], [200])
         self.assertEqual(c["heapqueue/roc=off"]["cancel"][1000000], [20])
         self.assertAlmostEqual(c["heapqueue"]["insert"][1000][0], 30)
@@ -439,14 +484,24 @@ class Harness(unittest.TestCase):
         timeouts, shares = {}, []
         for r in doc["results"]:
             clean = [x for x in r["reps"] if not x["dropped"]]
-            # reps_per_fork clean repetitions from each fork, at most
-            # 2 reps + 2 rounds in all; a dropped one saw a compilation
-            self.assertEqual(len(clean), doc["reps"], r)
-            self.assertEqual({x["fork"] for x in clean}, {0, 1})
+            # at most reps_per_fork clean repetitions from each fork (fewer
+            # when compilation went on through all 2 reps + 2 attempts, as
+            # a loaded machine's 500 ms expire spans can); every
+            # repetition is from one of the forks, a dropped one saw a
+            # compilation
+            self.assertGreaterEqual(len(clean), 1, r)
+            for f in (0, 1):
+                k = sum(1 for x in clean if x["fork"] == f)
+                self.assertLessEqual(k, doc["reps_per_fork"], r)
+                self.assertLessEqual(sum(1 for x in r["reps"] if x["fork"] == f),
+                                     2 * doc["reps_per_fork"] + 2)
+            self.assertEqual({x["fork"] for x in r["reps"]}, {0, 1})
             self.assertEqual(r["dropped"], len(r["reps"]) - len(clean))
-            self.assertEqual(r["forks"], 2)
+            self.assertEqual(r["forks"], len({x["fork"] for x in clean}))
             for x in r["reps"]:
-                self.assertEqual(x["dropped"], x["compiles"] > 0, x)
+                # a compilation finished (the count) or compiled time
+                # accrued (one still running at the end) inside it
+                self.assertEqual(x["dropped"], x["compiles"] > 0 or x["jit_ms"] > 0, x)
                 self.assertGreaterEqual(x["ns_per_op"], 0)
                 self.assertGreaterEqual(x["bytes_per_op"], 0)
                 if r["op"] == "expire":
@@ -461,7 +516,7 @@ class Harness(unittest.TestCase):
                         self.assertLessEqual(x["fired_share"], 1.0, x)
                         shares.append(x["fired_share"])
                     else:       # fell behind: the lag says by how much
-                        self.assertGreater(x["lag_max_ms"], 0.25 * x["timeout_ns"] / 2 / 1e6)
+                        self.assertGreater(x["lag_median_ms"], 0.25 * x["timeout_ns"] / 2 / 1e6)
                     self.assertGreaterEqual(x["cpu_ns_per_op"], x["caller_cpu_ns_per_op"])
         # 5 % of the timeouts are left to fire: over every paced repetition
         # (a single short stretch can see none when the worker was not
