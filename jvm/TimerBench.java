@@ -3,17 +3,26 @@
  * the suite's own workloads (issue 32): ScheduledThreadPoolExecutor
  * (removeOnCancel off and on), java.util.Timer, DelayQueue and Netty's
  * HashedWheelTimer.  Insert and cancel into a structure holding N far
- * deadlines, expiry (CPU time per fired task of a batch due inside a short
- * window), and the `timeouts` workload in real time.  Progress on stderr,
- * results as JSON on stdout (or --out FILE); format and method in
- * jvm/README.md.
+ * deadlines, expiry (the worker's CPU time per fired task of the C micro's
+ * `short` workload, its idle cost taken out), and the `timeouts` workload
+ * in real time at one timeout for every subject.  The parent process runs
+ * every measurement in several fresh JVMs (forks, issue 37) and merges
+ * what they measured; a repetition that saw JIT compilation is kept but
+ * marked dropped.  Progress on stderr, results as JSON on stdout (or --out
+ * FILE); format and method in jvm/README.md.
  */
 
 import com.sun.management.ThreadMXBean;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
+import java.io.File;
+import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
 import java.io.OutputStreamWriter;
+import java.io.Serializable;
 import java.io.Writer;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.GarbageCollectorMXBean;
@@ -32,6 +41,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 public final class TimerBench {
 
@@ -243,20 +253,70 @@ public final class TimerBench {
         return JIT.isCompilationTimeMonitoringSupported() ? JIT.getTotalCompilationTime() : 0;
     }
 
-    /** What one repetition of one operation measured. */
-    static final class Rep {
+    /** HotSpot's count of finished compilations (sun.management's
+     *  HotspotCompilationMBean, reached by reflection: the jar is built
+     *  with --release 17, which cannot name the package).  It needs
+     *  `--add-exports java.management/sun.management=ALL-UNNAMED`, which
+     *  the parent gives every fork; without it COMPILES is null and a
+     *  repetition is judged by compilation time alone, whose millisecond
+     *  resolution misses short compilations. */
+    static final Object COMPILES = compilationBean();
+    static final java.lang.reflect.Method COMPILE_COUNT = compileCountMethod();
+
+    static Object compilationBean() {
+        try {
+            return Class.forName("sun.management.ManagementFactoryHelper")
+                .getMethod("getHotspotCompilationMBean").invoke(null);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+    static java.lang.reflect.Method compileCountMethod() {
+        if (COMPILES == null) return null;
+        try {
+            java.lang.reflect.Method m = Class.forName("sun.management.HotspotCompilationMBean")
+                .getMethod("getTotalCompileCount");
+            m.invoke(COMPILES);
+            return m;
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+    /** Compilations finished so far, or -1 when this JVM does not say. */
+    static long compiles() {
+        if (COMPILE_COUNT == null) return -1;
+        try {
+            return ((Number) COMPILE_COUNT.invoke(COMPILES)).longValue();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** What one repetition of one operation measured (serialised from a
+     *  fork to the parent). */
+    static final class Rep implements Serializable {
+        private static final long serialVersionUID = 2L;
         double nsPerOp, meanNsPerOp, bytesPerOp, gcMs, jitMs, cpuNsPerTask, spanMs;
-        long ops, gcCount, batches, fired;
+        long ops, gcCount, batches, fired, compiles;
+        int fork;
+        /** JIT compilation finished inside it: kept, not used */
+        boolean dropped;
         String extra = "";
     }
 
-    /** The counters around one phase: GC and JIT time, from its start. */
+    /** The counters around one phase: GC and JIT time and compilations,
+     *  from its start; the repetition is dropped when a compilation
+     *  finished inside it (or, where the count is unavailable, when the
+     *  compilation time moved). */
     static final class Phase {
-        final long gc0 = gcMs(), gcc0 = gcCount(), jit0 = jitMs();
+        final long gc0 = gcMs(), gcc0 = gcCount(), jit0 = jitMs(), c0 = compiles();
         void end(Rep r) {
             r.gcMs = gcMs() - gc0;
             r.gcCount = gcCount() - gcc0;
             r.jitMs = jitMs() - jit0;
+            long c1 = compiles();
+            r.compiles = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+            r.dropped = r.compiles > 0 || r.jitMs > 0;
         }
     }
 
@@ -302,6 +362,8 @@ public final class TimerBench {
         int[] timeoutsNs;   // the timeouts workload
         int[] expireNs;     // expiry batch sizes
         int reps, batches, maxBatch;
+        /** fresh JVMs; each measures every cell reps times (clean) */
+        int forks;
         long warmMinMs, warmMaxMs;
     }
 
@@ -320,20 +382,22 @@ public final class TimerBench {
             case "smoke":
                 s.ns = new int[] {1000, 10000}; s.timeoutsNs = s.ns;
                 s.expireNs = new int[] {1000};
-                s.reps = 3; s.batches = 4; s.maxBatch = 1024;
+                s.reps = 2; s.forks = 2; s.batches = 4; s.maxBatch = 1024;
                 s.warmMinMs = 50; s.warmMaxMs = 200;
                 break;
             case "standard":
                 // the N of the C micro's standard profile (bench/common.c),
-                // so that every cell has both sides; timeouts and expire
-                // at 10^6 in full only: with them this size took 82 s
-                // instead of 32 s, more than the standard report's
-                // 20 minutes leave it
+                // so that every cell has both sides; timeouts at 10^6 in
+                // full only, and expire (half a second a repetition, the
+                // workload's 500 ms) at the ranking's N, 10^4, only: the
+                // standard report's 20 minutes leave this size about a
+                // minute
                 s.ns = new int[] {100, 10000, 1000000};
                 s.timeoutsNs = new int[] {100, 10000};
-                s.expireNs = new int[] {100, 10000};
-                s.reps = 5; s.batches = 10; s.maxBatch = 1024;
-                s.warmMinMs = 300; s.warmMaxMs = 1200;
+                s.expireNs = new int[] {10000};
+                // three forks of two clean repetitions: six per cell
+                s.reps = 2; s.forks = 3; s.batches = 10; s.maxBatch = 1024;
+                s.warmMinMs = 200; s.warmMaxMs = 600;
                 break;
             case "full":
                 // the C micro's full N up to 10^6 (10^7 on the JVM would
@@ -341,7 +405,7 @@ public final class TimerBench {
                 s.ns = new int[] {100, 1000, 10000, 100000, 1000000};
                 s.timeoutsNs = s.ns;
                 s.expireNs = new int[] {100, 1000, 10000, 100000, 1000000};
-                s.reps = 10; s.batches = 64; s.maxBatch = 1024;
+                s.reps = 4; s.forks = 3; s.batches = 64; s.maxBatch = 1024;
                 s.warmMinMs = 1000; s.warmMaxMs = 5000;
                 break;
             default:
@@ -360,6 +424,14 @@ public final class TimerBench {
     final StringBuilder results = new StringBuilder();
     int nresults;
     final long start = System.nanoTime();
+    /** this process's fork number (the parent: -1), how many forks the
+     *  parent runs, where the forks' GC and JIT logs go (null: none), the
+     *  JVM options a fork runs with */
+    int fork = -1, forks;
+    String logs;
+    List<String> forkArgs = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    /** every fork could count compilations (HotSpot's counter) */
+    boolean compileCountSeen = true;
 
     TimerBench(Size sz, long seed, List<String> subjectNames, List<String> ops) {
         this.sz = sz;
@@ -397,13 +469,20 @@ public final class TimerBench {
         return base;
     }
 
-    /** insert: batches of inserts into s holding n; each batch undone untimed. */
+    /** insert: batches of inserts into s holding exactly n live tasks
+     *  and, where the original can release them (purge()), no cancelled
+     *  ones: each batch is undone untimed and its cancelled records
+     *  released before the next.  So STPE with removeOnCancel off and on
+     *  insert into the same heap, which makes the two the harness's
+     *  control (issue 37: with up to n/4 zombies left in one of them, the
+     *  "same" schedule() measured 1.4x apart). */
     Rep insertPhase(Subject s, Object[] base, int n, int batches) {
         int b = batchOf(s, n);
         long[] delays = new long[b];
         Object[] hs = new Object[b];
         Batches m = new Batches(batches);
         for (int k = 0; k < batches; k++) {
+            if (s.purgeable && s.zombies > 0) s.purge();
             for (int i = 0; i < b; i++) delays[i] = far();
             long a0 = allocated();
             long t0 = System.nanoTime();
@@ -420,6 +499,7 @@ public final class TimerBench {
     Rep cancelPhase(Subject s, Object[] base, int n, int batches) {
         int b = batchOf(s, n);
         int[] idx = new int[b];
+        Object[] hs = new Object[b];
         Batches m = new Batches(batches);
         int[] mark = new int[n];     // mark[j] == k + 1: slot j drawn in batch k
         for (int k = 0; k < batches; k++) {
@@ -430,9 +510,12 @@ public final class TimerBench {
                 mark[j] = k + 1;
                 idx[i] = j;
             }
+            // the handles gathered untimed, as the C harness has them: the
+            // timed loop reads one array in order, not base[] at random
+            for (int i = 0; i < b; i++) hs[i] = base[idx[i]];
             long a0 = allocated();
             long t0 = System.nanoTime();
-            for (int i = 0; i < b; i++) s.cancel(base[idx[i]]);
+            for (int i = 0; i < b; i++) s.cancel(hs[i]);
             long t1 = System.nanoTime();
             m.add(b, t0, t1, allocated() - a0);
             for (int i = 0; i < b; i++) base[idx[i]] = s.insert(far());
@@ -442,35 +525,73 @@ public final class TimerBench {
         return m.rep();
     }
 
-    /** timeouts (bench/micro.c, timeout_op) in real time: a ring of n slots;
-     *  each operation cancels the slot's previous timeout with p = 0.95 and
-     *  sets a new one.  The C workload revisits a slot after half the
-     *  timeout (15 s of 30 s); here the ring's pace is the original's own
-     *  speed, so the timeout is set to twice the measured time of one pass
-     *  of the ring (at least 2 ms: Timer's and Netty's resolution), and the
-     *  5 % left uncancelled fire on the worker as they would. */
+    /** The timeouts workload's one timeout at n, the same for every
+     *  subject: 4 us a slot (so a ring of 10^4 is revisited every 20 ms),
+     *  at least 20 ms (ten of Timer's and Netty's 1 ms ticks below it). */
+    static long timeoutAt(int n) { return Math.max(20 * MS, 4000L * n); }
+
+    /** Parks the caller until System.nanoTime() reaches t (untimed). */
+    static void until(long t) {
+        for (long d; (d = t - System.nanoTime()) > 0; )
+            LockSupport.parkNanos(Math.min(d, 10 * MS));
+    }
+
+    /** timeouts (bench/micro.c, timeout_op) in real time: a ring of n
+     *  slots; each operation cancels the slot's previous timeout with
+     *  p = 0.95 and sets a new one of timeoutAt(n), the same for every
+     *  subject.  As in C, a slot is revisited after half the timeout: the
+     *  ring is paced (batch k starts at its slot's time, the wait
+     *  untimed), so the structure holds the same mix of live and
+     *  uncancelled timeouts whatever the subject's speed, and about 5 % of
+     *  the operations' timeouts fire.  Steady state as in C: whole passes
+     *  of the ring, at least three and at least 1.5 timeouts' worth,
+     *  before anything is timed.  Measured: the caller's time per
+     *  operation (batch median, and the repetition's sum over its
+     *  operations), and the caller's plus the worker's CPU time per
+     *  operation over the timed stretch (the worker runs the fires and,
+     *  in Netty, the wheel walk off the caller's thread). */
     Rep timeoutsPhase(Subject s, int n, int batches) throws Exception {
         s.open();
+        final long timeout = timeoutAt(n);
+        final double slotNs = timeout / 2.0 / n;    // a pass in half the timeout
         Object[] ring = new Object[n];
-        for (int i = 0; i < n; i++) ring[i] = s.insert(30 * SEC);
-        int b = batchOf(s, n);
-        long slot = 0;
-        // pace: time one warm stretch of the ring with a 30 s timeout
-        int w = (int) Math.max(16, Math.min(n, Math.min(4096, (1L << 24) / n)));
-        long t0 = System.nanoTime();
-        for (int i = 0; i < w; i++, slot++) {
-            int k = (int) (slot % n);
-            if (rng.nextDouble() < 0.95) s.cancel(ring[k]);
-            ring[k] = s.insert(30 * SEC);
+        long t00 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            ring[i] = s.insert(timeout);
+            if ((i & 255) == 255) until(t00 + (long) (slotNs * (i + 1)));
         }
-        double perOp = (double) (System.nanoTime() - t0) / w;
-        long timeout = Math.max(2 * MS, (long) (2 * perOp * n));
+        int b = batchOf(s, n);
+        long slot = n;
+        long warm = Math.max(3L * n, (long) Math.ceil(1.5 * timeout / slotNs));
+        warm = (warm + n - 1) / n * n;           // whole passes
         boolean[] coin = new boolean[b];
+        long lagMax = 0;
+        long[] lags = new long[batches];
+        for (; slot < n + warm; ) {
+            until(t00 + (long) (slotNs * slot));
+            for (int i = 0; i < b && slot < n + warm; i++, slot++) {
+                int q = (int) (slot % n);
+                if (rng.nextDouble() < 0.95) s.cancel(ring[q]);
+                ring[q] = s.insert(timeout);
+            }
+            if (s.purgeable) {
+                s.zombies += b;          // an upper bound: purge when due
+                if (s.zombies > n / 4) s.purge();
+            }
+        }
         Batches m = new Batches(batches);
         long fired0 = s.fired;
+        long tid = s.worker.getId();
+        long w0 = THREADS.getThreadCpuTime(tid), callerCpu = 0;
+        long s0 = System.nanoTime();
         for (int k = 0; k < batches; k++) {
             for (int i = 0; i < b; i++) coin[i] = rng.nextDouble() < 0.95;
+            long due = t00 + (long) (slotNs * slot);
+            lags[k] = Math.max(0, System.nanoTime() - due);
+            lagMax = Math.max(lagMax, lags[k]);
+            until(due);
             long a0 = allocated();
+            long c1 = THREADS.getCurrentThreadCpuTime();
             long t1 = System.nanoTime();
             for (int i = 0; i < b; i++, slot++) {
                 int q = (int) (slot % n);
@@ -478,53 +599,86 @@ public final class TimerBench {
                 ring[q] = s.insert(timeout);
             }
             long t2 = System.nanoTime();
+            callerCpu += THREADS.getCurrentThreadCpuTime() - c1;
             m.add(b, t1, t2, allocated() - a0);
             if (s.purgeable) {
-                s.zombies += b;          // an upper bound: purge when due
+                s.zombies += b;
                 if (s.zombies > n / 4) s.purge();
             }
         }
+        long s1 = System.nanoTime();
+        long worker = THREADS.getThreadCpuTime(tid) - w0;
         Rep r = m.rep();
         r.fired = s.fired - fired0;
-        r.extra = String.format(Locale.ROOT, ", \"timeout_ns\": %d", timeout);
+        double ops = r.ops;
+        // behind: the caller could not keep the pace (its batches started,
+        // at the median, more than a quarter of a pass late), so its ring
+        // was not revisited at half the timeout and the mix differs; the
+        // analysis leaves it out.  A single late batch (the thread switched
+        // out, then caught up) is not falling behind.
+        Arrays.sort(lags);
+        long lagMedian = lags[batches / 2];
+        boolean paced = lagMedian <= (long) (slotNs * n) / 4;
+        r.extra = String.format(Locale.ROOT,
+            ", \"timeout_ns\": %d, \"fired_share\": %s, \"caller_cpu_ns_per_op\": %s"
+            + ", \"worker_cpu_ns_per_op\": %s, \"cpu_ns_per_op\": %s, \"stretch_ms\": %s"
+            + ", \"lag_max_ms\": %s, \"lag_median_ms\": %s, \"paced\": %b",
+            timeout, num(r.fired / ops), num(callerCpu / ops), num(worker / ops),
+            num((callerCpu + worker) / ops), num((s1 - s0) / 1e6), num(lagMax / 1e6), num(lagMedian / 1e6), paced);
         s.close();
         return r;
     }
 
-    /** expire: k tasks due inside a 10 ms window that opens once they are
-     *  all scheduled; the worker's CPU time from before the first schedule
-     *  to the last run, per task run.  Real time from the window's start to
-     *  the last run is `span_ms`. */
-    Rep expirePhase(Subject s, int k) throws Exception {
+    /** The worker's CPU time per millisecond while s holds nothing due
+     *  (Netty's worker still ticks; a heap's worker is parked), over
+     *  `ms` of real time. */
+    double idleCpuPerMs(Subject s, long ms) throws Exception {
+        s.open();
+        Thread.sleep(5);
+        long tid = s.worker.getId();
+        long c0 = THREADS.getThreadCpuTime(tid), t0 = System.nanoTime();
+        Thread.sleep(ms);
+        long c1 = THREADS.getThreadCpuTime(tid), t1 = System.nanoTime();
+        s.close();
+        return (c1 - c0) / ((t1 - t0) / 1e6);
+    }
+
+    /** expire on the C micro's `short` workload (bench/common.c): k tasks
+     *  with delays uniform over 1 ms - 500 ms, scheduled back to back; the
+     *  worker's CPU time from before the first schedule to the last run,
+     *  less what the same worker spends idle over the same span
+     *  (idleCpuPerMs, measured before: Netty's ticks), per task run.
+     *  `span_ms` is the real time from the first schedule to the last
+     *  run; `idle_cpu_ns_per_task` the part taken out. */
+    Rep expirePhase(Subject s, int k, double idlePerMs) throws Exception {
         s.open();
         s.fired = 0;
         Thread.sleep(5);
-        long window = 10 * MS;
-        // the window opens after the schedules: 20 ms plus 1 us a task
-        long lead = 20 * MS + 1000L * k;
+        long[] delays = new long[k];
+        for (int i = 0; i < k; i++) delays[i] = MS + rng.nextLong(500 * MS - MS + 1);
         Rep r = new Rep();
         Phase ph = new Phase();
         long tid = s.worker.getId();
         long cpu0 = THREADS.getThreadCpuTime(tid);
-        long base = System.nanoTime() + lead;
+        long t0 = System.nanoTime();
         long a0 = allocated();
-        for (int i = 0; i < k; i++) {
-            long due = base + (window * i) / k;
-            s.insert(Math.max(0, due - System.nanoTime()));
-        }
+        for (int i = 0; i < k; i++) s.insert(delays[i]);
         long bytes = allocated() - a0;
         long limit = System.nanoTime() + 120 * SEC;
         while (s.fired < k && System.nanoTime() < limit) Thread.sleep(1);
         long end = System.nanoTime();
         long cpu1 = THREADS.getThreadCpuTime(tid);
         ph.end(r);
+        double idle = idlePerMs * ((end - t0) / 1e6);
         r.ops = k; r.fired = s.fired;
-        r.cpuNsPerTask = (double) (cpu1 - cpu0) / Math.max(1, s.fired);
+        r.cpuNsPerTask = Math.max(0, cpu1 - cpu0 - idle) / Math.max(1, s.fired);
         r.nsPerOp = r.cpuNsPerTask;
         r.meanNsPerOp = r.cpuNsPerTask;
-        r.spanMs = (end - base) / 1e6;
+        r.spanMs = (end - t0) / 1e6;
         r.bytesPerOp = (double) bytes / k;
         r.batches = 1;
+        r.extra = String.format(Locale.ROOT, ", \"idle_cpu_ns_per_task\": %s",
+                                num(idle / Math.max(1, s.fired)));
         s.close();
         if (r.fired < k)
             say("expire %s k=%d: only %d of %d ran within 120 s", s.name, k, r.fired, k);
@@ -534,14 +688,17 @@ public final class TimerBench {
     // ---- JIT warm-up ------------------------------------------------------
 
     /** Runs every operation of s on small structures until a stretch of
-     *  100 ms adds under 1 ms of JIT compilation (at least warmMinMs, at
-     *  most warmMaxMs); returns what it did, as JSON. */
+     *  100 ms finishes no compilation (where the count is unavailable:
+     *  adds under 1 ms of compilation time), at least warmMinMs, at most
+     *  warmMaxMs; returns what it did, as JSON.  This only brings the
+     *  code near its steady state: each cell's own first repetitions at
+     *  its N finish what is left, and are dropped (run()). */
     String warm(Subject s) throws Exception {
-        long t0 = System.nanoTime(), jit0 = jitMs(), last = jit0;
+        long t0 = System.nanoTime(), jit0 = jitMs(), c0 = compiles();
         int rounds = 0;
         boolean settled = false;
         while (true) {
-            long stretch = System.nanoTime();
+            long stretch = System.nanoTime(), j1 = jitMs(), c1 = compiles();
             while (System.nanoTime() - stretch < 100 * MS) {
                 Object[] base = fill(s, 10000);
                 if (ops.contains("insert")) insertPhase(s, base, 10000, 8);
@@ -550,31 +707,52 @@ public final class TimerBench {
                 if (ops.contains("timeouts")) timeoutsPhase(s, 1000, 8);
                 rounds++;
             }
-            long now = jitMs();
             long ms = (System.nanoTime() - t0) / MS;
-            if (ms >= sz.warmMinMs && now - last < 1) { settled = true; break; }
+            boolean quiet = c1 >= 0 ? compiles() == c1 : jitMs() - j1 < 1;
+            if (ms >= sz.warmMinMs && quiet) { settled = true; break; }
             if (ms >= sz.warmMaxMs) break;
-            last = now;
         }
-        // expiry's own code paths (the worker's run loop at volume): a
-        // first standard run compiled 25-123 ms inside its 10^5 repetitions
-        if (ops.contains("expire"))
-            for (int i = 0; i < 2; i++) expirePhase(s, sz.expireNs[sz.expireNs.length - 1] >= 10000 ? 10000 : 1000);
         long ms = (System.nanoTime() - t0) / MS;
-        say("warm-up %s: %d ms, %d rounds, JIT %d ms, %s", s.name, ms, rounds,
-            jitMs() - jit0, settled ? "settled" : "still compiling at the limit");
+        long nc = c0 >= 0 ? compiles() - c0 : -1;
+        say("warm-up %s (fork %d): %d ms, %d rounds, JIT %d ms, %d compilations, %s", s.name,
+            fork, ms, rounds, jitMs() - jit0, nc, settled ? "settled" : "still compiling at the limit");
         return String.format(Locale.ROOT,
-            "{\"subject\": \"%s\", \"ms\": %d, \"rounds\": %d, \"jit_ms\": %d, \"settled\": %b}",
-            s.name, ms, rounds, jitMs() - jit0, settled);
+            "{\"subject\": \"%s\", \"fork\": %d, \"ms\": %d, \"rounds\": %d, \"jit_ms\": %d, "
+            + "\"compiles\": %d, \"settled\": %b}",
+            s.name, fork, ms, rounds, jitMs() - jit0, nc, settled);
     }
 
     // ---- results ------------------------------------------------------------
 
-    /** results[op][subject][n] -> the repetitions, kept in run order */
-    final java.util.Map<String, List<Rep>> cells = new java.util.LinkedHashMap<>();
+    /** results[op][subject][n] -> the repetitions, kept in run order
+     *  (every fork's, dropped ones included) */
+    java.util.LinkedHashMap<String, ArrayList<Rep>> cells = new java.util.LinkedHashMap<>();
+
+    static String cell(String op, Subject s, int n) {
+        return op + "\u0000" + s.name + "\u0000" + n;
+    }
 
     void keep(String op, Subject s, int n, Rep r) {
-        cells.computeIfAbsent(op + "\u0000" + s.name + "\u0000" + n, x -> new ArrayList<>()).add(r);
+        r.fork = fork;
+        cells.computeIfAbsent(cell(op, s, n), x -> new ArrayList<>()).add(r);
+    }
+
+    /** Repetitions of a cell not dropped, in this process. */
+    int clean(String op, Subject s, int n) {
+        int k = 0;
+        for (Rep r : cells.getOrDefault(cell(op, s, n), new ArrayList<>()))
+            if (!r.dropped) k++;
+        return k;
+    }
+
+    /** Whether op at n still wants a clean repetition of s in this fork:
+     *  fewer than sz.reps clean ones, and fewer than 2 sz.reps + 2
+     *  attempts (a cell still compiling after them is left short, and
+     *  the JSON shows it). */
+    boolean wants(String op, Subject s, int n) {
+        int[] at = op.equals("timeouts") ? sz.timeoutsNs : op.equals("expire") ? sz.expireNs : sz.ns;
+        return ops.contains(op) && contains(at, n) && clean(op, s, n) < sz.reps
+            && cells.getOrDefault(cell(op, s, n), new ArrayList<>()).size() < 2 * sz.reps + 2;
     }
 
     static String num(double v) {
@@ -588,7 +766,7 @@ public final class TimerBench {
 
     String json(List<String> warmups) {
         StringBuilder o = new StringBuilder();
-        o.append("{\n  \"format\": \"timerbench-jvm/1\",\n");
+        o.append("{\n  \"format\": \"timerbench-jvm/2\",\n");
         o.append("  \"size\": ").append(q(sz.name)).append(",\n");
         o.append("  \"java\": {\"version\": ").append(q(System.getProperty("java.version")))
          .append(", \"vm\": ").append(q(System.getProperty("java.vm.name")))
@@ -597,20 +775,26 @@ public final class TimerBench {
          .append(", \"gc\": ").append(q(String.join(",", GCS.stream().map(GarbageCollectorMXBean::getName).toArray(String[]::new))))
          .append(", \"max_heap_mb\": ").append(Runtime.getRuntime().maxMemory() >> 20)
          .append(", \"cpus\": ").append(Runtime.getRuntime().availableProcessors())
-         .append(", \"args\": ").append(q(String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments())))
+         .append(", \"args\": ").append(q(String.join(" ", forkArgs)))
          .append("},\n");
+        o.append("  \"forks\": ").append(forks)
+         .append(", \"compile_count\": ").append(compileCountSeen).append(",\n");
+        if (logs != null)
+            o.append("  \"logs\": ").append(q(logs)).append(",\n");
         String nv = HashedWheelTimer.class.getPackage().getImplementationVersion();
         o.append("  \"netty\": ").append(q(nv)).append(",\n");
         o.append("  \"n\": ").append(nJson(sz)).append(",\n");
         // what the full size measures, so that a report of a smaller size
         // can say which N it left to full
         o.append("  \"n_full\": ").append(nJson(size("full"))).append(",\n");
-        o.append("  \"reps\": ").append(sz.reps).append(", \"batches\": ").append(sz.batches)
+        o.append("  \"reps\": ").append(sz.reps * forks).append(", \"reps_per_fork\": ").append(sz.reps)
+         .append(", \"batches\": ").append(sz.batches)
          .append(", \"max_batch\": ").append(sz.maxBatch).append(",\n");
         o.append("  \"workload\": {\"insert\": \"uniform 1 ms - 1000 s (h2h uniform)\", ")
          .append("\"cancel\": \"random pending tasks of N uniform 1 ms - 1000 s\", ")
-         .append("\"timeouts\": \"ring of N, cancel p = 0.95, timeout 2x the ring's pass\", ")
-         .append("\"expire\": \"N tasks due inside a 10 ms window\"},\n");
+         .append("\"timeouts\": \"ring of N paced to a pass in half the timeout, cancel p = 0.95, ")
+         .append("timeout max(20 ms, 4 us x N) for every subject\", ")
+         .append("\"expire\": \"N tasks uniform 1 ms - 500 ms (short), the idle worker's CPU taken out\"},\n");
         o.append("  \"subjects\": [");
         for (int i = 0; i < subjects.size(); i++) {
             Subject s = subjects.get(i);
@@ -624,18 +808,28 @@ public final class TimerBench {
             o.append(i > 0 ? ",\n    " : "\n    ").append(warmups.get(i));
         o.append("\n  ],\n  \"results\": [");
         int i = 0;
-        for (java.util.Map.Entry<String, List<Rep>> e : cells.entrySet()) {
+        for (java.util.Map.Entry<String, ArrayList<Rep>> e : cells.entrySet()) {
             String[] k = e.getKey().split("\u0000");
             List<Rep> reps = e.getValue();
             double[] v = new double[reps.size()];
-            for (int j = 0; j < v.length; j++) v[j] = reps.get(j).nsPerOp;
+            int nc = 0, dropped = 0;
+            java.util.Set<Integer> fs = new java.util.TreeSet<>();
+            for (Rep r : reps) {
+                if (r.dropped) { dropped++; continue; }
+                v[nc++] = r.nsPerOp;
+                fs.add(r.fork);
+            }
             o.append(i++ > 0 ? ",\n    " : "\n    ");
             o.append("{\"op\": ").append(q(k[0])).append(", \"subject\": ").append(q(k[1]))
-             .append(", \"n\": ").append(k[2]).append(", \"median_ns\": ").append(num(median(v, v.length)))
+             .append(", \"n\": ").append(k[2]).append(", \"median_ns\": ").append(num(median(v, nc)))
+             .append(", \"dropped\": ").append(dropped).append(", \"forks\": ").append(fs.size())
              .append(", \"reps\": [");
             for (int j = 0; j < reps.size(); j++) {
                 Rep r = reps.get(j);
-                o.append(j > 0 ? ", " : "").append("{\"ns_per_op\": ").append(num(r.nsPerOp))
+                o.append(j > 0 ? ", " : "").append("{\"fork\": ").append(r.fork)
+                 .append(", \"dropped\": ").append(r.dropped)
+                 .append(", \"compiles\": ").append(r.compiles)
+                 .append(", \"ns_per_op\": ").append(num(r.nsPerOp))
                  .append(", \"mean_ns_per_op\": ").append(num(r.meanNsPerOp))
                  .append(", \"bytes_per_op\": ").append(num(r.bytesPerOp))
                  .append(", \"gc_ms\": ").append(r.gcMs < 0 ? "null" : num(r.gcMs))
@@ -670,60 +864,136 @@ public final class TimerBench {
         }
     }
 
-    void run(String out) throws Exception {
-        say("size %s: N %s, %d repetitions of %d batches, subjects %s, ops %s",
-            sz.name, Arrays.toString(sz.ns), sz.reps, sz.batches,
-            subjects.stream().map(x -> x.name).toList(), ops);
-        List<String> warmups = new ArrayList<>();
+    /** One fork's measurements: every cell until it has sz.reps clean
+     *  repetitions (a repetition that finished a compilation is kept,
+     *  marked dropped, and measured again), in rounds that visit the N
+     *  and the subjects in a shuffled order, each cell at most
+     *  2 * sz.reps + 2 attempts (wants()).  The first attempts at each N
+     *  are that N's own warm-up. */
+    void measure(List<String> warmups) throws Exception {
         for (Subject s : subjects) warmups.add(warm(s));
-        boolean hold = ops.contains("insert") || ops.contains("cancel");
-        for (int rep = 0; rep < sz.reps; rep++) {
-            List<Integer> ns = new ArrayList<>();
-            for (int n : sz.ns) ns.add(n);
+        java.util.Map<String, Double> idle = new java.util.HashMap<>();
+        if (ops.contains("expire"))
+            for (Subject s : subjects) idle.put(s.name, idleCpuPerMs(s, 200));
+        java.util.TreeSet<Integer> all = new java.util.TreeSet<>();
+        for (int n : sz.ns) all.add(n);
+        for (int n : sz.timeoutsNs) all.add(n);
+        for (int round = 0; ; round++) {
+            boolean any = false;
+            List<Integer> ns = new ArrayList<>(all);
             shuffle(ns);
             for (int n : ns) {
                 List<Subject> order = new ArrayList<>(subjects);
                 shuffle(order);
                 for (Subject s : order) {
-                    if (hold) {
+                    if (wants("insert", s, n) || wants("cancel", s, n)) {
+                        any = true;
+                        // one fill for the fork's repetitions of both
+                        // operations at n (a fill of 10^6 costs more than
+                        // all of them; the forks bring the fresh starts)
                         Object[] base = fill(s, n);
                         System.gc();
                         Thread.sleep(20);   // Netty: the inbox into buckets
-                        // the two operations in either order, by the coin
-                        boolean insFirst = rng.nextBoolean();
-                        for (int f = 0; f < 2; f++) {
-                            boolean ins = (f == 0) == insFirst;
-                            if (ins && ops.contains("insert")) {
-                                Rep r = insertPhase(s, base, n, sz.batches);
-                                keep("insert", s, n, r);
-                                progress("insert", s, n, rep, r);
-                            } else if (!ins && ops.contains("cancel")) {
-                                Rep r = cancelPhase(s, base, n, sz.batches);
-                                keep("cancel", s, n, r);
-                                progress("cancel", s, n, rep, r);
+                        for (int t = 0; t < 2 * sz.reps + 2; t++) {
+                            boolean wi = wants("insert", s, n), wc = wants("cancel", s, n);
+                            if (!wi && !wc) break;
+                            // the two operations in either order, by the coin
+                            boolean insFirst = rng.nextBoolean();
+                            for (int f = 0; f < 2; f++) {
+                                boolean ins = (f == 0) == insFirst;
+                                if (ins && wi) {
+                                    Rep r = insertPhase(s, base, n, sz.batches);
+                                    keep("insert", s, n, r);
+                                    progress("insert", s, n, t, r);
+                                } else if (!ins && wc) {
+                                    Rep r = cancelPhase(s, base, n, sz.batches);
+                                    keep("cancel", s, n, r);
+                                    progress("cancel", s, n, t, r);
+                                }
                             }
                         }
                         s.close();
                     }
-                    if (ops.contains("timeouts") && contains(sz.timeoutsNs, n)) {
+                    if (wants("timeouts", s, n)) {
+                        any = true;
                         System.gc();
                         Rep r = timeoutsPhase(s, n, sz.batches);
                         keep("timeouts", s, n, r);
-                        progress("timeouts", s, n, rep, r);
+                        progress("timeouts", s, n, round, r);
                     }
                 }
             }
-            if (ops.contains("expire")) {
-                List<Subject> order = new ArrayList<>(subjects);
-                shuffle(order);
-                for (int k : sz.expireNs)
-                    for (Subject s : order) {
+            List<Subject> order = new ArrayList<>(subjects);
+            shuffle(order);
+            for (int k : sz.expireNs)
+                for (Subject s : order)
+                    if (wants("expire", s, k)) {
+                        any = true;
                         System.gc();
-                        Rep r = expirePhase(s, k);
+                        Rep r = expirePhase(s, k, idle.get(s.name));
                         keep("expire", s, k, r);
-                        progress("expire", s, k, rep, r);
+                        progress("expire", s, k, round, r);
                     }
+            if (!any) break;
+        }
+        compileCountSeen = compiles() >= 0;
+    }
+
+    /** The parent: runs `forks` fresh JVMs of this class one after the
+     *  other (each with its own seed, so its own order of N and
+     *  subjects), each with the parent's JVM options plus
+     *  -XX:+AlwaysPreTouch, access to HotSpot's compilation count and,
+     *  with --logs, GC and compilation logs; merges what they measured
+     *  and writes the one document. */
+    void run(String out, String size, long seed, List<String> names) throws Exception {
+        say("size %s: N %s, %d forks of %d clean repetitions of %d batches, subjects %s, ops %s",
+            sz.name, Arrays.toString(sz.ns), forks, sz.reps, sz.batches,
+            subjects.stream().map(x -> x.name).toList(), ops);
+        List<String> warmups = new ArrayList<>();
+        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        List<String> base = new ArrayList<>(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        base.add("-XX:+AlwaysPreTouch");
+        base.add("--add-exports=java.management/sun.management=ALL-UNNAMED");
+        if (logs != null) new File(logs).mkdirs();
+        for (int f = 0; f < forks; f++) {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(java);
+            cmd.addAll(base);
+            if (logs != null) {
+                cmd.add("-Xlog:gc:file=" + new File(logs, "fork" + f + "-gc.log").getPath());
+                cmd.add("-Xlog:jit+compilation=debug:file=" + new File(logs, "fork" + f + "-jit.log").getPath());
             }
+            if (f == 0) forkArgs = new ArrayList<>(cmd.subList(1, cmd.size()));
+            File tmp = File.createTempFile("timerbench-jvm-fork", ".bin");
+            tmp.deleteOnExit();
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "TimerBench",
+                               "--child", Integer.toString(f), "--size", size,
+                               "--seed", Long.toString(seed + 7919L * (f + 1)),
+                               "--ops", String.join(",", ops), "--out", tmp.getPath()));
+            if (names != null) cmd.addAll(List.of("--subjects", String.join(",", names)));
+            Process p = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Thread reaper = new Thread(p::destroyForcibly);
+            Runtime.getRuntime().addShutdownHook(reaper);
+            int st = p.waitFor();
+            Runtime.getRuntime().removeShutdownHook(reaper);
+            if (st != 0) {
+                tmp.delete();
+                say("fork %d exited with %d", f, st);
+                System.exit(st == 2 ? 2 : 1);
+            }
+            try (ObjectInputStream in = new ObjectInputStream(new FileInputStream(tmp))) {
+                @SuppressWarnings("unchecked")
+                List<String> w = (List<String>) in.readObject();
+                @SuppressWarnings("unchecked")
+                java.util.LinkedHashMap<String, ArrayList<Rep>> c =
+                    (java.util.LinkedHashMap<String, ArrayList<Rep>>) in.readObject();
+                compileCountSeen &= in.readBoolean();
+                warmups.addAll(w);
+                for (java.util.Map.Entry<String, ArrayList<Rep>> e : c.entrySet())
+                    cells.computeIfAbsent(e.getKey(), x -> new ArrayList<>()).addAll(e.getValue());
+            }
+            tmp.delete();
         }
         String doc = json(warmups);
         if (out == null) {
@@ -737,16 +1007,30 @@ public final class TimerBench {
         say("done in %.1f s", (System.nanoTime() - start) / 1e9);
     }
 
-    void progress(String op, Subject s, int n, int rep, Rep r) {
-        say("[%5.1f s] rep %d/%d %-8s %-10s N=%-7d %9.1f ns/op %7.1f B/op gc %4.0f ms",
-            (System.nanoTime() - start) / 1e9, rep + 1, sz.reps, op, s.name, n,
-            r.nsPerOp, r.bytesPerOp, r.gcMs);
+    /** A fork: measures, then hands its warm-ups and cells to the parent
+     *  through `out` (Java serialisation: one writer, one reader, the same
+     *  class). */
+    void child(String out) throws Exception {
+        List<String> warmups = new ArrayList<>();
+        measure(warmups);
+        try (ObjectOutputStream o = new ObjectOutputStream(new FileOutputStream(out))) {
+            o.writeObject(new ArrayList<>(warmups));
+            o.writeObject(cells);
+            o.writeBoolean(compileCountSeen);
+        }
+    }
+
+    void progress(String op, Subject s, int n, int round, Rep r) {
+        say("[%5.1f s] fork %d rep %d %-8s %-10s N=%-7d %9.1f ns/op %7.1f B/op gc %4.0f ms%s",
+            (System.nanoTime() - start) / 1e9, fork, round + 1, op, s.name, n,
+            r.nsPerOp, r.bytesPerOp, r.gcMs, r.dropped ? " (dropped: JIT)" : "");
     }
 
     static void usage(String why) {
         System.err.println("jvm: " + why);
         System.err.println("usage: TimerBench [--size smoke|standard|full] [--seed N] "
-            + "[--subjects a,b] [--ops insert,cancel,timeouts,expire] [--out FILE]");
+            + "[--subjects a,b] [--ops insert,cancel,timeouts,expire] [--forks K] "
+            + "[--logs DIR] [--out FILE]");
         System.exit(2);
     }
 
@@ -755,6 +1039,8 @@ public final class TimerBench {
         long seed = 0x74696D6572L;
         List<String> names = null;
         List<String> ops = List.of("insert", "cancel", "timeouts", "expire");
+        int forks = 0, child = -1;
+        String logs = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length && !a.equals("--help")) usage(a + " needs a value");
@@ -764,6 +1050,20 @@ public final class TimerBench {
                 case "--subjects": names = List.of(args[++i].split(",")); break;
                 case "--ops": ops = List.of(args[++i].split(",")); break;
                 case "--out": out = args[++i]; break;
+                case "--logs": logs = args[++i]; break;
+                case "--forks":
+                case "--child":
+                    int v;
+                    try {
+                        v = Integer.parseInt(args[++i]);
+                    } catch (NumberFormatException e) {
+                        v = -1;
+                    }
+                    if (v < (a.equals("--forks") ? 1 : 0) || v > 64)
+                        usage(a + " takes a whole number " + (a.equals("--forks") ? "1" : "0")
+                              + "-64, not '" + args[i] + "'");
+                    if (a.equals("--forks")) forks = v; else child = v;
+                    break;
                 default: usage("unknown argument '" + a + "'");
             }
         }
@@ -782,6 +1082,14 @@ public final class TimerBench {
         THREADS.setThreadCpuTimeEnabled(true);
         TimerBench b = new TimerBench(sz, seed, names, ops);
         if (b.subjects.isEmpty()) usage("--subjects selects none of stpe, stpe-roc, timer, delayqueue, netty");
-        b.run(out);
+        b.forks = forks > 0 ? forks : sz.forks;
+        b.logs = logs;
+        if (child >= 0) {
+            if (out == null) usage("--child needs --out");
+            b.fork = child;
+            b.child(out);
+        } else {
+            b.run(out, size, seed, names);
+        }
     }
 }

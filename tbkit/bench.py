@@ -919,8 +919,10 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
         return done("skipped", "%s is not built" % jar)
     out = os.path.join(outdir, "jvm.json")
     tmp = out + ".tmp"
+    # the forks' GC and compilation logs beside jvm.log
     cmd = (["java"] + JVM_HEAP + ["-cp", jar + os.pathsep + NETTY_JAR, "TimerBench",
-                                  "--size", size, "--out", tmp]
+                                  "--size", size, "--out", tmp,
+                                  "--logs", os.path.join(outdir, "jvm-logs")]
            + (["--seed", str(seed)] if seed is not None else []))
     RS.say("timerbench: jvm: the originals at size %s (about %s)" % (
         size, "half a minute" if size == "standard" else "several minutes"))

@@ -1625,17 +1625,37 @@ def jvm_ranking(ctx):
         return _set(c, UNTESTED, UNTESTED + ": the JVM originals were not measured (%s)" % why,
                     "no data")
     per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
+
+    def side(x):
+        return {"order": x.get("order"), "p": x.get("p"), "p_holm": x.get("p_adj"),
+                "ratio": x.get("ratio"), "ci95": list(x["ci"]) if x.get("ci") else None}
     for e in per_op:
         for pr in e["pairs"]:
             c.cases.append(V.Case(
                 "%s %s against %s, N = %s" % (e["op"], pr["a"], pr["b"], e["n"]),
                 "time per operation: the JVM original's order against the C rendering's",
-                pr["agree"], None, None, (), {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA},
-                {"jvm": {"order": pr["jvm"][0], "p": pr["jvm"][1], "ratio": pr["jvm"][2]},
-                 "c": {"order": pr["c"][0], "p": pr["c"][1], "ratio": pr["c"][2]}}))
+                pr["agree"], pr["jvm"].get("p_adj"), pr["jvm"].get("ratio"),
+                tuple(pr["jvm"].get("n") or ()),
+                {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA, "correction": "holm"},
+                {"jvm": side(pr["jvm"]), "c": side(pr["c"])}))
+    ctl = J.control(ctx.res.jvm)
+    for r in ctl:
+        c.cases.append(V.Case(
+            "control: stpe insert against stpe-roc insert, N = %s" % r["n"],
+            "the same schedule() on both policies: must come out the same",
+            "same" if r["ok"] else r["order"], r.get("p_adj"), r.get("ratio"),
+            tuple(r.get("n_reps") or ()),
+            {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA, "correction": "holm"}, {}))
     measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
                                                  e["verdict"], e["why"]),)
                       for e in per_op])
+    bias = [r for r in ctl if not r["ok"]]
+    if bias:
+        return _set(c, UNDECIDED, UNDECIDED + ": the control failed (STPE's insert with "
+                    "removeOnCancel off against on, the same call, measured %s), so the "
+                    "harness's own bias is above the effect floor" % "; ".join(
+                        "%.2fx apart at N = %s" % (r["ratio"], A.fmt_n(r["n"])) for r in bias),
+                    measured)
     kinds = [e["verdict"] for e in per_op]
     held = [e["op"] for e in per_op if e["verdict"] == J.HOLDS]
     failed = [e["op"] for e in per_op if e["verdict"] == J.FAILS]
@@ -1645,7 +1665,13 @@ def jvm_ranking(ctx):
     if failed:
         return _set(c, FAILS, FAILS + " (%s)" % ", ".join(failed), measured)
     if J.UNDECIDED in kinds:
-        return _set(c, UNDECIDED, UNDECIDED, measured)
+        opposite = ["%s (%s)" % (e["op"], ", ".join("%s vs %s" % (p["a"], p["b"])
+                                                   for p in e["pairs"]
+                                                   if p["agree"] == J.OPPOSITE_NS))
+                    for e in per_op if any(p["agree"] == J.OPPOSITE_NS for p in e["pairs"])]
+        return _set(c, UNDECIDED, UNDECIDED + ("; ordered oppositely on the two sides, "
+                                               "without significance: " + "; ".join(opposite)
+                                               if opposite else ""), measured)
     if held:
         untested = [e["op"] for e in per_op if e["verdict"] == J.NOT_TESTED]
         return _set(c, HOLDS, HOLDS + (" (%s not tested)" % ", ".join(untested)

@@ -1,6 +1,6 @@
 """tbkit.jvm — the JVM originals beside their C renderings (analysis
 layer, issue 32): plain data from the JVM harness's document
-(jvm/TimerBench.java, format `timerbench-jvm/1` in jvm/README.md, read by
+(jvm/TimerBench.java, format `timerbench-jvm/2` in jvm/README.md, read by
 tbkit.results into `Results.jvm`) and the C side's repetitions, nothing
 rendered.
 
@@ -29,28 +29,41 @@ HOLDS, FAILS, UNDECIDED, NOT_TESTED = (
 
 # The harness's operations, in the order the section shows them.
 OPS = ("insert", "cancel", "timeouts", "expire")
-FORMAT = "timerbench-jvm/1"
+FORMAT = "timerbench-jvm/2"
 
 CLAIM = "The C renderings rank the originals as the originals rank themselves"
 RULE = ("per operation at the largest N both sides measured, every pair of "
         "originals with a C rendering is ordered on each side: 'faster' or "
-        "'slower' when the two-sided Mann-Whitney U test over the repetitions "
-        "gives p < %g and the medians differ by at least %d %%, 'same' when "
-        "they differ by less than %d %% (whatever p), else undecided; an "
-        "operation holds when every pair is ordered the same way on both sides, "
-        "does not hold when a pair is ordered differently (opposite, or "
-        "ordered on one side and the same on the other), is undecided at this "
-        "noise when no pair differs but some is undecided, and is not tested "
-        "when a side is missing or has too few repetitions to test"
-        % (S.ALPHA, S.MIN_EFFECT * 100, S.MIN_EFFECT * 100))
+        "'slower' when the two-sided Mann-Whitney U test over the repetitions, "
+        "its p corrected by Holm's method over the operation's pairs, gives "
+        "p < %g and the medians differ by at least %d %%, 'same' when they "
+        "differ by less than %d %% (whatever p), else undecided; a pair is a "
+        "contradiction when the two sides order it oppositely, or one side "
+        "orders it and the other's %d %% interval of the ratio rules that "
+        "order out (lies within %d %% of 1 or beyond it the other way); an operation holds when every pair is ordered alike, does "
+        "not hold when some pair is a contradiction, is not tested when a side "
+        "has too few repetitions, and is otherwise undecided at this noise, "
+        "naming each pair whose point estimates go opposite ways without "
+        "significance; the control (STPE's insert with removeOnCancel off "
+        "against on, the same schedule() call) must come out the same at "
+        "every N, or the claim is undecided with that reason"
+        % (S.ALPHA, S.MIN_EFFECT * 100, S.MIN_EFFECT * 100, round(100 * (1 - S.ALPHA)),
+           S.MIN_EFFECT * 100))
 
 # The C workload each JVM operation is set beside: insert and cancel on
 # uniform 1 ms - 1000 s (the harness draws the same), timeouts on its own,
-# expire on short (1 ms - 500 ms in 1 ms steps: the nearest to a batch due
-# inside a short window); all on the head-to-head series.
+# expire on short (1 ms - 500 ms, the JVM side's own workload since issue
+# 37); all on the head-to-head configuration.  timeouts on the series
+# `caller` (bench/micro.c): the caller's schedule and cancel with the clock
+# moved untimed, since on the JVM the expiry, the tick walk and the inbox
+# transfer run on the originals' worker threads, off the caller's; the C
+# side's whole cost (series h2h) stands beside the JVM's caller plus
+# worker CPU (C_WHOLE).
 C_WORKLOAD = {"insert": "uniform", "cancel": "uniform", "timeouts": "timeouts",
               "expire": "short"}
 C_SERIES = "h2h"
+C_OP_SERIES = {"timeouts": "caller"}
+C_WHOLE = "timeouts+worker"
 
 
 def _clean(values):
@@ -109,6 +122,45 @@ def jvm_reps(jvm, op, subject, n):
     return []
 
 
+def usable(rep, op):
+    """Whether a JVM repetition counts: not dropped (a JIT compilation
+    finished inside it), and for timeouts one whose ring kept its pace
+    (revisited at half the timeout, as in C; `paced`)."""
+    if rep.get("dropped"):
+        return False
+    return not (op == "timeouts" and rep.get("paced") is False)
+
+
+def value(rep, op):
+    """A JVM repetition's figure: ns per operation on the caller's thread;
+    for timeouts the repetition's sum over its operations (mean_ns_per_op,
+    where a worker contending with the caller shows) rather than the batch
+    median, which hides it; for expire the worker's CPU per task."""
+    if op == "timeouts" and rep.get("mean_ns_per_op") is not None:
+        return rep["mean_ns_per_op"]
+    return rep.get("ns_per_op")
+
+
+def jvm_values(jvm, op, subject, n):
+    """The figures of a JVM cell's usable repetitions (usable(), value())."""
+    return [value(x, op) for x in jvm_reps(jvm, op, subject, n) if usable(x, op)]
+
+
+def cell_facts(reps, op):
+    """What a cell's repetitions say of themselves: {forks: distinct forks
+    among the usable, dropped: repetitions dropped for JIT, unpaced:
+    timeouts repetitions that lost the pace, fired_share: median share
+    of the operations' timeouts that fired (timeouts), gc_count: the
+    usable repetitions' collections}."""
+    ok = [x for x in reps if usable(x, op)]
+    fs = _clean([x.get("fired_share") for x in ok])
+    return {"forks": len({x.get("fork") for x in ok if x.get("fork") is not None}),
+            "dropped": sum(1 for x in reps if x.get("dropped")),
+            "unpaced": sum(1 for x in reps if op == "timeouts" and x.get("paced") is False),
+            "fired_share": statistics.median(fs) if fs else None,
+            "gc_count": sum(int(x.get("gc_count") or 0) for x in ok)}
+
+
 def c_key(c, backend, op, n):
     """The key of `c` that holds `backend`'s samples at op, N, or None.
     The C harness labels a policy (roc=on/off) only where it changes what
@@ -149,15 +201,21 @@ def side_by_side(jvm, c):
     rows = []
     for r in (jvm or {}).get("results", []):
         s = subj.get(r["subject"], {})
-        reps = r["reps"]
+        reps = [x for x in r["reps"] if usable(x, r["op"])]
         gc = _clean([x.get("gc_ms") for x in reps])
         by = _clean([x.get("bytes_per_op") for x in reps])
         rows.append({
+            "facts": cell_facts(r["reps"], r["op"]),
             "op": r["op"], "n": int(r["n"]), "subject": r["subject"],
             "original": s.get("original"), "config": s.get("config"),
             "c_backend": s.get("c_backend"),
             "c": summary(c_lookup(c, s.get("c_backend"), r["op"], r["n"])),
-            "jvm": summary([x.get("ns_per_op") for x in reps]),
+            "jvm": summary([value(x, r["op"]) for x in reps]),
+            # timeouts: the caller's and the worker's CPU per operation on
+            # the JVM, beside the C side's whole cost (series h2h)
+            "jvm_cpu": summary([x.get("cpu_ns_per_op") for x in reps]),
+            "c_whole": summary(c_lookup(c, s.get("c_backend"), C_WHOLE, r["n"]))
+            if r["op"] == "timeouts" else None,
             "bytes_per_op": statistics.median(by) if by else None,
             "gc_ms": statistics.median(gc) if gc else None,
             "gc_ms_total": sum(gc) if gc else None,
@@ -170,12 +228,122 @@ def side_by_side(jvm, c):
     return rows
 
 
+def holm(ps):
+    """Holm's step-down adjustment of a family of p-values (None stays
+    None): the adjusted p of the k-th smallest of m is max over j <= k of
+    min(1, (m - j + 1) p_j)."""
+    idx = sorted((i for i, p in enumerate(ps) if p is not None), key=lambda i: ps[i])
+    m = len(idx)
+    out = list(ps)
+    run = 0.0
+    for j, i in enumerate(idx):
+        run = max(run, min(1.0, (m - j) * ps[i]))
+        out[i] = run
+    return out
+
+
+def _side(a, b):
+    """One side's comparison of a with b before the family's correction:
+    {ratio, p, ci (95 % interval of the ratio a/b, or None), n: (len a,
+    len b), same: the medians within MIN_EFFECT}."""
+    a, b = _clean(a), _clean(b)
+    if not a or not b:
+        return {"ratio": None, "p": None, "ci": None, "n": (len(a), len(b)), "same": False}
+    ma, mb = statistics.median(a), statistics.median(b)
+    ratio = ma / mb if mb else None
+    same = ratio is not None and ratio < 1 + S.MIN_EFFECT and ratio * (1 + S.MIN_EFFECT) > 1
+    p = S.mann_whitney(a, b) if S.have_scipy() else None
+    return {"ratio": ratio, "p": p, "ci": S.ratio_ci(a, b), "n": (len(a), len(b)), "same": same}
+
+
+def _order(side):
+    """A side's order once its p is corrected: faster / slower (corrected
+    p < ALPHA and at least MIN_EFFECT apart), same (within MIN_EFFECT,
+    whatever p), undecided, or too few (no test possible)."""
+    if side["same"]:
+        return "same"
+    if side["p_adj"] is None or side["ratio"] is None:
+        return "too few"
+    if side["p_adj"] >= S.ALPHA:
+        return "undecided"
+    return "faster" if side["ratio"] < 1 else "slower"
+
+
+def _excludes(ci, order):
+    """Whether an interval of a/b rules out `order`.  An order is an
+    effect of at least MIN_EFFECT (faster: a/b at most 1 / (1 +
+    MIN_EFFECT)), so an interval rules it out when it lies beyond that
+    bound: a side that measured the two within MIN_EFFECT, tightly,
+    contradicts a side that ordered them."""
+    if ci is None:
+        return False
+    if order == "faster":
+        return ci[0] * (1 + S.MIN_EFFECT) > 1
+    if order == "slower":
+        return ci[1] < 1 + S.MIN_EFFECT
+    return False
+
+
+def _pair_kind(j, c):
+    """How the two sides' orders of one pair meet: ALIKE, CONTRADICTION
+    (opposite orders, or one side ordered while the other's interval rules
+    that order out), OPPOSITE_NS (point estimates on opposite sides of 1,
+    neither a contradiction: named, never folded into undecided), TOO_FEW
+    or UNDECIDED."""
+    oj, oc = j["order"], c["order"]
+    if "too few" in (oj, oc):
+        return TOO_FEW
+    if oj == oc and oj in ("faster", "slower", "same"):
+        return ALIKE
+    if {oj, oc} == {"faster", "slower"}:
+        return CONTRADICTION
+    if (oj in ("faster", "slower") and _excludes(c["ci"], oj)) or \
+            (oc in ("faster", "slower") and _excludes(j["ci"], oc)):
+        return CONTRADICTION
+    if j["ratio"] and c["ratio"] and (j["ratio"] - 1) * (c["ratio"] - 1) < 0 \
+            and not (j["same"] and c["same"]):
+        return OPPOSITE_NS
+    return UNDECIDED_PAIR
+
+
+ALIKE, CONTRADICTION, OPPOSITE_NS, TOO_FEW, UNDECIDED_PAIR = (
+    "alike", "contradiction", "opposite, not significant", "too few", "undecided")
+
+
+def control(jvm):
+    """The harness's control: STPE's insert with removeOnCancel off and on
+    runs the same schedule(), so the two must come out the same at every
+    N.  [{n, n_reps, ratio (stpe / stpe-roc), p, p_adj (Holm over the N),
+    ci, order, ok}]; ok is False when the two differ significantly by at least
+    MIN_EFFECT, which is the harness's own bias.  [] when either is
+    missing."""
+    ns = sorted({int(r["n"]) for r in (jvm or {}).get("results", [])
+                 if r["op"] == "insert" and r["subject"] in ("stpe", "stpe-roc")})
+    rows = []
+    for n in ns:
+        a, b = jvm_values(jvm, "insert", "stpe", n), jvm_values(jvm, "insert", "stpe-roc", n)
+        if a and b:
+            x = _side(a, b)
+            x["n_reps"], x["n"] = x["n"], n
+            rows.append(x)
+    for r, pa in zip(rows, holm([r["p"] for r in rows])):
+        r["p_adj"] = pa
+        r["order"] = _order(r)
+        r["ok"] = r["order"] not in ("faster", "slower")
+    return rows
+
+
 def ranking(jvm, c, ops=None):
     """The claim, per operation: [{op, n, verdict, why, pairs}], each pair
-    {a, b, jvm: relation, c: relation, agree}.  Only originals with a C
-    rendering and data on both sides take part; N is the largest at which
-    all of them have both.  Without the JVM's results every operation is
-    "not tested" (absent() says why)."""
+    {a, b, jvm: side, c: side, agree}, a side {ratio (a/b), p, p_adj
+    (Holm over the operation's pairs, per side), ci, n, order}.  Only
+    originals with a C rendering and data on both sides take part; N is
+    the largest at which all of them have both.  An operation does not
+    hold when some pair is a contradiction, holds when every pair is
+    alike, is not tested when some pair has too few repetitions, else is
+    undecided, with its opposite-but-not-significant pairs named in
+    `why`.  Without the JVM's results every operation is "not tested"
+    (absent() says why)."""
     out = []
     subj = subjects(jvm)
     have_ops = {r["op"] for r in (jvm or {}).get("results", [])}
@@ -194,6 +362,7 @@ def ranking(jvm, c, ops=None):
                 continue
             have = {int(r["n"]) for r in jvm.get("results", [])
                     if r["op"] == op and r["subject"] == name
+                    and jvm_values(jvm, op, name, r["n"])
                     and c_lookup(c, sj["c_backend"], op, r["n"])}
             if have:
                 both[name] = have
@@ -206,43 +375,51 @@ def ranking(jvm, c, ops=None):
             continue
         n = max(common)
         entry["n"] = n
-        kinds = []
         for i, a in enumerate(with_data):
             for b in with_data[i + 1:]:
                 if c_key(c, subj[a]["c_backend"], op, n) == c_key(c, subj[b]["c_backend"], op, n):
                     # one C instance stands for both (insert: no policy)
                     continue
-                ja = [x.get("ns_per_op") for x in jvm_reps(jvm, op, a, n)]
-                jb = [x.get("ns_per_op") for x in jvm_reps(jvm, op, b, n)]
-                ca = c_lookup(c, subj[a]["c_backend"], op, n)
-                cb = c_lookup(c, subj[b]["c_backend"], op, n)
-                rj, rc = relation(ja, jb), relation(ca, cb)
-                if "too few" in (rj[0], rc[0]):
-                    kind = NOT_TESTED
-                elif "undecided" in (rj[0], rc[0]):
-                    kind = UNDECIDED
-                else:
-                    kind = HOLDS if rj[0] == rc[0] else FAILS
-                kinds.append(kind)
-                entry["pairs"].append({"a": a, "b": b, "jvm": rj, "c": rc, "agree": kind})
-        if not kinds:
+                entry["pairs"].append({
+                    "a": a, "b": b,
+                    "jvm": _side(jvm_values(jvm, op, a, n), jvm_values(jvm, op, b, n)),
+                    "c": _side(c_lookup(c, subj[a]["c_backend"], op, n),
+                               c_lookup(c, subj[b]["c_backend"], op, n))})
+        pairs = entry["pairs"]
+        if not pairs:
             entry["why"] = "one C instance stands for every original measured"
             continue
-        if FAILS in kinds:
-            bad = [p for p in entry["pairs"] if p["agree"] == FAILS]
+        for where in ("jvm", "c"):
+            for p, pa in zip(pairs, holm([p[where]["p"] for p in pairs])):
+                p[where]["p_adj"] = pa
+                p[where]["order"] = _order(p[where])
+        for p in pairs:
+            p["agree"] = _pair_kind(p["jvm"], p["c"])
+        kinds = [p["agree"] for p in pairs]
+
+        def named(kind):
+            return "; ".join("%s vs %s: JVM %s (%s), C %s (%s)" % (
+                p["a"], p["b"], p["jvm"]["order"], _fr(p["jvm"]["ratio"]),
+                p["c"]["order"], _fr(p["c"]["ratio"])) for p in pairs if p["agree"] == kind)
+        if CONTRADICTION in kinds:
             entry["verdict"] = FAILS
-            entry["why"] = "; ".join(
-                "%s vs %s: JVM %s, C %s" % (p["a"], p["b"], p["jvm"][0], p["c"][0]) for p in bad)
-        elif NOT_TESTED in kinds:
-            entry["verdict"] = NOT_TESTED
-            entry["why"] = "too few repetitions to test (or scipy missing) for some pair"
-        elif UNDECIDED in kinds:
-            entry["verdict"] = UNDECIDED
-            entry["why"] = "no pair ordered differently, but some pair not significant"
-        else:
+            entry["why"] = named(CONTRADICTION)
+        elif all(k == ALIKE for k in kinds):
             entry["verdict"] = HOLDS
             entry["why"] = "all %d pairs ordered alike" % len(kinds)
+        elif TOO_FEW in kinds:
+            entry["verdict"] = NOT_TESTED
+            entry["why"] = "too few repetitions to test (or scipy missing) for some pair"
+        else:
+            entry["verdict"] = UNDECIDED
+            opp = named(OPPOSITE_NS)
+            entry["why"] = ("no pair contradicts, but some is not significant on a side"
+                            + ("; opposite but not significant: " + opp if opp else ""))
     return out
+
+
+def _fr(v):
+    return "n/a" if v is None else "%.2f" % v
 
 
 def coverage(jvm, c):
@@ -296,12 +473,14 @@ def absent(reason=None):
 def c_from_results(res):
     """backend -> op -> N -> [ns/op per repetition] from a results
     directory's measurements (tbkit.results): each operation's C_WORKLOAD,
-    series h2h, no error; heapqueue's roc=on/off become
+    series h2h (timeouts: series caller; timeouts' series h2h under the
+    op name C_WHOLE), no error; heapqueue's roc=on/off become
     "heapqueue/roc=on" and "heapqueue/roc=off"."""
     out = {}
-    for op, wl in C_WORKLOAD.items():
-        for m in res.select(op=op, workload=wl):
-            if m.error or m.series != C_SERIES or m.n is None:
+    for op, wl in list(C_WORKLOAD.items()) + [(C_WHOLE, "timeouts")]:
+        for m in res.select(op=op.split("+")[0], workload=wl):
+            want = C_SERIES if op == C_WHOLE else C_OP_SERIES.get(op, C_SERIES)
+            if m.error or m.series != want or m.n is None:
                 continue
             t = _clean(m.times) or _clean([m.median])
             if not t:
@@ -316,10 +495,10 @@ _NAME = re.compile(r"^(?P<op>[a-z]+)/(?P<backend>[a-z0-9_]+)/(?P<workload>[a-z0-
 _UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-def c_samples(micro, workload=None, series=C_SERIES):
+def c_samples(micro, workload=None, series=None):
     """As c_from_results, from a micro.json document (Google Benchmark
     JSON) read as it is: the series' iterations of the workload (by
-    default each op's in C_WORKLOAD)."""
+    default each op's in C_WORKLOAD, on its C_OP_SERIES)."""
     out = {}
     for b in micro.get("benchmarks", []):
         if b.get("run_type") != "iteration" or b.get("error_occurred"):
@@ -328,7 +507,7 @@ def c_samples(micro, workload=None, series=C_SERIES):
         if not m or m["workload"] != (workload or C_WORKLOAD.get(m["op"])):
             continue
         conf = dict(kv.split("=", 1) for kv in m["config"].split(",") if "=" in kv)
-        if conf.get("series") != series:
+        if conf.get("series") != (series or C_OP_SERIES.get(m["op"], C_SERIES)):
             continue
         key = m["backend"] + ("/roc=" + conf["roc"] if "roc" in conf else "")
         t = float(b["real_time"]) * _UNIT.get(b.get("time_unit", "ns"), 1.0)

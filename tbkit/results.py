@@ -655,17 +655,26 @@ def _read_counts(res, path):
         res.files.append(path)
 
 
-JVM_FORMAT = "timerbench-jvm/1"
+# /2 (issue 37): forks, dropped repetitions, the timeouts workload at one
+# timeout with its fired share and CPU per operation, expire on `short`;
+# /1 documents (one JVM) are still read, as what they are.
+JVM_FORMAT = "timerbench-jvm/2"
+JVM_FORMATS = ("timerbench-jvm/1", JVM_FORMAT)
 JVM_REP_FIELDS = ("ns_per_op", "bytes_per_op", "gc_ms", "gc_count", "jit_ms",
-                  "mean_ns_per_op", "cpu_ns_per_task", "span_ms", "fired", "timeout_ns")
+                  "mean_ns_per_op", "cpu_ns_per_task", "span_ms", "fired", "timeout_ns",
+                  "fork", "compiles", "fired_share", "caller_cpu_ns_per_op",
+                  "worker_cpu_ns_per_op", "cpu_ns_per_op", "stretch_ms", "lag_max_ms", "lag_median_ms",
+                  "idle_cpu_ns_per_task")
+JVM_REP_FLAGS = ("dropped", "paced")
 
 
 def _read_jvm(res, path):
     """jvm.json, the JVM harness's document (jvm/README.md): {"format":
-    "timerbench-jvm/1", "subjects": [{name, original, config, c_backend}],
+    "timerbench-jvm/2" (or /1), "subjects": [{name, original, config, c_backend}],
     "results": [{op, subject, n, reps: [{ns_per_op, bytes_per_op, gc_ms,
     gc_count, ...}]}], ...}.  A result of an unknown subject, without
-    repetitions or with a repetition lacking a positive ns_per_op is
+    repetitions or with a repetition lacking a non-negative ns_per_op
+    (expire's CPU per task, its idle part taken out, can be 0) is
     skipped (and counted in a Problem); a file of another format, or with
     nothing usable, leaves `res.jvm` None with the reason in
     `res.jvm_problem`."""
@@ -679,8 +688,9 @@ def _read_jvm(res, path):
         res.jvm_problem = problems[0].what if problems else "cannot be read"
         res.problems += problems
         return
-    if not isinstance(data, dict) or data.get("format") != JVM_FORMAT:
-        return refuse("is not the JVM harness's output (format %s expected)" % JVM_FORMAT)
+    if not isinstance(data, dict) or data.get("format") not in JVM_FORMATS:
+        return refuse("is not the JVM harness's output (format %s expected)"
+                      % " or ".join(JVM_FORMATS))
     subjects = []
     for s in data.get("subjects") if isinstance(data.get("subjects"), list) else []:
         if isinstance(s, dict) and isinstance(s.get("name"), str):
@@ -699,11 +709,13 @@ def _read_jvm(res, path):
         reps = []
         if ok:
             for x in r["reps"]:
-                if not isinstance(x, dict) or not (_number(x.get("ns_per_op")) or 0) > 0:
+                if not isinstance(x, dict) or not (_number(x.get("ns_per_op")) or -1) >= 0:
                     ok = False
                     break
-                reps.append({k: _number(x.get(k)) for k in JVM_REP_FIELDS
-                             if _number(x.get(k)) is not None})
+                one = {k: _number(x.get(k)) for k in JVM_REP_FIELDS
+                       if _number(x.get(k)) is not None}
+                one.update({k: x[k] for k in JVM_REP_FLAGS if isinstance(x.get(k), bool)})
+                reps.append(one)
         if not ok:
             bad += 1
             continue

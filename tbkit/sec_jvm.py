@@ -61,18 +61,24 @@ def jvm_section(ctx, doc, claims=None):
           Code("timerthread"), " is ", Code("java.util.Timer"), ", ", Code("timerwheel"),
           " is Netty's ", Code("HashedWheelTimer"), "; ", Code("DelayQueue"),
           " (Kafka's purgatory before its wheel) has no rendering and is shown for "
-          "reference. The originals ran in one JVM (", Code("jvm/TimerBench.java"), ", size ",
+          "reference. The originals ran in %s (" % (
+              ("%d fresh JVMs per cell" % jvm["forks"]) if isinstance(jvm.get("forks"), int)
+              else "one JVM"), Code("jvm/TimerBench.java"), ", size ",
           Code(str(jvm.get("size", "?"))), ", %s, %s, Netty %s) on the C micro's own "
           "workloads, with JIT warm-up, shuffled repetitions and batches of at most %s "
-          "operations; a repetition's figure is the median of its batches, a cell's the "
+          "operations; %s a repetition's figure is the median of its batches (timeouts: "
+          "its operations' sum, where the worker contends with the caller), a cell's the "
           "median over repetitions with min-max beside (jvm/README.md, \"Why not JMH\"). "
           "The C side is this run's micro, series h2h (insert and cancel on uniform, "
           "timeouts on timeouts, expire on short). The two sides differ in what a figure "
           "holds: the JVM runs in real time with the originals' own worker threads and "
           "measures what the caller's thread pays; the C micro runs on a virtual clock; "
-          "expire is the worker's CPU time per fired task on the JVM."
+          "expire is the worker's CPU time per fired task on the JVM, its idle ticking "
+          "taken out."
           % (java.get("vm", "?"), java.get("version", "?"), jvm.get("netty", "?"),
-             jvm.get("max_batch", "?")),
+             jvm.get("max_batch", "?"),
+             "a repetition in which a JIT compilation finished is dropped and measured "
+             "again (%d of %d dropped);" % _dropped(rows) if "forks" in jvm else ""),
           (" The harness took %.0f s." % jvm["elapsed_s"])
           if isinstance(jvm.get("elapsed_s"), (int, float)) else "")
     for op in J.OPS:
@@ -84,16 +90,47 @@ def jvm_section(ctx, doc, claims=None):
             doc.p("JVM workload: ", jvm["workload"][op], ".")
         table = []
         for r in part:
+            f = r["facts"]
             table.append([A.fmt_n(r["n"]), Code(r["subject"]),
                           Code(r["c_backend"]) if r["c_backend"] else "none",
                           _ns(r["c"]) if r["c_backend"] else "no rendering",
                           _ns(r["jvm"]), _ratio(r),
+                          "%d / %d" % (f["forks"], f["dropped"]),
                           "%.1f" % r["bytes_per_op"] if r["bytes_per_op"] is not None else "n/a",
                           ("%s (%d collections)" % (A.fmt_num(r["gc_ms"]), r["gc_count"]))
-                          if r["gc_ms"] is not None else "n/a"])
+                          if r["gc_ms"] is not None else "n/a"]
+                         + (["%.1f %%" % (100 * f["fired_share"])
+                             if f["fired_share"] is not None else "n/a"]
+                            if op == "timeouts" else []))
         doc.table(["N", "original", "C rendering", "C ns/op median (min-max)",
-                   "JVM ns/op median (min-max)", "JVM / C", "JVM bytes / op",
-                   "GC ms per rep (median)"], table, numeric={0, 5, 6})
+                   "JVM ns/op median (min-max)", "JVM / C", "JVMs / dropped",
+                   "JVM bytes / op", "GC ms per rep (median)"]
+                  + (["fired"] if op == "timeouts" else []), table, numeric={0, 5, 7})
+        if op == "timeouts" and any(r["jvm_cpu"] for r in part):
+            doc.p("The table's timeouts are the caller's part on both sides (C: series ",
+                  Code("caller"), ", the clock moved untimed after each batch; JVM: the "
+                  "caller's time, the worker's work off its thread). With the rest of the "
+                  "work counted too (C: series ", Code("h2h"), ", every operation moving "
+                  "the clock through ", Code("tb_advance"), "; JVM: the caller's and the "
+                  "worker's CPU time over the timed stretch), per operation:")
+            doc.table(["N", "original", "C whole ns/op", "JVM caller + worker CPU ns/op",
+                       "JVM / C"],
+                      [[A.fmt_n(r["n"]), Code(r["subject"]),
+                        _ns(r["c_whole"]) if r["c_backend"] else "no rendering",
+                        _ns(r["jvm_cpu"]),
+                        A.fmt_ratio(r["jvm_cpu"]["median"] / r["c_whole"]["median"])
+                        if r["c_whole"] and r["jvm_cpu"] and r["c_whole"]["median"] else "n/a"]
+                       for r in part], numeric={0, 4})
+        if op == "timeouts" and any(r["facts"]["unpaced"] for r in part):
+            doc.p("Left out: %s (the caller could not keep the ring's pace, so its "
+                  "timeouts were not revisited at half the timeout as in C)." % ", ".join(
+                      "%s at %s (%d)" % (r["subject"], A.fmt_n(r["n"]), r["facts"]["unpaced"])
+                      for r in part if r["facts"]["unpaced"]))
+    gcs = sum(r["facts"]["gc_count"] for r in rows)
+    doc.p("No garbage collection fell in a measured repetition (the heap is fixed "
+          "and pre-touched, and each structure's fill is followed by a collection)."
+          if gcs == 0 else
+          "%d garbage collections fell in measured repetitions (the GC column)." % gcs)
     # which N each side has, and what full adds
     items = []
     for cv in J.coverage(jvm, c):
@@ -126,13 +163,33 @@ def jvm_section(ctx, doc, claims=None):
             for p in e["pairs"]:
                 table.append([Code(e["op"]), A.fmt_n(e["n"]),
                               (Code(p["a"]), " against ", Code(p["b"])),
-                              "%s (%s%s)" % (p["jvm"][0], _f(p["jvm"][2]), _p(p["jvm"][1])),
-                              "%s (%s%s)" % (p["c"][0], _f(p["c"][2]), _p(p["c"][1])),
-                              p["agree"]])
+                              _side(p["jvm"]), _side(p["c"]), p["agree"]])
         if table:
-            doc.table(["operation", "N", "pair", "JVM (ratio of medians, p)",
-                       "C (ratio of medians, p)", "alike"], table)
+            doc.table(["operation", "N", "pair",
+                       "JVM: order (ratio of medians, 95 % interval, Holm-corrected p)",
+                       "C: order (ratio, interval, p)", "the two sides"], table)
+        ctl = J.control(jvm)
+        if ctl:
+            doc.p("The control: STPE's insert with removeOnCancel off against on (the "
+                  "same ", Code("schedule()"), " call, so the harness must measure them "
+                  "alike): ", "; ".join("at N = %s %s (%s)" % (
+                      A.fmt_n(r["n"]), "the same" if r["ok"] else "different, " + r["order"],
+                      _side(r)) for r in ctl), ".")
         doc.p("Rule: ", cl.rule, ".")
+
+
+def _dropped(rows):
+    """(dropped, all) repetitions over the section's cells."""
+    d = sum(r["facts"]["dropped"] for r in rows)
+    return d, d + sum(r["jvm"]["n"] for r in rows if r["jvm"])
+
+
+def _side(x):
+    """One side's comparison: "faster (0.52, 0.48-0.57, p 0.008)"."""
+    ci = x.get("ci")
+    return "%s (%s%s%s)" % (x.get("order", "?"), _f(x.get("ratio")),
+                            ", %s-%s" % (_f(ci[0]), _f(ci[1])) if ci else "",
+                            _p(x.get("p_adj")))
 
 
 def _f(v):
