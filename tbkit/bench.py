@@ -540,7 +540,7 @@ def parse_args(argv=None):
     ap.add_argument("--lateness", metavar="SPEC",
                     help="the replay step's lateness budget for every timer, "
                     "over the traces' own (issue 27): %s" % P.ACCEPTED.replace("%", "%%"))
-    opts = ap.parse_args(argv)
+    opts = ap.parse_args(P.glue_values(sys.argv[1:] if argv is None else argv))
     if opts.lateness is not None:
         try:
             P.parse_spec(opts.lateness)

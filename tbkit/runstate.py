@@ -117,7 +117,8 @@ def check_backends(backends, root, variants=False):
     build needed); with `variants`, NAME+roc (NAME's remove-on-cancel
     variant, which the replay binary refuses for a backend without that
     policy) too.  An empty list (`--backends ''`, `a,,b`) is refused, not
-    read as every backend.  None (no --backends) passes.  Raises RunError."""
+    read as every backend, and so is a name given twice (it would be run,
+and ranked, twice).  None (no --backends) passes.  Raises RunError."""
     if backends is None:
         return
     registered = registered_backends(root) or []
@@ -131,6 +132,10 @@ def check_backends(backends, root, variants=False):
     if bad:
         raise RunError("no backend %s; the registered backends are: %s" % (
             ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
+    twice = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    if twice:
+        raise RunError("--backends names %s more than once; give each "
+                       "backend once" % ", ".join("'%s'" % n for n in twice))
 
 
 def source_state(root):
