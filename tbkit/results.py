@@ -35,6 +35,7 @@ import math
 import os
 import statistics
 
+from tbkit import formats
 from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, GB_SUFFIX_WORDS,
                            loads)
 
@@ -1031,6 +1032,10 @@ def load(root):
         if base == "machine.json":
             data = _load_json(path, res.problems)
             if isinstance(data, dict):
+                # a field of another type is named and read as absent
+                data, typed = formats.without_badly_typed(data)
+                for _, msg in typed:
+                    res.problems.append(Problem(path, msg + "; left out"))
                 res.machine = data
                 res.files.append(path)
                 _read_run_state(res, data)

@@ -294,7 +294,8 @@ def check_new_out(outdir, held=False):
 
 def load_machine(outdir):
     """machine.json of a results directory written by this format, or a
-    RunError that says what the directory is."""
+    RunError that says what the directory is, or names each field whose
+    type is not the format's (formats.machine_type_problems)."""
     if not os.path.isdir(outdir):
         raise RunError("%s: no such results directory" % outdir)
     path = os.path.join(outdir, "machine.json")
@@ -325,6 +326,13 @@ def load_machine(outdir):
         raise RunError("%s was written by %s in results format %s; this "
                        "checkout knows formats up to %d: use a newer checkout"
                        % (outdir, who, version, FORMAT_VERSION))
+    typed = formats.machine_type_problems(facts)
+    if typed:
+        # a run is continued from these fields: one of another type would
+        # be a traceback later, or a run resumed with the wrong options
+        raise RunError("%s: machine.json has fields of the wrong type, so the "
+                       "run cannot be continued from it:\n  %s" % (
+                           outdir, "\n  ".join(m for _, m in typed)))
     return facts
 
 

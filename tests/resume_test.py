@@ -734,6 +734,68 @@ class Pieces(unittest.TestCase):
         self.assertEqual(tb_results.FORMAT_VERSION, RS.FORMAT_VERSION)
 
 
+class Issue42(unittest.TestCase):
+    """Issue 42: machine.json with a field of the wrong type is refused by
+    --resume naming the field, never a traceback (11); a backend named
+    twice and a negative --lateness are argument errors of their own (12)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-42-")
+        self.empty_build = os.path.join(self.tmp, "no-build-here")
+        os.makedirs(self.empty_build)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def interrupted_run(self, **run):
+        """A format-2 results directory stopped mid-run, with `run`'s fields
+        set in machine.json's run."""
+        d = os.path.join(self.tmp, "run-%d" % len(os.listdir(self.tmp)))
+        shutil.copytree(os.path.join(HERE, "fixtures", "report-quick"), d)
+        with open(os.path.join(d, "machine.json")) as f:
+            m = json.load(f)
+        m["format_version"] = RS.FORMAT_VERSION
+        m["run"].update(status="interrupted", sessions=[])
+        m["run"].update(run)
+        m["instances"] = {"expected": {}, "missing": {}}
+        RS.write_json(os.path.join(d, "machine.json"), m)
+        return d
+
+    def test_a_field_of_the_wrong_type_is_named(self):
+        for field, value, what in (
+                ("profile", 3, "run.profile is a number (3), where a string is expected"),
+                ("sessions", 5, "run.sessions is a number (5), where a list of objects"),
+                ("harnesses", "micro", "run.harnesses is a string (\"micro\"), where a "
+                                       "list of strings"),
+                ("seed", "1", "run.seed is a string"),
+                ("status", ["interrupted"], "run.status is a list")):
+            d = self.interrupted_run(**{field: value})
+            for args in (["--check", "--resume", d],
+                         ["--build-dir", self.empty_build, "--resume", d]):
+                with self.subTest(field=field, args=args[0]):
+                    r = run_py(*args)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertNotIn("Traceback", r.stderr)
+                    self.assertIn("fields of the wrong type", r.stderr)
+                    self.assertIn(what, r.stderr)
+                    self.assertEqual(os.listdir(self.empty_build), [])
+
+    def test_duplicates_and_negative_budgets(self):
+        out = os.path.join(self.tmp, "out")
+        for args, what in (
+                (["--backends", "heapqueue,quadheap,heapqueue"],
+                 "--backends names 'heapqueue' more than once"),
+                (["--lateness", "-5us"], "'-5us' is negative"),
+                (["--lateness", "-12.5%"], "'-12.5%' is negative")):
+            with self.subTest(args=args):
+                r = run_py("--build-dir", self.empty_build, "--out", out, *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(what, r.stderr)
+                self.assertNotIn("expected one argument", r.stderr)
+                self.assertFalse(os.path.exists(out))
+                self.assertEqual(os.listdir(self.empty_build), [])
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
