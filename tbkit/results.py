@@ -54,6 +54,13 @@ _OWN_OUTPUTS = ("report.md", "report.html")
 KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
                "probe.json", "counts.json", "replay.json", "samples.csv",
                "jvm.json")
+# In a directory a run wrote, a file of these endings under another name
+# than KNOWN_FILES is named as ignored (a copy, a file saved by hand): it
+# looks like results and is not read.  Other files (logs, notes, the lock,
+# a harness's .tmp) are not results in any form and are passed over.
+IGNORED_NAMED = (".json", ".csv")
+IGNORED_WHY = ("is not read: a results directory's files are known by name "
+               "(%s), and this is none of them" % ", ".join(KNOWN_FILES))
 # How much of another *.json is read to tell Google Benchmark output.
 _SNIFF_BYTES = 4096
 
@@ -1025,9 +1032,18 @@ def load(root):
     if not os.path.isdir(root):
         raise OSError(2, "no such directory", root)
     names = [os.path.join(root, f) for f in sorted(os.listdir(root))]
+    # A directory a run wrote (it has machine.json) is read by the format's
+    # names only: a stray "micro (copy).json" is not more repetitions
+    # (issue 42, item 3).  Without machine.json, Google Benchmark output
+    # under any *.json name is read, as results_dir_problem accepts it.
+    by_name = os.path.isfile(os.path.join(root, "machine.json"))
     for path in names:
         base = os.path.basename(path)
         if base in _OWN_OUTPUTS or not os.path.isfile(path):
+            continue
+        if by_name and base not in KNOWN_FILES:
+            if base.lower().endswith(IGNORED_NAMED):
+                res.problems.append(Problem(path, IGNORED_WHY))
             continue
         if base == "machine.json":
             data = _load_json(path, res.problems)
