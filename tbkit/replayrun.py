@@ -77,15 +77,17 @@ PROFILE_REPLAY = {"quick": None,
                                       "model clientserver", "model hold")}}
 
 
-def build_replay(build_dir, jobs=None):
-    """Configures build_dir once (release) and builds timerbench-replay."""
-    if not os.path.exists(os.path.join(build_dir, "build.ninja")):
-        subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                               "--buildtype=release"], stdout=sys.stderr)
-    cmd = ["ninja", "-C", build_dir, BINARY]
-    if jobs:
-        cmd[1:1] = ["-j", str(jobs)]
-    subprocess.check_call(cmd, stdout=sys.stderr)
+def build_replay(build_dir, jobs=None, stop=None):
+    """Configures build_dir once (release) and builds timerbench-replay,
+    holding the build directory's lock (runstate.build_lock)."""
+    with RS.build_lock(build_dir, stop):
+        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+            subprocess.check_call(["meson", "setup", build_dir, ROOT,
+                                   "--buildtype=release"], stdout=sys.stderr)
+        cmd = ["ninja", "-C", build_dir, BINARY]
+        if jobs:
+            cmd[1:1] = ["-j", str(jobs)]
+        subprocess.check_call(cmd, stdout=sys.stderr)
     return os.path.join(build_dir, BINARY)
 
 
@@ -455,7 +457,7 @@ def main(argv=None):
             return 0
         binary = os.path.join(opts.build_dir, BINARY)
         if not opts.no_build:
-            binary = build_replay(opts.build_dir, opts.jobs)
+            binary = build_replay(opts.build_dir, opts.jobs, stop)
         elif not os.path.exists(binary):
             raise RS.RunError("--no-build: there is no %s" % binary)
         parse_check(binary, opts.traces, opts.backends, opts.tick)

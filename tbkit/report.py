@@ -211,7 +211,13 @@ def main(argv):
         os.makedirs(out_dir, exist_ok=True)
         # The figures are drawn beside the report, in a hidden directory
         # that install() empties into figures/.
-        staging = tempfile.mkdtemp(prefix=".report-", dir=out_dir)
+        # (signals wait while it is made: one between mkdtemp and the
+        # assignment would leave a directory that `finally` does not know)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            staging = tempfile.mkdtemp(prefix=".report-", dir=out_dir)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         figs = tb_figures.Figures(staging, os.path.join(ROOT, "plots"))
         if not figures:
             figs.gnuplot = None
@@ -244,9 +250,14 @@ def main(argv):
     print_capped(["figure %s not drawn: %s" % f for f in figs.failures], "report: warning: ")
     # the paths as the bytes they are (stdout may not take every byte as
     # text: a directory name that is not UTF-8)
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:     # a text stream only (main called in a test)
+        print(tb_doc.shown(md_path))
+        print(tb_doc.shown(html_path))
+        return 0
     sys.stdout.flush()
-    sys.stdout.buffer.write(os.fsencode(md_path) + b"\n" + os.fsencode(html_path) + b"\n")
-    sys.stdout.flush()
+    out.write(os.fsencode(md_path) + b"\n" + os.fsencode(html_path) + b"\n")
+    out.flush()
     return 0
 
 

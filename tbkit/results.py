@@ -1031,17 +1031,18 @@ def load(root):
     res = Results(root)
     if not os.path.isdir(root):
         raise OSError(2, "no such directory", root)
-    names = [os.path.join(root, f) for f in sorted(os.listdir(root))]
-    # A directory a run wrote (it has machine.json) is read by the format's
-    # names only: a stray "micro (copy).json" is not more repetitions
-    # (issue 42, item 3).  Without machine.json, Google Benchmark output
-    # under any *.json name is read, as results_dir_problem accepts it.
-    by_name = os.path.isfile(os.path.join(root, "machine.json"))
+    # machine.json first: a directory a run wrote (its machine.json is an
+    # object) is read by the format's names only, so that a stray "micro
+    # (copy).json" is not more repetitions (issue 42, item 3).  Without
+    # one, Google Benchmark output under any *.json name is read, as
+    # results_dir_problem accepts it.
+    names = [os.path.join(root, f) for f in
+             sorted(os.listdir(root), key=lambda f: (f != "machine.json", f))]
     for path in names:
         base = os.path.basename(path)
         if base in _OWN_OUTPUTS or not os.path.isfile(path):
             continue
-        if by_name and base not in KNOWN_FILES:
+        if res.machine is not None and base not in KNOWN_FILES:
             if base.lower().endswith(IGNORED_NAMED):
                 res.problems.append(Problem(path, IGNORED_WHY))
             continue

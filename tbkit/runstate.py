@@ -28,6 +28,7 @@ to measure (`instances.expected`), those still missing
 (`instances.sealed`) and one entry per session (`run.sessions`).
 """
 
+import contextlib
 import datetime
 import errno
 import fcntl
@@ -41,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 from tbkit import formats
 from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, JOURNAL_DIR, LOCK,  # noqa: F401
@@ -110,6 +112,48 @@ def registered_backends(root):
     if not m:
         return None
     return re.findall(r"'([^']+)'", m.group(1))
+
+
+# ---- the build directory ----------------------------------------------------
+
+def build_lock_path(build_dir):
+    """The lock file of a build directory: beside it, <build_dir>.lock
+    (the directory itself may not exist before `meson setup`)."""
+    return os.path.abspath(build_dir).rstrip(os.sep) + ".lock"
+
+
+@contextlib.contextmanager
+def build_lock(build_dir, stop=None, poll=0.1):
+    """Holds the build directory's lock (flock on build_lock_path, which
+    the ./timerbench script's configure and compile steps take too) while
+    the block configures or builds in it: two runs at once (issue 42, item
+    2) take turns instead of the second failing on Meson's own lock, and
+    the second then finds the build done.  Says so on stderr when it has
+    to wait.  With `stop` (an installed Stop), a signal while waiting is
+    a RunError; nothing was built."""
+    path = build_lock_path(build_dir)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    f = open(path, "a+")
+    try:
+        waiting = False
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                    raise
+            if not waiting:
+                say("timerbench: %s is being built by another run; waiting "
+                    "for it" % build_dir)
+                waiting = True
+            if stop is not None and stop.signum:
+                raise RunError("interrupted by %s while waiting for the build "
+                               "in %s" % (stop.name, build_dir))
+            time.sleep(poll)
+        yield
+    finally:
+        f.close()
 
 
 def check_backends(backends, root, variants=False):
