@@ -770,9 +770,12 @@ class Issue42(unittest.TestCase):
                 ("seed", "1", "run.seed is a string"),
                 ("status", ["interrupted"], "run.status is a list")):
             d = self.interrupted_run(**{field: value})
+            # (--force: past the machine and commit check, where a wrong
+            # type was a TypeError traceback)
             for args in (["--check", "--resume", d],
-                         ["--build-dir", self.empty_build, "--resume", d]):
-                with self.subTest(field=field, args=args[0]):
+                         ["--build-dir", self.empty_build, "--resume", d],
+                         ["--build-dir", self.empty_build, "--resume", d, "--force"]):
+                with self.subTest(field=field, args=args[0], force="--force" in args):
                     r = run_py(*args)
                     self.assertEqual(r.returncode, 2, r.stderr)
                     self.assertNotIn("Traceback", r.stderr)
