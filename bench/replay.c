@@ -2241,6 +2241,37 @@ static void add_entry(struct entry *es, size_t *n,
 }
 
 #ifndef TB_REPLAY_FUZZ
+/* Whether every selected backend takes the --tick: each is created with
+ * it, as replay_body creates it, and destroyed at once.  One that refuses
+ * it (timerwheel: tick * wheel size past INT64_MAX) is the argument's
+ * fault, said here before any trace is read (exit 2), not a failed check
+ * of the backend after the others have run.  The heaps ignore the tick. */
+static bool ticks_taken(const struct entry *bs, size_t nb, int64_t tick)
+{
+    bool ok = true;
+    for (size_t i = 0; i < nb; i++) {
+        if (!(bs[i].b->caps & TB_CAP_TICKED))
+            continue;
+        struct tb_config cfg = {0};
+        cfg.tick_ns = tick;
+        cfg.flags = bs[i].flags;
+        struct tb_sched *s = NULL;
+        int rc = tb_create(bs[i].b, &cfg, &s);
+        if (rc == TB_OK) {
+            tb_destroy(s);
+            continue;
+        }
+        if (rc == TB_ENOMEM)
+            die_oom();
+        fprintf(stderr, "timerbench-replay: --tick %" PRId64 ": %s does not "
+                "take this tick (tb_create: %s); choose a smaller one, or "
+                "leave %s out with --backends\n", tick, bs[i].label,
+                tb_strerror(rc), bs[i].label);
+        ok = false;
+    }
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     static struct entry bs[MAX_BACKENDS];
@@ -2313,7 +2344,16 @@ int main(int argc, char **argv)
                     free(list);
                     return 2;
                 }
-                add_entry(bs, &nb, b, roc ? TB_F_REMOVE_ON_CANCEL : 0);
+                unsigned fl = roc ? TB_F_REMOVE_ON_CANCEL : 0;
+                for (size_t k = 0; k < nb; k++)
+                    if (bs[k].b == b && bs[k].flags == fl) {
+                        /* it would be replayed, and ranked, twice */
+                        fprintf(stderr, "timerbench-replay: --backends "
+                                "names '%s' more than once\n", bs[k].label);
+                        free(list);
+                        return 2;
+                    }
+                add_entry(bs, &nb, b, fl);
             }
             free(list);
         } else if (!strcmp(a, "--reps")) {
@@ -2327,10 +2367,14 @@ int main(int argc, char **argv)
             reps = (int)r;
         } else if (!strcmp(a, "--tick")) {
             char *end;
+            errno = 0;
             long long t = strtoll(v, &end, 10);
-            if (*end || t < 1) {
+            if (*end || end == v || t < 1 || errno == ERANGE) {
+                /* strtoll clamps an overflow to LLONG_MAX: refused, not
+                 * read as INT64_MAX */
                 fprintf(stderr, "timerbench-replay: --tick takes a positive "
-                        "number of ns, got '%s'\n", v);
+                        "number of ns up to %" PRId64 ", got '%s'\n",
+                        INT64_MAX, v);
                 return 2;
             }
             tick = t;
@@ -2404,6 +2448,8 @@ int main(int argc, char **argv)
             if (bh_honours_remove_on_cancel(tb_backend_at(k)))
                 add_entry(bs, &nb, tb_backend_at(k), TB_F_REMOVE_ON_CANCEL);
         }
+    if (!ticks_taken(bs, nb, tick))
+        return 2;
     struct trace *trs = calloc(ntr, sizeof *trs);
     if (!trs)
         die_oom();

@@ -129,8 +129,15 @@ JVM_HEAP = ["-Xms2g", "-Xmx2g"]
 JVM_PROGRESS_SECONDS = 5.0
 
 
-def build(build_dir, jobs):
-    """Configures (once) and builds the benchmark binary in release mode."""
+def build(build_dir, jobs, stop=None):
+    """Configures (once) and builds the benchmark binary in release mode,
+    holding the build directory's lock (runstate.build_lock: another run
+    building there is waited for)."""
+    with RS.build_lock(build_dir, stop):
+        return _build(build_dir, jobs)
+
+
+def _build(build_dir, jobs):
     # stdout is reserved for the results path: tools talk on stderr
     if not os.path.exists(os.path.join(build_dir, "build.ninja")):
         subprocess.check_call(["meson", "setup", build_dir, ROOT,
@@ -540,7 +547,7 @@ def parse_args(argv=None):
     ap.add_argument("--lateness", metavar="SPEC",
                     help="the replay step's lateness budget for every timer, "
                     "over the traces' own (issue 27): %s" % P.ACCEPTED.replace("%", "%%"))
-    opts = ap.parse_args(argv)
+    opts = ap.parse_args(P.glue_values(sys.argv[1:] if argv is None else argv))
     if opts.lateness is not None:
         try:
             P.parse_spec(opts.lateness)
@@ -604,7 +611,7 @@ def start_fresh(opts, stop):
     elif opts.no_build and not os.path.exists(binary):
         raise RS.RunError("--no-build: there is no %s" % binary)
     if not opts.no_build:
-        binary = build(opts.build_dir, opts.jobs)
+        binary = build(opts.build_dir, opts.jobs, stop)
     if stop.signum:
         raise RS.RunError("interrupted by %s during the build; nothing was "
                           "run or written" % stop.name)
@@ -690,7 +697,7 @@ def start_resume(opts, stop):
     RS.commit(outdir, facts)     # what a killed run.py could not commit
     binary = binary_path(opts)
     if not opts.no_build:
-        binary = build(opts.build_dir, opts.jobs)
+        binary = build(opts.build_dir, opts.jobs, stop)
     if stop.signum:
         raise RS.RunError("interrupted by %s during the build; %s is as it "
                           "was" % (stop.name, outdir))
@@ -908,8 +915,9 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
     jar = os.path.join(build_dir, JVM_JAR)
     if build:
         cmd = ["ninja", "-C", build_dir, JVM_JAR] + (["-j", str(jobs)] if jobs else [])
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, errors="replace")
+        with RS.build_lock(build_dir):
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True, errors="replace")
         if p.returncode != 0:
             tail = (p.stdout.strip().splitlines() or ["exit %d" % p.returncode])[-1]
             return done("skipped", "the jar could not be built in %s (%s); a build "
@@ -1175,14 +1183,16 @@ COUNTS_N = (1000, 100000)
 # ones above.
 COUNTS_WORST_OPS = ("insert", "cancel")
 def build_counts(build_dir, jobs):
-    """Configures (once) and builds timerbench-counts; returns its path."""
-    if not os.path.exists(os.path.join(build_dir, "build.ninja")):
-        subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                               "--buildtype=release"], stdout=sys.stderr)
-    cmd = ["ninja", "-C", build_dir, "bench/timerbench-counts"]
-    if jobs:
-        cmd[1:1] = ["-j", str(jobs)]
-    subprocess.check_call(cmd, stdout=sys.stderr)
+    """Configures (once) and builds timerbench-counts, holding the build
+    directory's lock; returns its path."""
+    with RS.build_lock(build_dir):
+        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+            subprocess.check_call(["meson", "setup", build_dir, ROOT,
+                                   "--buildtype=release"], stdout=sys.stderr)
+        cmd = ["ninja", "-C", build_dir, "bench/timerbench-counts"]
+        if jobs:
+            cmd[1:1] = ["-j", str(jobs)]
+        subprocess.check_call(cmd, stdout=sys.stderr)
     return os.path.join(build_dir, "bench", "timerbench-counts")
 
 

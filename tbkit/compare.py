@@ -9,7 +9,9 @@ of one commit differ by more than the repetitions inside one run do);
 "~" otherwise; "too few repetitions to test" when no ordering of so few
 repetitions could reach ALPHA.  Ends with the number of instances flagged
 (faster, slower) out of those tested, the geometric mean of B/A, and the
-share of instances whose medians are within +-10 %.  Reads the files
+share of instances whose medians are within +-10 %; first, a warning for
+each run setting in which the two differ (profile, seed, lateness
+budget).  Reads the files
 through tb_results, so damaged inputs are named, never a traceback.
 
 A directory that is not a results directory, or is in a results format
@@ -118,8 +120,32 @@ def compare(dir_a, dir_b, needle=""):
         summary.append("no benchmark instance is present in both directories")
     if only_a or only_b:
         summary.append("only in A: %d, only in B: %d" % (only_a, only_b))
+    summary[:0] = run_differences(ra, rb)
     summary.extend(machine_lines(ra.machine_state(), rb.machine_state()))
     return rows, summary, problems
+
+
+# The run facts that change what an instance's numbers mean: two runs
+# that differ in one compare the settings as well as the code.
+RUN_FACTS = (("profile", "profile"), ("seed", "seed"),
+             ("lateness", "lateness budget"))
+
+
+def run_differences(ra, rb):
+    """A warning line per run fact of RUN_FACTS in which A and B differ
+    (a smoke run against a quick one: other repetitions, minimum times and
+    N), printed before the counts and the geometric mean."""
+    out = []
+    for key, what in RUN_FACTS:
+        a, b = ra.fact(key), rb.fact(key)
+        if a != b:
+            out.append("warning: the runs differ in %s: A %s, B %s; the B/A "
+                       "ratios and their geometric mean compare the %s as "
+                       "well as the code" % (
+                           what, "(not recorded)" if a is None else a,
+                           "(not recorded)" if b is None else b,
+                           "profiles" if key == "profile" else what + "s"))
+    return out
 
 
 def within_by_n(rows):

@@ -141,10 +141,18 @@ def _cell(c):
     return c if isinstance(c, tuple) else (c,)
 
 
+def shown(text):
+    """`text` with every byte that a path carried undecoded (Python's
+    surrogate escapes, os.fsdecode of bytes that are not UTF-8) written
+    \\xNN, so that it can be written as UTF-8; other text is unchanged."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def to_markdown(doc, rel_to):
+    """The document as Markdown (figures linked relative to `rel_to`)."""
     lines = ["# " + md_escape(doc.title), ""]
     _md_blocks(doc.blocks, rel_to, lines)
-    return "\n".join(lines)
+    return shown("\n".join(lines))
 
 
 def _md_blocks(blocks, rel_to, lines):
@@ -234,6 +242,7 @@ def _svg_data_uri(path):
 
 
 def to_html(doc):
+    """The document as one HTML page (figures inlined)."""
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              "<title>%s</title>" % _h(doc.title),
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -246,7 +255,7 @@ def to_html(doc):
             + "</ul></nav>")
     _html_blocks(doc.blocks, parts)
     parts.append("</body></html>")
-    return "\n".join(parts)
+    return shown("\n".join(parts))
 
 
 def _html_blocks(blocks, parts):

@@ -52,6 +52,13 @@ def gp_string(text, limit=120):
     return "'%s'" % t
 
 
+def gp_path(path):
+    """A path as a gnuplot single-quoted string literal, byte for byte: a
+    quote is doubled (gnuplot's one escape in such a literal), nothing
+    else is special in it."""
+    return "'%s'" % str(path).replace("'", "''")
+
+
 def safe_label(text, limit=60):
     """A series title for a data file's header: one line, no tabs or quotes."""
     t = re.sub(r"[\t\r\n\"']", "?", str(text))
@@ -99,21 +106,20 @@ class Figures:
         os.makedirs(self.out_dir, exist_ok=True)
         args = [self.gnuplot]
         variables = dict(variables)
-        variables["out"] = os.path.join(self.out_dir, name)
-        variables["plotdir"] = self.plots_dir + os.sep
+        # gnuplot runs in the figures directory and is given the names in
+        # it, not the results directory's path, which may hold any byte
+        # (a quote, or bytes that are not UTF-8): issue 42, items 7 and 8
+        variables["out"] = RawPath(name)
+        variables["plotdir"] = RawPath(self.plots_dir + os.sep)
         for k, v in variables.items():
             if isinstance(v, bool):
                 v = int(v)
             if isinstance(v, (int, float)):
                 lit = repr(v) if isinstance(v, int) else "%.10g" % v
             elif isinstance(v, RawPath):
-                # Paths are ours (results dir + fixed names); keep them
-                # verbatim but refuse a quote, the only character that could
-                # end the literal.
-                if "'" in v:
-                    self.failures.append((name, "path contains a quote: %r" % str(v)))
-                    return False
-                lit = "'%s'" % v
+                if v.startswith(self.out_dir + os.sep):
+                    v = os.path.relpath(v, self.out_dir)
+                lit = gp_path(v)
             else:
                 lit = gp_string(v)
             args += ["-e", "%s=%s" % (k, lit)]
@@ -124,7 +130,8 @@ class Figures:
             except OSError:
                 pass
         try:
-            r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            r = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                               errors="replace", cwd=self.out_dir)
         except (OSError, subprocess.TimeoutExpired) as e:
             self.failures.append((name, "gnuplot failed to run: %s" % e))
             return False

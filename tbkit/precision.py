@@ -28,6 +28,9 @@ def parse_spec(text):
     bench/replay.c's parse_lateness (digits only, no sign or space)."""
     if not isinstance(text, str):
         raise ValueError("a lateness budget is text, got %r" % (text,))
+    if text.startswith("-") and (_ABS.match(text[1:]) or _PCT.match(text[1:])):
+        raise ValueError("%r is negative: a budget is how late a timer may "
+                         "run, 0 or more" % text)
     m = _ABS.match(text)
     if m:
         ns = int(m.group(1)) * UNITS[m.group(2)]
@@ -43,6 +46,24 @@ def parse_spec(text):
                              % text)
         return {"spec": text, "kind": "pct", "value": e6 / 1e6}
     raise ValueError("%r is not a lateness budget; accepted: %s" % (text, ACCEPTED))
+
+
+def glue_values(argv, options=("--lateness",)):
+    """argv with each OPTION VALUE pair whose VALUE starts with one "-"
+    (`--lateness -5us`) written OPTION=VALUE: argparse takes such a value
+    for an option and answers "expected one argument", where parse_spec
+    has the error to give.  Everything else is left as it is."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if (a in options and i + 1 < len(argv) and argv[i + 1][:1] == "-"
+                and argv[i + 1][1:2] != "-"):
+            out.append("%s=%s" % (a, argv[i + 1]))
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def budget_ns(spec, delay_ns):

@@ -38,6 +38,7 @@ import concurrent.futures
 import datetime
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -50,6 +51,7 @@ from tbkit import machine as M
 
 ROOT = M.ROOT
 BINARY = os.path.join("bench", "timerbench-replay")
+INT64_MAX = (1 << 63) - 1  # the largest --tick (bench/replay.c's int64_t)
 
 # What the standard profile replays: the shipped kernel recording, both
 # of its streams (timer-list timers and hrtimers, each with its slack),
@@ -75,15 +77,17 @@ PROFILE_REPLAY = {"quick": None,
                                       "model clientserver", "model hold")}}
 
 
-def build_replay(build_dir, jobs=None):
-    """Configures build_dir once (release) and builds timerbench-replay."""
-    if not os.path.exists(os.path.join(build_dir, "build.ninja")):
-        subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                               "--buildtype=release"], stdout=sys.stderr)
-    cmd = ["ninja", "-C", build_dir, BINARY]
-    if jobs:
-        cmd[1:1] = ["-j", str(jobs)]
-    subprocess.check_call(cmd, stdout=sys.stderr)
+def build_replay(build_dir, jobs=None, stop=None):
+    """Configures build_dir once (release) and builds timerbench-replay,
+    holding the build directory's lock (runstate.build_lock)."""
+    with RS.build_lock(build_dir, stop):
+        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+            subprocess.check_call(["meson", "setup", build_dir, ROOT,
+                                   "--buildtype=release"], stdout=sys.stderr)
+        cmd = ["ninja", "-C", build_dir, BINARY]
+        if jobs:
+            cmd[1:1] = ["-j", str(jobs)]
+        subprocess.check_call(cmd, stdout=sys.stderr)
     return os.path.join(build_dir, BINARY)
 
 
@@ -114,13 +118,15 @@ def check_traces(traces):
             raise RS.RunError("%s: cannot be read" % t)
 
 
-def parse_check(binary, traces, backends=None):
-    """Has the binary check the backends and parse every trace; a RunError
+def parse_check(binary, traces, backends=None, tick=None):
+    """Has the binary check the backends, that each ticked one takes
+    `tick` (it creates each with it), and parse every trace; a RunError
     carries its message."""
     # errors="replace": the binary's messages are ASCII, but a path it
     # names may be any bytes
     p = subprocess.run([binary, "--parse-only"] +
-                       (["--backends", backends] if backends else []) + list(traces),
+                       (["--backends", backends] if backends else []) +
+                       (["--tick", str(tick)] if tick else []) + list(traces),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, errors="replace")
     if p.returncode != 0:
@@ -155,12 +161,15 @@ def add_verdicts(path):
 
 
 def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
-               log=None, lateness=None, sweep=True, sweep_reps=None):
+               log=None, lateness=None, sweep=True, sweep_reps=None,
+               stop=None):
     """Runs the replay into outdir/replay.json, its progress on stderr and
     into outdir/replay.log, and adds each trace's verdict; returns (exit
     status, seconds, last message).  A replay in which some backends failed
     their checks (exit 1) still writes replay.json, with those backends'
-    errors in it."""
+    errors in it.  With `stop` (an installed runstate.Stop), a signal to
+    this process is passed on to the binary, and replay.json is not
+    written once one came (the binary's partial output is removed)."""
     cmd = [binary, "--reps", str(reps), "--out",
            os.path.join(outdir, "replay.json.tmp")]
     if backends:
@@ -182,14 +191,22 @@ def run_replay(binary, traces, outdir, backends=None, reps=5, tick=None,
         with subprocess.Popen(cmd, stderr=subprocess.PIPE,
                               universal_newlines=True, errors="replace",
                               preexec_fn=M.pin_self) as p:
+            if stop is not None:
+                stop.child = p
+                if stop.signum is not None:  # came before the child did
+                    p.send_signal(signal.SIGINT)
             for line in p.stderr:
                 lf.write(line)
                 lf.flush()
                 sys.stderr.write("timerbench: " + line)
                 last = line.strip() or last
             st = p.wait()
+            if stop is not None:
+                stop.child = None
     tmp = os.path.join(outdir, "replay.json.tmp")
-    if st in (0, 1) and os.path.exists(tmp) and replay_errors(tmp) is not None:
+    stopped = stop is not None and stop.signum is not None
+    if not stopped and st in (0, 1) and os.path.exists(tmp) and \
+            replay_errors(tmp) is not None:
         add_verdicts(tmp)
         os.replace(tmp, os.path.join(outdir, "replay.json"))
     elif os.path.exists(tmp):
@@ -385,13 +402,15 @@ def parse_args(argv):
                     "per event under Valgrind (deterministic; minutes)")
     ap.add_argument("--check", action="store_true",
                     help="only check the arguments, build nothing")
-    opts = ap.parse_args(argv)
+    opts = ap.parse_args(P.glue_values(argv))
     if not opts.traces:
         ap.error("give at least one trace file")
     if not 1 <= opts.reps <= 64:
         ap.error("--reps takes 1..64, got %d" % opts.reps)
-    if opts.tick is not None and opts.tick < 1:
-        ap.error("--tick takes a positive number of ns")
+    if opts.tick is not None and not 1 <= opts.tick <= INT64_MAX:
+        # Python's int has no end: past INT64_MAX the binary would clamp it
+        ap.error("--tick takes a positive number of ns up to %d, got %d"
+                 % (INT64_MAX, opts.tick))
     if opts.lateness is not None:
         try:
             P.parse_spec(opts.lateness)
@@ -400,11 +419,36 @@ def parse_args(argv):
     return opts
 
 
+# What a replay writes into its directory: removed again when a signal
+# stops it, so that the directory is as it was and the same command runs
+# into it again.
+OWN_FILES = ("replay.json.tmp", "replay.json", "replay.log", "machine.json")
+
+
+def undo(outdir, made, lock):
+    """Removes what an interrupted replay wrote into outdir (OWN_FILES, its
+    lock) and outdir itself when this run made it and it is left empty."""
+    for f in OWN_FILES:
+        try:
+            os.unlink(os.path.join(outdir, f))
+        except FileNotFoundError:
+            pass
+    RS.release_lock(lock, outdir)
+    if made:
+        try:
+            os.rmdir(outdir)
+        except OSError:
+            pass
+
+
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = opts.out or os.path.join(
         ROOT, "results", "replay-" + started.strftime("%Y%m%d-%H%M%S"))
+    # Ctrl-C, SIGTERM, SIGHUP: no traceback, no partial file (undo)
+    stop = RS.Stop()
+    stop.install()
     try:
         check_traces(opts.traces)
         RS.check_backends(opts.backends, ROOT, variants=True)
@@ -413,17 +457,30 @@ def main(argv=None):
             return 0
         binary = os.path.join(opts.build_dir, BINARY)
         if not opts.no_build:
-            binary = build_replay(opts.build_dir, opts.jobs)
+            binary = build_replay(opts.build_dir, opts.jobs, stop)
         elif not os.path.exists(binary):
             raise RS.RunError("--no-build: there is no %s" % binary)
-        parse_check(binary, opts.traces, opts.backends)
+        parse_check(binary, opts.traces, opts.backends, opts.tick)
     except RS.RunError as e:
+        if stop.signum:
+            RS.say("timerbench: replay: interrupted by %s before anything "
+                   "was replayed; nothing was written" % stop.name)
+            return 128 + stop.signum
         RS.say("timerbench: replay: %s" % e)
         return 2
     except subprocess.CalledProcessError as e:
+        if stop.signum:
+            RS.say("timerbench: replay: interrupted by %s during the build; "
+                   "nothing was written" % stop.name)
+            return 128 + stop.signum
         RS.say("timerbench: replay: %s failed (exit %s)" % (
             " ".join(str(a) for a in e.cmd), e.returncode))
         return 1
+    if stop.signum:
+        RS.say("timerbench: replay: interrupted by %s before anything was "
+               "replayed; nothing was written" % stop.name)
+        return 128 + stop.signum
+    made = not os.path.isdir(outdir)
     os.makedirs(outdir, exist_ok=True)
     t0 = time.monotonic()
     lock = RS.acquire_lock(outdir)
@@ -433,8 +490,8 @@ def main(argv=None):
             opts.backends or "every backend", opts.reps, outdir))
         st, secs, last = run_replay(binary, opts.traces, outdir, opts.backends,
                                     opts.reps, opts.tick, lateness=opts.lateness,
-                                    sweep=not opts.no_sweep)
-        if st == 0 and opts.counts:
+                                    sweep=not opts.no_sweep, stop=stop)
+        if st == 0 and opts.counts and not stop.signum:
             if not M.valgrind_version():
                 RS.say("timerbench: replay --counts needs valgrind (Debian package valgrind)")
                 st, last = 1, "valgrind is not installed"
@@ -442,6 +499,13 @@ def main(argv=None):
                             opts.jobs or 2):
                 st, last = 1, "some Valgrind counts failed (replay.json names them)"
             secs = time.monotonic() - t0
+        if stop.signum:
+            undo(outdir, made, lock)
+            lock = None
+            RS.say("timerbench: replay: interrupted by %s; what it had "
+                   "written was removed, %s is as it was: run the same "
+                   "command again" % (stop.name, outdir))
+            return 128 + stop.signum
         # a replay whose checks failed on some backends: their errors, from
         # replay.json (the other backends' results are there too)
         json_path = os.path.join(outdir, "replay.json")
@@ -472,8 +536,16 @@ def main(argv=None):
         }
         facts["machine"]["load_average_at_end"] = os.getloadavg()
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
+        if stop.signum:   # while machine.json was written: not a whole run
+            undo(outdir, made, lock)
+            lock = None
+            RS.say("timerbench: replay: interrupted by %s; what it had "
+                   "written was removed, %s is as it was: run the same "
+                   "command again" % (stop.name, outdir))
+            return 128 + stop.signum
     finally:
-        RS.release_lock(lock, outdir)
+        if lock is not None:
+            RS.release_lock(lock, outdir)
     if st != 0:
         RS.say("timerbench: replay failed (exit %d): %s" % (st, last))
         if os.path.exists(json_path):

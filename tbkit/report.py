@@ -25,6 +25,7 @@ the directory or file); 3 an internal error.
 import errno
 import os
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -223,7 +224,13 @@ def main(argv):
         os.makedirs(out_dir, exist_ok=True)
         # The figures are drawn beside the report, in a hidden directory
         # that install() empties into figures/.
-        staging = tempfile.mkdtemp(prefix=".report-", dir=out_dir)
+        # (signals wait while it is made: one between mkdtemp and the
+        # assignment would leave a directory that `finally` does not know)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            staging = tempfile.mkdtemp(prefix=".report-", dir=out_dir)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         figs = tb_figures.Figures(staging, os.path.join(ROOT, "plots"))
         if not figures:
             figs.gnuplot = None
@@ -231,7 +238,16 @@ def main(argv):
         doc, verdicts = build(res, figs)
         md = tb_doc.to_markdown(doc, staging)
         html = tb_doc.to_html(doc)
-        md_path, html_path = install(out_dir, staging, md, html, V.dumps(verdicts))
+        # the renames of install() are not cut in two by a signal: it
+        # waits for them, and once they are done there is nothing to undo
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            md_path, html_path = install(out_dir, staging, md, html, V.dumps(verdicts))
+            if signal.getsignal(signal.SIGTERM) is _stop:
+                for s in STOP_SIGNALS:
+                    signal.signal(s, signal.SIG_IGN)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     except OSError as e:
         where = e.filename or out_dir
         if staging and isinstance(where, str) and where.startswith(staging + os.sep):
@@ -245,18 +261,56 @@ def main(argv):
             shutil.rmtree(staging, ignore_errors=True)
     print_capped(res.problems, "report: warning: ")
     print_capped(["figure %s not drawn: %s" % f for f in figs.failures], "report: warning: ")
-    print(md_path)
-    print(html_path)
+    # the paths as the bytes they are (stdout may not take every byte as
+    # text: a directory name that is not UTF-8)
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:     # a text stream only (main called in a test)
+        print(tb_doc.shown(md_path))
+        print(tb_doc.shown(html_path))
+        return 0
+    sys.stdout.flush()
+    out.write(os.fsencode(md_path) + b"\n" + os.fsencode(html_path) + b"\n")
+    out.flush()
     return 0
+
+
+# The signals that would end the command without running its clean-up
+# (the staging directory, the temporary report files): each is turned into
+# Stopped, which unwinds through main's `finally` (issue 42, item 9).
+STOP_SIGNALS = tuple(getattr(signal, n) for n in (
+    "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2",
+    "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGXFSZ")
+    if hasattr(signal, n))
+
+
+class Stopped(BaseException):
+    """A signal arrived while the report was being written."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    # once: a second signal must not cut the clean-up short
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Stopped(signum)
 
 
 def run(argv):
     """main(argv) as the command runs it: an internal error is exit 3 with
-    one line (TB_REPORT_DEBUG=1 raises it), Ctrl-C exit 130."""
+    one line (TB_REPORT_DEBUG=1 raises it); a signal (STOP_SIGNALS: Ctrl-C,
+    SIGTERM, SIGHUP, ...) is exit 128 + its number, after what was staged
+    is removed and with report.md and report.html as they were."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, _stop)
     try:
         return main(argv)
-    except KeyboardInterrupt:
-        return 130
+    except Stopped as e:
+        sys.stderr.write("report: stopped by %s; report.md and report.html "
+                         "are as they were\n" % signal.Signals(e.signum).name)
+        return 128 + e.signum
     except Exception as e:  # a bug here must not look like bad results
         if os.environ.get("TB_REPORT_DEBUG"):
             raise

@@ -35,6 +35,7 @@ import math
 import os
 import statistics
 
+from tbkit import formats
 from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, GB_SUFFIX_WORDS,
                            loads)
 
@@ -53,6 +54,13 @@ _OWN_OUTPUTS = ("report.md", "report.html", "verdicts.json")
 KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
                "probe.json", "counts.json", "replay.json", "samples.csv",
                "jvm.json")
+# In a directory a run wrote, a file of these endings under another name
+# than KNOWN_FILES is named as ignored (a copy, a file saved by hand): it
+# looks like results and is not read.  Other files (logs, notes, the lock,
+# a harness's .tmp) are not results in any form and are passed over.
+IGNORED_NAMED = (".json", ".csv")
+IGNORED_WHY = ("is not read: a results directory's files are known by name "
+               "(%s), and this is none of them" % ", ".join(KNOWN_FILES))
 # How much of another *.json is read to tell Google Benchmark output.
 _SNIFF_BYTES = 4096
 
@@ -1035,14 +1043,28 @@ def load(root):
     res = Results(root)
     if not os.path.isdir(root):
         raise OSError(2, "no such directory", root)
-    names = [os.path.join(root, f) for f in sorted(os.listdir(root))]
+    # machine.json first: a directory a run wrote (its machine.json is an
+    # object) is read by the format's names only, so that a stray "micro
+    # (copy).json" is not more repetitions (issue 42, item 3).  Without
+    # one, Google Benchmark output under any *.json name is read, as
+    # results_dir_problem accepts it.
+    names = [os.path.join(root, f) for f in
+             sorted(os.listdir(root), key=lambda f: (f != "machine.json", f))]
     for path in names:
         base = os.path.basename(path)
         if base in _OWN_OUTPUTS or not os.path.isfile(path):
             continue
+        if res.machine is not None and base not in KNOWN_FILES:
+            if base.lower().endswith(IGNORED_NAMED):
+                res.problems.append(Problem(path, IGNORED_WHY))
+            continue
         if base == "machine.json":
             data = _load_json(path, res.problems)
             if isinstance(data, dict):
+                # a field of another type is named and read as absent
+                data, typed = formats.without_badly_typed(data)
+                for _, msg in typed:
+                    res.problems.append(Problem(path, msg + "; left out"))
                 res.machine = data
                 res.files.append(path)
                 _read_run_state(res, data)

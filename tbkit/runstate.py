@@ -28,6 +28,7 @@ to measure (`instances.expected`), those still missing
 (`instances.sealed`) and one entry per session (`run.sessions`).
 """
 
+import contextlib
 import datetime
 import errno
 import fcntl
@@ -41,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 from tbkit import formats
 from tbkit.formats import (FORMAT_VERSION, GB_SUFFIX_KEYS, JOURNAL_DIR, LOCK,  # noqa: F401
@@ -112,12 +114,55 @@ def registered_backends(root):
     return re.findall(r"'([^']+)'", m.group(1))
 
 
+# ---- the build directory ----------------------------------------------------
+
+def build_lock_path(build_dir):
+    """The lock file of a build directory: beside it, <build_dir>.lock
+    (the directory itself may not exist before `meson setup`)."""
+    return os.path.abspath(build_dir).rstrip(os.sep) + ".lock"
+
+
+@contextlib.contextmanager
+def build_lock(build_dir, stop=None, poll=0.1):
+    """Holds the build directory's lock (flock on build_lock_path, which
+    the ./timerbench script's configure and compile steps take too) while
+    the block configures or builds in it: two runs at once (issue 42, item
+    2) take turns instead of the second failing on Meson's own lock, and
+    the second then finds the build done.  Says so on stderr when it has
+    to wait.  With `stop` (an installed Stop), a signal while waiting is
+    a RunError; nothing was built."""
+    path = build_lock_path(build_dir)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    f = open(path, "a+")
+    try:
+        waiting = False
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                    raise
+            if not waiting:
+                say("timerbench: %s is being built by another run; waiting "
+                    "for it" % build_dir)
+                waiting = True
+            if stop is not None and stop.signum:
+                raise RunError("interrupted by %s while waiting for the build "
+                               "in %s" % (stop.name, build_dir))
+            time.sleep(poll)
+        yield
+    finally:
+        f.close()
+
+
 def check_backends(backends, root, variants=False):
     """Every name of a --backends list is in meson.build's registry (no
     build needed); with `variants`, NAME+roc (NAME's remove-on-cancel
     variant, which the replay binary refuses for a backend without that
     policy) too.  An empty list (`--backends ''`, `a,,b`) is refused, not
-    read as every backend.  None (no --backends) passes.  Raises RunError."""
+    read as every backend, and so is a name given twice (it would be run,
+and ranked, twice).  None (no --backends) passes.  Raises RunError."""
     if backends is None:
         return
     registered = registered_backends(root) or []
@@ -131,6 +176,10 @@ def check_backends(backends, root, variants=False):
     if bad:
         raise RunError("no backend %s; the registered backends are: %s" % (
             ", ".join("'%s'" % b for b in bad), ", ".join(registered)))
+    twice = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    if twice:
+        raise RunError("--backends names %s more than once; give each "
+                       "backend once" % ", ".join("'%s'" % n for n in twice))
 
 
 def source_state(root):
@@ -289,7 +338,8 @@ def check_new_out(outdir, held=False):
 
 def load_machine(outdir):
     """machine.json of a results directory written by this format, or a
-    RunError that says what the directory is."""
+    RunError that says what the directory is, or names each field whose
+    type is not the format's (formats.machine_type_problems)."""
     if not os.path.isdir(outdir):
         raise RunError("%s: no such results directory" % outdir)
     path = os.path.join(outdir, "machine.json")
@@ -320,6 +370,13 @@ def load_machine(outdir):
         raise RunError("%s was written by %s in results format %s; this "
                        "checkout knows formats up to %d: use a newer checkout"
                        % (outdir, who, version, FORMAT_VERSION))
+    typed = formats.machine_type_problems(facts)
+    if typed:
+        # a run is continued from these fields: one of another type would
+        # be a traceback later, or a run resumed with the wrong options
+        raise RunError("%s: machine.json has fields of the wrong type, so the "
+                       "run cannot be continued from it:\n  %s" % (
+                           outdir, "\n  ".join(m for _, m in typed)))
     return facts
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1523,6 +1524,136 @@ class Verdict(unittest.TestCase):
         self.assertEqual(P.precision_class(c), "<= 1 tick + 8/63 of the delay")
         c["lateness"].update(beyond_tick_of_delay_max=0.1271)
         self.assertEqual(P.precision_class(c), "any")
+
+
+class Issue42(unittest.TestCase):
+    """Issue 42: a --tick a selected wheel cannot take, or past INT64_MAX,
+    is the user's argument error before anything runs (5); a backend named
+    twice is refused, a negative budget has its own error (12); Ctrl-C or
+    SIGTERM during a replay leaves no traceback and no partial file, and
+    the same command then runs into the same directory (4)."""
+
+    def driver(self, *args, timeout=120):
+        build_dir = os.path.dirname(os.path.dirname(BINARY))
+        return subprocess.run([sys.executable, DRIVER, "--no-build", "--build-dir",
+                               build_dir] + list(args),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def test_the_binary_checks_the_tick_and_the_names(self):
+        hand = fixture("hand.trace")
+        for args, what in (
+                (["--tick", "99999999999999999999"], "--tick takes a positive number of "
+                 "ns up to 9223372036854775807, got '99999999999999999999'"),
+                (["--tick", "9000000000000000000"], "--tick 9000000000000000000: "
+                 "timerwheel does not take this tick (tb_create: invalid argument)"),
+                (["--backends", "heapqueue,quadheap,heapqueue"],
+                 "--backends names 'heapqueue' more than once"),
+                (["--backends", "heapqueue+roc,heapqueue+roc"],
+                 "--backends names 'heapqueue+roc' more than once")):
+            for mode in (["--parse-only"], ["--reps", "1"]):
+                with self.subTest(args=args, mode=mode):
+                    rc, out, err = replay(*(mode + args + [hand]))
+                    self.assertEqual(rc, 2, err)
+                    self.assertIn(what, err)
+                    self.assertEqual(out, "")
+        # the tick the wheel takes, and a backend beside its variant, pass
+        rc, _, err = replay("--parse-only", "--tick", "9000000000000000000",
+                            "--backends", "heapqueue,hierwheel,kernelwheel", hand)
+        self.assertEqual(rc, 0, err)
+        rc, _, err = replay("--parse-only", "--backends", "heapqueue,heapqueue+roc", hand)
+        self.assertEqual(rc, 0, err)
+
+    def test_the_driver_refuses_before_anything_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "o")
+            for args, what in (
+                    (["--tick", "9000000000000000000"],
+                     "timerwheel does not take this tick"),
+                    (["--tick", "99999999999999999999"],
+                     "--tick takes a positive number of ns up to 9223372036854775807"),
+                    (["--backends", "heapqueue,heapqueue"],
+                     "--backends names 'heapqueue' more than once"),
+                    (["--lateness", "-5us"], "'-5us' is negative"),
+                    (["--lateness", "-1%"], "'-1%' is negative"),
+                    (["--lateness=-5us"], "'-5us' is negative")):
+                with self.subTest(args=args):
+                    p = self.driver("--out", out, *(args + [fixture("hand.trace")]))
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn(what, p.stderr)
+                    self.assertNotIn("expected one argument", p.stderr)
+                    self.assertNotIn("Failed checks", p.stderr)
+                    self.assertEqual(p.stdout, "")
+                    self.assertFalse(os.path.exists(out))
+        self.assertRaisesRegex(ValueError, "negative", P.parse_spec, "-5us")
+        self.assertEqual(P.parse_spec("0us")["value"], 0)
+
+    def interrupt(self, sig, group):
+        """Starts a long replay, sends `sig` once its first repetition is
+        done (to its process group, as a terminal's Ctrl-C, or to the
+        driver alone, as a kill); returns (status, stderr, out dir, trace)."""
+        tmp = tempfile.mkdtemp(prefix="tb-replay-int-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        trace = os.path.join(tmp, "long.trace")
+        random_trace(trace, 7, n=40000)
+        out = os.path.join(tmp, "o")
+        build_dir = os.path.dirname(os.path.dirname(BINARY))
+        p = subprocess.Popen([sys.executable, DRIVER, "--no-build", "--build-dir",
+                              build_dir, "--reps", "64", "--out", out, trace],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+        err = []
+        for line in p.stderr:
+            err.append(line)
+            if "repetition 1 of 64 done" in line:
+                if group:
+                    os.killpg(p.pid, sig)
+                else:
+                    p.send_signal(sig)
+                break
+        err.append(p.stderr.read())
+        p.stdout.read()
+        st = p.wait()
+        p.stdout.close()
+        p.stderr.close()
+        return st, "".join(err), out, trace
+
+    def test_an_interrupted_replay_leaves_nothing_and_runs_again(self):
+        for sig, group in ((signal.SIGINT, True), (signal.SIGTERM, False)):
+            with self.subTest(signal=sig.name, group=group):
+                st, err, out, trace = self.interrupt(sig, group)
+                self.assertEqual(st, 128 + sig, err)
+                self.assertNotIn("Traceback", err)
+                self.assertIn("interrupted by %s" % sig.name, err)
+                self.assertIn("run the same command again", err)
+                # no replay.json.tmp, no lock, no log: the directory this
+                # run made is gone, so --out takes it again
+                self.assertFalse(os.path.exists(out), os.listdir(out)
+                                 if os.path.isdir(out) else None)
+                p = self.driver("--reps", "1", "--no-sweep", "--backends", "heapqueue",
+                                "--out", out, trace, timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(sorted(os.listdir(out)),
+                                 ["machine.json", "replay.json", "replay.log"])
+
+    def test_an_empty_directory_given_stays(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "given")
+            os.makedirs(out)
+            trace = os.path.join(tmp, "long.trace")
+            random_trace(trace, 8, n=40000)
+            build_dir = os.path.dirname(os.path.dirname(BINARY))
+            p = subprocess.Popen([sys.executable, DRIVER, "--no-build", "--build-dir",
+                                  build_dir, "--reps", "64", "--out", out, trace],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+            for line in p.stderr:
+                if "repetition 1 of 64 done" in line:
+                    os.killpg(p.pid, signal.SIGHUP)
+                    break
+            p.stderr.read()
+            self.assertEqual(p.wait(), 128 + signal.SIGHUP)
+            p.stderr.close()
+            self.assertEqual(os.listdir(out), [])
 
 
 if __name__ == "__main__":

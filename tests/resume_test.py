@@ -734,6 +734,131 @@ class Pieces(unittest.TestCase):
         self.assertEqual(tb_results.FORMAT_VERSION, RS.FORMAT_VERSION)
 
 
+class Issue42(unittest.TestCase):
+    """Issue 42: machine.json with a field of the wrong type is refused by
+    --resume naming the field, never a traceback (11); a backend named
+    twice and a negative --lateness are argument errors of their own (12)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-42-")
+        self.empty_build = os.path.join(self.tmp, "no-build-here")
+        os.makedirs(self.empty_build)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def interrupted_run(self, **run):
+        """A format-2 results directory stopped mid-run, with `run`'s fields
+        set in machine.json's run."""
+        d = os.path.join(self.tmp, "run-%d" % len(os.listdir(self.tmp)))
+        shutil.copytree(os.path.join(HERE, "fixtures", "report-quick"), d)
+        with open(os.path.join(d, "machine.json")) as f:
+            m = json.load(f)
+        m["format_version"] = RS.FORMAT_VERSION
+        m["run"].update(status="interrupted", sessions=[])
+        m["run"].update(run)
+        m["instances"] = {"expected": {}, "missing": {}}
+        RS.write_json(os.path.join(d, "machine.json"), m)
+        return d
+
+    def test_a_field_of_the_wrong_type_is_named(self):
+        for field, value, what in (
+                ("profile", 3, "run.profile is a number (3), where a string is expected"),
+                ("sessions", 5, "run.sessions is a number (5), where a list of objects"),
+                ("harnesses", "micro", "run.harnesses is a string (\"micro\"), where a "
+                                       "list of strings"),
+                ("seed", "1", "run.seed is a string"),
+                ("status", ["interrupted"], "run.status is a list")):
+            d = self.interrupted_run(**{field: value})
+            # (--force: past the machine and commit check, where a wrong
+            # type was a TypeError traceback)
+            for args in (["--check", "--resume", d],
+                         ["--build-dir", self.empty_build, "--resume", d],
+                         ["--build-dir", self.empty_build, "--resume", d, "--force"]):
+                with self.subTest(field=field, args=args[0], force="--force" in args):
+                    r = run_py(*args)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertNotIn("Traceback", r.stderr)
+                    self.assertIn("fields of the wrong type", r.stderr)
+                    self.assertIn(what, r.stderr)
+                    self.assertEqual(os.listdir(self.empty_build), [])
+
+    def test_duplicates_and_negative_budgets(self):
+        out = os.path.join(self.tmp, "out")
+        for args, what in (
+                (["--backends", "heapqueue,quadheap,heapqueue"],
+                 "--backends names 'heapqueue' more than once"),
+                (["--lateness", "-5us"], "'-5us' is negative"),
+                (["--lateness", "-12.5%"], "'-12.5%' is negative")):
+            with self.subTest(args=args):
+                r = run_py("--build-dir", self.empty_build, "--out", out, *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(what, r.stderr)
+                self.assertNotIn("expected one argument", r.stderr)
+                self.assertFalse(os.path.exists(out))
+                self.assertEqual(os.listdir(self.empty_build), [])
+
+
+class ConcurrentBuilds(unittest.TestCase):
+    """Issue 42, item 2: two runs at once with one build directory take
+    turns at configuring and building it (runstate.build_lock) instead of
+    the second failing on Meson's lock.  meson and ninja are stand-ins on
+    PATH: the meson one refuses to run while another is in the directory,
+    as Meson does, and holds the directory a while; the ninja one links the
+    real harness into place."""
+
+    FAKE_MESON = """#!/bin/sh
+# $1 is setup or configure, $2 the build directory
+mkdir -p "$2"
+if ! mkdir "$2/.in-use" 2>/dev/null; then
+    echo "Some other Meson process is already using this build directory. Exiting." >&2
+    exit 1
+fi
+echo "$1" >>"$2/../meson.calls"
+sleep 2
+touch "$2/build.ninja"
+rmdir "$2/.in-use"
+"""
+    FAKE_NINJA = """#!/bin/sh
+# ninja [-j N] -C DIR TARGET: the target linked to the real harness
+while [ "$1" != -C ]; do shift; done
+mkdir -p "$2/bench"
+ln -sf '%s' "$2/bench/timerbench-bench"
+"""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-42-build-")
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.makedirs(bin_dir)
+        for name, text in (("meson", self.FAKE_MESON), ("ninja", self.FAKE_NINJA % BINARY)):
+            with open(os.path.join(bin_dir, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(bin_dir, name), 0o755)
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_two_runs_at_once_share_the_build_directory(self):
+        build = os.path.join(self.tmp, "build")
+        procs = [subprocess.Popen(
+            [sys.executable, RUN, "--build-dir", build, "--profile", PROFILE,
+             "--filter", "fill/heapqueue/uniform", "--harness", "micro",
+             "--out", os.path.join(self.tmp, "out%d" % k)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+            env=self.env) for k in (1, 2)]
+        done = [p.communicate() + (p.returncode,) for p in procs]
+        for out, err, status in done:
+            self.assertNotIn("Some other Meson process", err)
+            self.assertEqual(status, 0, err)
+        for k in (1, 2):
+            m = load_dir(os.path.join(self.tmp, "out%d" % k))["machine.json"]
+            self.assertEqual(m["run"]["status"], "complete")
+        with open(os.path.join(self.tmp, "meson.calls")) as f:
+            self.assertEqual(sorted(f.read().split()), ["configure", "setup"])
+        self.assertTrue(os.path.exists(RS.build_lock_path(build)))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
