@@ -310,6 +310,29 @@ tb_pool_lookup_unlocked(const struct tb_pool *p, tb_handle handle)
     return tb_task_names(gs, handle) ? t : NULL;
 }
 
+/** tb_pool_lookup_unlocked for the common case of a cancel: the record
+ *  `handle` names if it is WAITING, else NULL (stale, not a handle, or in
+ *  any other state).  One compare of the word: past the chunk test the
+ *  handle's state bits are 0 (they are bits 29..31 of the slot, and a slot
+ *  with any of them set is past TB_POOL_MAX_CHUNKS chunks), so the word of
+ *  a WAITING record it names is the handle with WAITING in them. */
+static inline struct tb_task *
+tb_pool_waiting_unlocked(const struct tb_pool *p, tb_handle handle)
+{
+    uint32_t slot = (uint32_t)handle;
+    if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
+        return NULL;
+    struct tb_task *t = tb_pool_record(p, slot);
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
+    return gs == (handle | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT)
+               ? t
+               : NULL;
+}
+
+_Static_assert(TB_POOL_MAX_CHUNKS << TB_POOL_CHUNK_SHIFT ==
+                   (size_t)1 << TB_TASK_SLOT_BITS,
+               "a slot with state bits set is past the last chunk");
+
 /** The record a handle names if its generation still matches (any state but
  *  FREE), else NULL.  Safe from any thread. */
 static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
