@@ -86,7 +86,7 @@ static int fl_cancel(struct tb_sched *s, tb_handle h)
     if (!t)
         return 0;
     fl_of(s)->st.cancelled++;
-    tb_pool_put_unlocked(&s->pool, t);
+    tb_pool_put_handle_unlocked(&s->pool, t, h);
     return 1;
 }
 

@@ -193,9 +193,12 @@ struct tb_sched;
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
-    unsigned char **chunks; /* chunk i's first record, cache-line aligned */
+    /* chunk i's first record (cache-line aligned) less i * TB_POOL_CHUNK
+     * records, so that a slot's record is bases[slot >> SHIFT] + slot *
+     * record_size: no mask of the slot's low bits on a lookup */
+    uintptr_t *bases;
     void **raw;             /* chunk i as allocated (what to free); the
-                             * second half of the chunks block */
+                             * second half of the bases block */
     size_t nchunks, chunks_cap;
     struct tb_task *free_head; /* first free record, TB_POOL_NIL if none */
     size_t live;
@@ -206,9 +209,8 @@ struct tb_pool {
 static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                              uint32_t slot)
 {
-    return (struct tb_task *)(void *)(p->chunks[slot >> TB_POOL_CHUNK_SHIFT] +
-                                      (size_t)(slot & (TB_POOL_CHUNK - 1)) *
-                                          p->record_size);
+    return (struct tb_task *)(p->bases[slot >> TB_POOL_CHUNK_SHIFT] +
+                              (uintptr_t)slot * p->record_size);
 }
 
 /** tb_pool_get from a non-empty free list that no other thread touches. */
@@ -228,18 +230,30 @@ static inline struct tb_task *tb_pool_get_unlocked(struct tb_pool *p,
     return t;
 }
 
-/** tb_pool_put to a pool no other thread touches. */
-static inline void tb_pool_put_unlocked(struct tb_pool *p, struct tb_task *t)
+/** tb_pool_put_unlocked of a record whose handle the caller holds (it has
+ *  just checked that `handle` names it): the word need not be read again. */
+static inline void tb_pool_put_handle_unlocked(struct tb_pool *p,
+                                               struct tb_task *t,
+                                               tb_handle handle)
 {
-    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    /* state FREE, next generation: the word is the next user's handle */
-    uint64_t next = (gs & ~TB_TASK_STATE_MASK) + ((uint64_t)1 << 32);
-    if (__builtin_expect(next >> 32 == 0, 0))
-        next += (uint64_t)1 << 32; /* 2^32 wraps to 1: handle 0 stays invalid */
+    /* state FREE, next generation: the word is the next user's handle; the
+     * add's carry is the generation's wrap, 2^32 to 1, so that handle 0
+     * stays invalid */
+    uint64_t next;
+    if (__builtin_expect(
+            __builtin_add_overflow(handle, (uint64_t)1 << 32, &next), 0))
+        next += (uint64_t)1 << 32;
     atomic_store_explicit(&t->gs, next, memory_order_release);
     t->arg = p->free_head;
     p->free_head = t;
     p->live--;
+}
+
+/** tb_pool_put to a pool no other thread touches. */
+static inline void tb_pool_put_unlocked(struct tb_pool *p, struct tb_task *t)
+{
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
+    tb_pool_put_handle_unlocked(p, t, gs & ~TB_TASK_STATE_MASK);
 }
 
 /** tb_pool_get taking the pool's lock if it has one; grows the pool when the
@@ -323,6 +337,8 @@ tb_pool_waiting_unlocked(const struct tb_pool *p, tb_handle handle)
     if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
         return NULL;
     struct tb_task *t = tb_pool_record(p, slot);
+    if (!t) /* as in tb_pool_lookup_unlocked */
+        __builtin_unreachable();
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
     return gs == (handle | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT)
                ? t
@@ -350,8 +366,19 @@ static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
 static inline bool tb_pool_mark_cancelled(struct tb_pool *p, tb_handle handle,
                                           bool unlocked)
 {
-    struct tb_task *t = unlocked ? tb_pool_lookup_unlocked(p, handle)
-                                 : tb_pool_lookup(p, handle);
+    if (unlocked) {
+        /* the word is the handle with WAITING in its state bits; it
+         * becomes the handle with CANCELLED there, no read again */
+        struct tb_task *t = tb_pool_waiting_unlocked(p, handle);
+        if (!t)
+            return false;
+        atomic_store_explicit(
+            &t->gs,
+            handle | (uint64_t)TB_TASK_CANCELLED << TB_TASK_STATE_SHIFT,
+            memory_order_release);
+        return true;
+    }
+    struct tb_task *t = tb_pool_lookup(p, handle);
     if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
         return false;
     tb_task_set_state(t, TB_TASK_CANCELLED);
@@ -426,6 +453,13 @@ struct tb_backend_ops {
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* optional: schedule and cancel for the virtual clock only, with no
+     * test of the clock mode (tb_create takes them for a virtual
+     * scheduler, so that the mode is tested once, not on every call); NULL:
+     * schedule and cancel serve both modes */
+    int (*schedule_virtual)(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                            void *arg, tb_handle *handle, int64_t period);
+    int (*cancel_virtual)(struct tb_sched *s, tb_handle handle);
     /* optional (TB_CAP_RANGE): insert a one-shot that may run anywhere in
      * [soft, hard], absolute times in the scheduler's clock, soft <= hard
      * (tb_schedule_range).  Absolute, as schedule's deadline, so that the
@@ -455,10 +489,20 @@ struct tb_backend_ops {
 struct tb_sched {
     const struct tb_backend *backend;
     /* the ops every schedule and cancel calls, copied out of the ops table
-     * so the entry path loads one pointer instead of three in a chain */
+     * so the entry path loads one pointer instead of three in a chain (the
+     * virtual ones where the backend has them and the clock is virtual;
+     * a backend's init may put a variant for its configuration in their
+     * place) */
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* what tb_schedule tail-calls with vnow + delay, chosen once at
+     * tb_create so that the call tests no clock mode: `schedule` on the
+     * virtual clock; on the monotonic one, where vnow stays 0 (only
+     * tb_advance and tb_spend move it, and both refuse that mode), the
+     * core's step that reads the clock instead */
+    int (*enter)(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                 tb_handle *handle, int64_t period);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;
     _Atomic uint64_t bytes_held;

@@ -459,11 +459,12 @@ out:
  * no lock and no growth to prepare for, the general path a tail call away
  * (7 instructions of 152 per add under cgops, measured before the store of
  * ts.len was added: one more store since, not measured again). */
-static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+qh_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct qh *q = qh_of(s);
-    if (__builtin_expect(s->threaded || q->stopped || q->len == q->cap ||
+    if (__builtin_expect((!virt && s->threaded) || q->stopped || q->len == q->cap ||
                              s->pool.free_head == TB_POOL_NIL ||
                              (s->cfg.max_pending &&
                               q->len >= s->cfg.max_pending),
@@ -475,6 +476,20 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
              arg);
     q->ts_len = q->len; /* ts.unlock */
     return TB_OK;
+}
+
+static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return qh_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* qh_schedule for a virtual scheduler (tb_create picks it): the clock mode
+ * is tested once, at creation, not on every call. */
+static int qh_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return qh_schedule_on(s, deadline, fn, arg, handle, period, true);
 }
 
 /* timer.stop (deltimer): marks only.  Lock held, or `virt` (a constant:
@@ -512,6 +527,13 @@ static int qh_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(q, h);
     return cancel_locked(q, h, true);
+}
+
+/* qh_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int qh_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(qh_of(s), h, true);
 }
 
 /* timer.modify (Timer.Reset) on a waiting one-shot: the record takes the
@@ -895,6 +917,8 @@ static const struct tb_backend_ops qh_ops = {
     .start = qh_start,
     .schedule = qh_schedule,
     .cancel = qh_cancel,
+    .schedule_virtual = qh_schedule_virtual,
+    .cancel_virtual = qh_cancel_virtual,
     .reschedule = qh_reschedule,
     .pending = qh_pending,
     .advance = qh_advance,

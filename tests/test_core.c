@@ -488,7 +488,11 @@ static void test_pool_alignment(void **state)
         struct tb_sched *s = make_sched(tb_backend_at(b), NULL);
         assert_int_equal(tb_reserve(s, 3 * TB_POOL_CHUNK), TB_OK);
         for (size_t c = 0; c < s->pool.nchunks; c++)
-            assert_int_equal((uintptr_t)s->pool.chunks[c] % TB_POOL_ALIGN, 0);
+            assert_int_equal(
+                (uintptr_t)tb_pool_record(
+                    &s->pool, (uint32_t)(c << TB_POOL_CHUNK_SHIFT)) %
+                    TB_POOL_ALIGN,
+                0);
         tb_destroy(s);
     }
 }

@@ -1064,6 +1064,14 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return schedule_virtual_fast(q, deadline, period, fn, arg, handle);
 }
 
+/* tw_schedule for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int tw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return schedule_virtual_fast(tw_of(s), deadline, period, fn, arg, handle);
+}
+
 /* HashedWheelTimeout.cancel, every case: CAS to CANCELLED, then queue it
  * for the worker, which unlinks it and drops the pending count at its next
  * tick.  t is the record h names (looked up by the caller). */
@@ -1118,25 +1126,42 @@ static __attribute__((noinline)) int cancel_threaded(struct tw *q,
     return t ? cancel_slow(q, t, h) : 0;
 }
 
-static int tw_cancel(struct tb_sched *s, tb_handle h)
+/* The virtual clock's cancel: a handle naming a WAITING timeout is found
+ * in one compare of its word, which then becomes the handle with CANCELLED
+ * in its state bits (no other thread, so no CAS). */
+static inline int cancel_virtual(struct tw *q, tb_handle h)
 {
-    struct tw *q = tw_of(s);
-    if (s->threaded)
-        return cancel_threaded(q, h);
+    struct tb_sched *s = &q->base;
     struct tw_timeout *t =
-        (struct tw_timeout *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
-    if (!t)
-        return 0;
-    uint32_t gen = (uint32_t)(h >> 32);
-    if (atomic_load_explicit(&q->shut, memory_order_relaxed) ||
-        !tb_task_cas_local(&t->base, gen, TB_TASK_WAITING,
-                           TB_TASK_CANCELLED))
-        return cancel_slow(q, t, h);
+        (struct tw_timeout *)(void *)tb_pool_waiting_unlocked(&s->pool, h);
+    if (!t || atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        t = (struct tw_timeout *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
+        return t ? cancel_slow(q, t, h) : 0;
+    }
+    atomic_store_explicit(&t->base.gs,
+                          h | (uint64_t)TB_TASK_CANCELLED
+                                  << TB_TASK_STATE_SHIFT,
+                          memory_order_relaxed);
     vctr_inc(&q->ncancelled);
     vctr_inc(&q->zombies);
     t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
     atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
     return 1;
+}
+
+static int tw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct tw *q = tw_of(s);
+    if (s->threaded)
+        return cancel_threaded(q, h);
+    return cancel_virtual(q, h);
+}
+
+/* tw_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int tw_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_virtual(tw_of(s), h);
 }
 
 static size_t tw_pending(struct tb_sched *s)
@@ -1405,6 +1430,8 @@ static const struct tb_backend_ops tw_ops = {
     .start = tw_start,
     .schedule = tw_schedule,
     .cancel = tw_cancel,
+    .schedule_virtual = tw_schedule_virtual,
+    .cancel_virtual = tw_cancel_virtual,
     .pending = tw_pending,
     .advance = tw_advance,
     .shutdown = tw_shutdown,
