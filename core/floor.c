@@ -62,15 +62,13 @@ schedule_slow(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
     return TB_OK;
 }
 
-/* The path a backend's virtual schedule takes, and nothing after it. */
-static int fl_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+/* The path a backend's virtual schedule takes, and nothing after it (no
+ * max_pending: tb_create takes fl_schedule for a scheduler with one). */
+static int fl_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
 {
     struct fl *f = fl_of(s);
-    if (__builtin_expect(f->stopped || s->pool.free_head == TB_POOL_NIL ||
-                             (s->cfg.max_pending &&
-                              s->pool.live >= s->cfg.max_pending),
-                         0))
+    if (__builtin_expect(f->stopped || s->pool.free_head == TB_POOL_NIL, 0))
         return schedule_slow(s, deadline, fn, arg, handle, period);
     tb_task_set(tb_pool_get_unlocked(&s->pool, handle), deadline, period, fn,
                 arg);
@@ -80,6 +78,13 @@ static int fl_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
 
 /* The path a backend's virtual cancel of a waiting task takes: the record
  * goes straight back to the pool, its generation moving on. */
+/* With max_pending, or any other case: every check. */
+static int fl_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return schedule_slow(s, deadline, fn, arg, handle, period);
+}
+
 static int fl_cancel(struct tb_sched *s, tb_handle h)
 {
     struct tb_task *t = tb_pool_waiting_unlocked(&s->pool, h);
@@ -155,6 +160,7 @@ static const struct tb_backend_ops fl_ops = {
     .fini = fl_fini,
     .start = fl_start,
     .schedule = fl_schedule,
+    .schedule_virtual = fl_schedule_virtual,
     .cancel = fl_cancel,
     .pending = fl_pending,
     .advance = fl_advance,

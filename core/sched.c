@@ -242,7 +242,7 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
               !(cfg.flags & TB_F_MONOTONIC_DEADLINES);
     atomic_init(&s->wall_offset, 0);
     s->pool.owner = s;
-    s->schedule = !s->threaded && ops->schedule_virtual
+    s->schedule = !s->threaded && !cfg.max_pending && ops->schedule_virtual
                       ? ops->schedule_virtual : ops->schedule;
     s->cancel = !s->threaded && ops->cancel_virtual ? ops->cancel_virtual
                                                     : ops->cancel;

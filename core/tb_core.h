@@ -340,7 +340,8 @@ tb_pool_waiting_unlocked(const struct tb_pool *p, tb_handle handle)
     if (!t) /* as in tb_pool_lookup_unlocked */
         __builtin_unreachable();
     uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
-    return gs == (handle | (uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT)
+    /* + rather than |, the same here: one lea instead of a move and an or */
+    return gs == handle + ((uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT)
                ? t
                : NULL;
 }
@@ -453,10 +454,11 @@ struct tb_backend_ops {
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
-    /* optional: schedule and cancel for the virtual clock only, with no
-     * test of the clock mode (tb_create takes them for a virtual
-     * scheduler, so that the mode is tested once, not on every call); NULL:
-     * schedule and cancel serve both modes */
+    /* optional: schedule for the virtual clock and no max_pending, cancel
+     * for the virtual clock, neither testing what they assume (tb_create
+     * takes them for such a scheduler, so that the mode and the limit are
+     * tested once, not on every call); NULL: schedule and cancel serve
+     * every scheduler */
     int (*schedule_virtual)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                             void *arg, tb_handle *handle, int64_t period);
     int (*cancel_virtual)(struct tb_sched *s, tb_handle handle);

@@ -353,7 +353,7 @@ hq_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct hq *q = hq_of(s);
-    if ((!virt && s->threaded) || q->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || q->shutdown ||
         q->size >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct hq_task *t =
@@ -371,8 +371,9 @@ static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return hq_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* hq_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* hq_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int hq_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

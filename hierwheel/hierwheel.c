@@ -670,7 +670,7 @@ hw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
 {
     struct hw *w = hw_of(s);
     struct hw_place p;
-    if ((!virt && s->threaded) || w->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
         s->pool.free_head == TB_POOL_NIL ||
         (p = locate(w, deadline)).level < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);
@@ -688,8 +688,9 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return hw_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* hw_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* hw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int hw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

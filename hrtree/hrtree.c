@@ -469,7 +469,8 @@ hr_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct hr *q = hr_of(s);
-    if (__builtin_expect((!virt && s->threaded) || q->stopped || s->cfg.max_pending ||
+    if (__builtin_expect((!virt && (s->threaded || s->cfg.max_pending)) ||
+                             q->stopped ||
                              s->pool.free_head == TB_POOL_NIL,
                          0))
         return schedule_slow(q, deadline, deadline, period, fn, arg, handle);
@@ -486,8 +487,9 @@ static int hr_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return hr_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* hr_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* hr_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int hr_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

@@ -614,7 +614,7 @@ kw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct kw *w = kw_of(s);
-    if ((!virt && s->threaded) || w->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
         s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct kw_timer *t =
@@ -632,8 +632,9 @@ static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return kw_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* kw_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* kw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int kw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

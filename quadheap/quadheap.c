@@ -466,7 +466,7 @@ qh_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
     struct qh *q = qh_of(s);
     if (__builtin_expect((!virt && s->threaded) || q->stopped || q->len == q->cap ||
                              s->pool.free_head == TB_POOL_NIL ||
-                             (s->cfg.max_pending &&
+                             (!virt && s->cfg.max_pending &&
                               q->len >= s->cfg.max_pending),
                          0))
         return schedule_slow(s, deadline, period, fn, arg, handle);
@@ -484,8 +484,9 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return qh_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* qh_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* qh_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int qh_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

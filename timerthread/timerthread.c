@@ -381,7 +381,7 @@ tt_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
         tb_handle_none(handle);
         return TB_ERANGE;
     }
-    if ((!virt && s->threaded) || q->stopped || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || q->stopped ||
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct tb_task *t = tb_pool_get_unlocked(&s->pool, handle);
@@ -399,8 +399,9 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return tt_schedule_on(s, deadline, fn, arg, handle, period, false);
 }
 
-/* tt_schedule for a virtual scheduler (tb_create picks it): the clock mode
- * is tested once, at creation, not on every call. */
+/* tt_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
 static int tt_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {

@@ -999,13 +999,15 @@ schedule_virtual_slow(struct tw *q, int64_t deadline, int64_t period,
  * no cap, no shutdown, no test hook.  Anything else is schedule_virtual,
  * the same steps with every check; a call on the fast path would make the
  * compiler save registers on every schedule (cachegrind: 18 of 90
- * instructions). */
+ * instructions).  `limitless`: the caller knows there is no max_pending
+ * (tw_schedule_virtual, which tb_create takes only then). */
 static inline int schedule_virtual_fast(struct tw *q, int64_t deadline,
                                         int64_t period, tb_fn fn, void *arg,
-                                        tb_handle *handle)
+                                        tb_handle *handle, bool limitless)
 {
     struct tb_pool *p = &q->base.pool;
-    if (q->base.cfg.max_pending || p->free_head == TB_POOL_NIL ||
+    if ((!limitless && q->base.cfg.max_pending) ||
+        p->free_head == TB_POOL_NIL ||
         atomic_load_explicit(&q->shut, memory_order_relaxed) ||
         __builtin_expect(tw_test_hook != NULL, 0))
         return schedule_virtual_slow(q, deadline, period, fn, arg, handle);
@@ -1061,15 +1063,16 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     struct tw *q = tw_of(s);
     if (s->threaded)
         return schedule_threaded(q, deadline, period, fn, arg, handle);
-    return schedule_virtual_fast(q, deadline, period, fn, arg, handle);
+    return schedule_virtual_fast(q, deadline, period, fn, arg, handle, false);
 }
 
-/* tw_schedule for a virtual scheduler (tb_create picks it): no test of the
- * clock mode. */
+/* tw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): neither is tested on the call. */
 static int tw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {
-    return schedule_virtual_fast(tw_of(s), deadline, period, fn, arg, handle);
+    return schedule_virtual_fast(tw_of(s), deadline, period, fn, arg, handle,
+                                 true);
 }
 
 /* HashedWheelTimeout.cancel, every case: CAS to CANCELLED, then queue it
