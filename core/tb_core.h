@@ -164,6 +164,23 @@ static inline bool tb_task_cas_local(struct tb_task *t, uint32_t gen,
     return true;
 }
 
+/** A 64-bit counter that is shared with other threads in monotonic mode
+ *  only, as plain memory, for a caller no other thread can race (the
+ *  virtual clock): `(*tb_plain_u64(c))++` compiles to one add to memory,
+ *  where a relaxed atomic load and store stay a load, an add and a store
+ *  (issue 39: the virtual mode's counters without atomics).  An _Atomic
+ *  uint64_t has uint64_t's size and alignment on every target timerbench
+ *  builds for (asserted below) and its lock-free representation is the
+ *  integer's. */
+static inline uint64_t *tb_plain_u64(_Atomic uint64_t *c)
+{
+    return (uint64_t *)(uintptr_t)c;
+}
+
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
+                   _Alignof(_Atomic uint64_t) == _Alignof(uint64_t),
+               "an atomic counter is laid out as the integer");
+
 /* ---- The task pool ----------------------------------------------------- */
 
 #define TB_POOL_CHUNK_SHIFT 10

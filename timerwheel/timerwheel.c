@@ -257,9 +257,7 @@ static inline uint64_t ctr_add(const struct tw *q, _Atomic uint64_t *c,
 {
     if (q->base.threaded)
         return atomic_fetch_add_explicit(c, n, memory_order_relaxed) + n;
-    uint64_t v = atomic_load_explicit(c, memory_order_relaxed) + n;
-    atomic_store_explicit(c, v, memory_order_relaxed);
-    return v;
+    return *tb_plain_u64(c) += n;
 }
 
 static inline uint64_t ctr_get(_Atomic uint64_t *c)
@@ -267,10 +265,11 @@ static inline uint64_t ctr_get(_Atomic uint64_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-/* ctr_add(q, c, 1) where the caller already knows the mode is virtual. */
+/* ctr_add(q, c, 1) where the caller already knows the mode is virtual:
+ * one add to memory (tb_plain_u64). */
 static inline void vctr_inc(_Atomic uint64_t *c)
 {
-    atomic_store_explicit(c, ctr_get(c) + 1, memory_order_relaxed);
+    (*tb_plain_u64(c))++;
 }
 
 static void note_peak(struct tw *q, uint64_t n)
