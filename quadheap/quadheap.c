@@ -304,7 +304,6 @@ static void drop_zombie_at(struct qh *q, size_t i)
     q->heap[i] = q->heap[--q->len];
     q->heap[q->len] = (struct qh_slot){0, NULL};
     q->zombies--;
-    q->st.zombies--;
     retire(q, t);
 }
 
@@ -327,7 +326,6 @@ static bool update_head(struct qh *q)
     if (is_zombie(t)) {
         delete_min(q);
         q->zombies--;
-        q->st.zombies--;
         retire(q, t);
         return true;
     }
@@ -503,7 +501,6 @@ cancel_locked(struct qh *q, tb_handle h, bool virt)
     if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
     q->zombies++;
-    q->st.zombies++;
     q->st.cancelled++;
     if (!virt && q->zombies > q->ts_len >> 2 && !q->clean_asked &&
         q->sleep_until != INT64_MIN) {
@@ -632,7 +629,6 @@ static void run_head(struct qh *q, int64_t now)
          * leaves the heap as zombies do */
         tb_task_set_state(t, TB_TASK_CANCELLED);
         q->zombies++;
-        q->st.zombies++;
         q->st.finished++;
     }
     q->current = NULL;
@@ -763,7 +759,6 @@ static long qh_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
         q->heap[q->len] = (struct qh_slot){0, NULL};
         if (is_zombie(t)) {
             q->zombies--;
-            q->st.zombies--;
         } else if (t == q->current) {
             q->st.cancelled++; /* running: stopped, not shown to visit */
         } else {
@@ -833,6 +828,9 @@ static void qh_stats(struct tb_sched *s, struct tb_stats *out)
     qh_lock(q);
     *out = q->st;
     out->pending = q->len;
+    /* ts.zombies is the count the statistics give: kept once, not twice
+     * on every stop (issue 39) */
+    out->zombies = q->zombies;
     qh_unlock(q);
 }
 
@@ -896,9 +894,8 @@ static int qh_check(struct tb_sched *s)
     for (size_t i = q->len; i < q->cap; i++)
         if (q->heap[i].t)
             CORRUPT("slot %zu past the end is not cleared", i);
-    if (zombies != q->zombies || zombies != q->st.zombies)
-        CORRUPT("%zu zombies in the heap, %zu counted (stats %llu)", zombies,
-                q->zombies, (unsigned long long)q->st.zombies);
+    if (zombies != q->zombies)
+        CORRUPT("%zu zombies in the heap, %zu counted", zombies, q->zombies);
     if (q->current && !current_queued)
         CORRUPT("the running periodic task is not in the heap");
     if (s->pool.live != q->len + q->st.running)
