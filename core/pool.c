@@ -84,11 +84,11 @@ static bool pool_grow(struct tb_pool *p)
         if (!c)
             return false;
         if (p->nchunks) {
-            memcpy(c, p->chunks, p->nchunks * sizeof *c);
+            memcpy(c, p->bases, p->nchunks * sizeof *c);
             memcpy(c + cap, p->raw, p->nchunks * sizeof *c);
         }
-        tb_mem_free(s, p->chunks, 2 * p->chunks_cap * sizeof *c);
-        p->chunks = (unsigned char **)c;
+        tb_mem_free(s, p->bases, 2 * p->chunks_cap * sizeof *c);
+        p->bases = (uintptr_t *)(void *)c;
         p->raw = c + cap;
         p->chunks_cap = cap;
     }
@@ -101,7 +101,7 @@ static bool pool_grow(struct tb_pool *p)
     memset(chunk, 0, (size_t)TB_POOL_CHUNK * p->record_size);
     uint32_t base = (uint32_t)(p->nchunks << TB_POOL_CHUNK_SHIFT);
     p->raw[p->nchunks] = raw;
-    p->chunks[p->nchunks++] = chunk;
+    p->bases[p->nchunks++] = (uintptr_t)chunk - (uintptr_t)base * p->record_size;
     for (uint32_t i = TB_POOL_CHUNK; i-- > 0;) {
         struct tb_task *t = tb_pool_record(p, base + i);
         atomic_init(&t->gs, tb_task_word(1, base + i, TB_TASK_FREE));
@@ -168,8 +168,8 @@ void tb_pool_fini(struct tb_pool *p)
     size_t bytes = (size_t)TB_POOL_CHUNK * p->record_size;
     for (size_t i = 0; i < p->nchunks; i++)
         tb_mem_free_aligned(s, p->raw[i], bytes, TB_POOL_ALIGN);
-    tb_mem_free(s, p->chunks, 2 * p->chunks_cap * sizeof *p->raw);
-    p->chunks = NULL;
+    tb_mem_free(s, p->bases, 2 * p->chunks_cap * sizeof *p->raw);
+    p->bases = NULL;
     p->raw = NULL;
     p->nchunks = p->chunks_cap = 0;
     if (p->locked)

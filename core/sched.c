@@ -204,6 +204,9 @@ static void default_free(void *ctx, void *p, size_t size)
 static const struct tb_allocator malloc_allocator = {default_alloc,
                                                      default_free, NULL};
 
+static int schedule_monotonic(struct tb_sched *s, int64_t delay, tb_fn fn,
+                              void *arg, tb_handle *handle, int64_t period);
+
 int tb_create(const struct tb_backend *backend, const struct tb_config *config,
               struct tb_sched **out)
 {
@@ -240,8 +243,11 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
               !(cfg.flags & TB_F_MONOTONIC_DEADLINES);
     atomic_init(&s->wall_offset, 0);
     s->pool.owner = s;
-    s->schedule = ops->schedule;
-    s->cancel = ops->cancel;
+    s->schedule = !s->threaded && !cfg.max_pending && ops->schedule_virtual
+                      ? ops->schedule_virtual : ops->schedule;
+    s->cancel = !s->threaded && ops->cancel_virtual ? ops->cancel_virtual
+                                                    : ops->cancel;
+    s->enter = s->threaded ? schedule_monotonic : s->schedule;
     s->pool.record_size = ops->task_size;
     s->pool.locked = s->threaded;
     s->pool.free_head = TB_POOL_NIL;
@@ -367,11 +373,11 @@ int tb_wall_step(struct tb_sched *s, int64_t delta_ns)
     return TB_OK;
 }
 
-/* The monotonic half of schedule(): out of line, so that the virtual path
- * needs no saved registers around the clock call and ends in a tail call. */
-static __attribute__((noinline)) int schedule_monotonic(
-    struct tb_sched *s, int64_t delay, tb_fn fn, void *arg,
-    tb_handle *handle, int64_t period)
+/* The monotonic half of schedule(), s->enter in that mode: reached with
+ * vnow + delay, which is the delay itself there (vnow stays 0), it adds the
+ * clock instead. */
+static int schedule_monotonic(struct tb_sched *s, int64_t delay, tb_fn fn,
+                              void *arg, tb_handle *handle, int64_t period)
 {
     int64_t deadline;
     if (forked(s)) {
@@ -391,7 +397,8 @@ static __attribute__((noinline)) int schedule_monotonic(
  * The common path is a handful of compares and a tail call: one unsigned
  * compare sends both a negative delay (which means 0) and one past
  * TB_MAX_DELAY aside, and since the clock and the delay are both >= 0 the
- * deadline overflows exactly when their sum passes INT64_MAX. */
+ * deadline overflows exactly when their sum passes INT64_MAX.  The clock
+ * mode is not tested here: s->enter was chosen for it at tb_create. */
 static inline int schedule(struct tb_sched *s, int64_t delay, tb_fn fn,
                            void *arg, tb_handle *handle, int64_t period)
 {
@@ -406,8 +413,6 @@ static inline int schedule(struct tb_sched *s, int64_t delay, tb_fn fn,
         }
         delay = 0;
     }
-    if (s->threaded)
-        return schedule_monotonic(s, delay, fn, arg, handle, period);
     int64_t deadline;
     if (__builtin_add_overflow(
             atomic_load_explicit(&s->vnow, memory_order_relaxed), delay,
@@ -415,7 +420,7 @@ static inline int schedule(struct tb_sched *s, int64_t delay, tb_fn fn,
         tb_handle_none(handle);
         return TB_ERANGE;
     }
-    return s->schedule(s, deadline, fn, arg, handle, period);
+    return s->enter(s, deadline, fn, arg, handle, period);
 }
 
 int tb_schedule(struct tb_sched *s, int64_t delay_ns, tb_fn fn, void *arg,

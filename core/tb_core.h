@@ -164,6 +164,23 @@ static inline bool tb_task_cas_local(struct tb_task *t, uint32_t gen,
     return true;
 }
 
+/** A 64-bit counter that is shared with other threads in monotonic mode
+ *  only, as plain memory, for a caller no other thread can race (the
+ *  virtual clock): `(*tb_plain_u64(c))++` compiles to one add to memory,
+ *  where a relaxed atomic load and store stay a load, an add and a store
+ *  (issue 39: the virtual mode's counters without atomics).  An _Atomic
+ *  uint64_t has uint64_t's size and alignment on every target timerbench
+ *  builds for (asserted below) and its lock-free representation is the
+ *  integer's. */
+static inline uint64_t *tb_plain_u64(_Atomic uint64_t *c)
+{
+    return (uint64_t *)(uintptr_t)c;
+}
+
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
+                   _Alignof(_Atomic uint64_t) == _Alignof(uint64_t),
+               "an atomic counter is laid out as the integer");
+
 /* ---- The task pool ----------------------------------------------------- */
 
 #define TB_POOL_CHUNK_SHIFT 10
@@ -193,9 +210,12 @@ struct tb_sched;
 struct tb_pool {
     struct tb_sched *owner;
     size_t record_size;
-    unsigned char **chunks; /* chunk i's first record, cache-line aligned */
+    /* chunk i's first record (cache-line aligned) less i * TB_POOL_CHUNK
+     * records, so that a slot's record is bases[slot >> SHIFT] + slot *
+     * record_size: no mask of the slot's low bits on a lookup */
+    uintptr_t *bases;
     void **raw;             /* chunk i as allocated (what to free); the
-                             * second half of the chunks block */
+                             * second half of the bases block */
     size_t nchunks, chunks_cap;
     struct tb_task *free_head; /* first free record, TB_POOL_NIL if none */
     size_t live;
@@ -206,9 +226,8 @@ struct tb_pool {
 static inline struct tb_task *tb_pool_record(const struct tb_pool *p,
                                              uint32_t slot)
 {
-    return (struct tb_task *)(void *)(p->chunks[slot >> TB_POOL_CHUNK_SHIFT] +
-                                      (size_t)(slot & (TB_POOL_CHUNK - 1)) *
-                                          p->record_size);
+    return (struct tb_task *)(p->bases[slot >> TB_POOL_CHUNK_SHIFT] +
+                              (uintptr_t)slot * p->record_size);
 }
 
 /** tb_pool_get from a non-empty free list that no other thread touches. */
@@ -228,18 +247,30 @@ static inline struct tb_task *tb_pool_get_unlocked(struct tb_pool *p,
     return t;
 }
 
-/** tb_pool_put to a pool no other thread touches. */
-static inline void tb_pool_put_unlocked(struct tb_pool *p, struct tb_task *t)
+/** tb_pool_put_unlocked of a record whose handle the caller holds (it has
+ *  just checked that `handle` names it): the word need not be read again. */
+static inline void tb_pool_put_handle_unlocked(struct tb_pool *p,
+                                               struct tb_task *t,
+                                               tb_handle handle)
 {
-    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
-    /* state FREE, next generation: the word is the next user's handle */
-    uint64_t next = (gs & ~TB_TASK_STATE_MASK) + ((uint64_t)1 << 32);
-    if (__builtin_expect(next >> 32 == 0, 0))
-        next += (uint64_t)1 << 32; /* 2^32 wraps to 1: handle 0 stays invalid */
+    /* state FREE, next generation: the word is the next user's handle; the
+     * add's carry is the generation's wrap, 2^32 to 1, so that handle 0
+     * stays invalid */
+    uint64_t next;
+    if (__builtin_expect(
+            __builtin_add_overflow(handle, (uint64_t)1 << 32, &next), 0))
+        next += (uint64_t)1 << 32;
     atomic_store_explicit(&t->gs, next, memory_order_release);
     t->arg = p->free_head;
     p->free_head = t;
     p->live--;
+}
+
+/** tb_pool_put to a pool no other thread touches. */
+static inline void tb_pool_put_unlocked(struct tb_pool *p, struct tb_task *t)
+{
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_relaxed);
+    tb_pool_put_handle_unlocked(p, t, gs & ~TB_TASK_STATE_MASK);
 }
 
 /** tb_pool_get taking the pool's lock if it has one; grows the pool when the
@@ -310,6 +341,32 @@ tb_pool_lookup_unlocked(const struct tb_pool *p, tb_handle handle)
     return tb_task_names(gs, handle) ? t : NULL;
 }
 
+/** tb_pool_lookup_unlocked for the common case of a cancel: the record
+ *  `handle` names if it is WAITING, else NULL (stale, not a handle, or in
+ *  any other state).  One compare of the word: past the chunk test the
+ *  handle's state bits are 0 (they are bits 29..31 of the slot, and a slot
+ *  with any of them set is past TB_POOL_MAX_CHUNKS chunks), so the word of
+ *  a WAITING record it names is the handle with WAITING in them. */
+static inline struct tb_task *
+tb_pool_waiting_unlocked(const struct tb_pool *p, tb_handle handle)
+{
+    uint32_t slot = (uint32_t)handle;
+    if ((size_t)(slot >> TB_POOL_CHUNK_SHIFT) >= p->nchunks)
+        return NULL;
+    struct tb_task *t = tb_pool_record(p, slot);
+    if (!t) /* as in tb_pool_lookup_unlocked */
+        __builtin_unreachable();
+    uint64_t gs = atomic_load_explicit(&t->gs, memory_order_acquire);
+    /* + rather than |, the same here: one lea instead of a move and an or */
+    return gs == handle + ((uint64_t)TB_TASK_WAITING << TB_TASK_STATE_SHIFT)
+               ? t
+               : NULL;
+}
+
+_Static_assert(TB_POOL_MAX_CHUNKS << TB_POOL_CHUNK_SHIFT ==
+                   (size_t)1 << TB_TASK_SLOT_BITS,
+               "a slot with state bits set is past the last chunk");
+
 /** The record a handle names if its generation still matches (any state but
  *  FREE), else NULL.  Safe from any thread. */
 static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
@@ -327,8 +384,19 @@ static inline struct tb_task *tb_pool_lookup(struct tb_pool *p,
 static inline bool tb_pool_mark_cancelled(struct tb_pool *p, tb_handle handle,
                                           bool unlocked)
 {
-    struct tb_task *t = unlocked ? tb_pool_lookup_unlocked(p, handle)
-                                 : tb_pool_lookup(p, handle);
+    if (unlocked) {
+        /* the word is the handle with WAITING in its state bits; it
+         * becomes the handle with CANCELLED there, no read again */
+        struct tb_task *t = tb_pool_waiting_unlocked(p, handle);
+        if (!t)
+            return false;
+        atomic_store_explicit(
+            &t->gs,
+            handle | (uint64_t)TB_TASK_CANCELLED << TB_TASK_STATE_SHIFT,
+            memory_order_release);
+        return true;
+    }
+    struct tb_task *t = tb_pool_lookup(p, handle);
     if (!t || tb_task_get_state(t) != TB_TASK_WAITING)
         return false;
     tb_task_set_state(t, TB_TASK_CANCELLED);
@@ -403,6 +471,14 @@ struct tb_backend_ops {
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* optional: schedule for the virtual clock and no max_pending, cancel
+     * for the virtual clock, neither testing what they assume (tb_create
+     * takes them for such a scheduler, so that the mode and the limit are
+     * tested once, not on every call); NULL: schedule and cancel serve
+     * every scheduler */
+    int (*schedule_virtual)(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                            void *arg, tb_handle *handle, int64_t period);
+    int (*cancel_virtual)(struct tb_sched *s, tb_handle handle);
     /* optional (TB_CAP_RANGE): insert a one-shot that may run anywhere in
      * [soft, hard], absolute times in the scheduler's clock, soft <= hard
      * (tb_schedule_range).  Absolute, as schedule's deadline, so that the
@@ -432,10 +508,20 @@ struct tb_backend_ops {
 struct tb_sched {
     const struct tb_backend *backend;
     /* the ops every schedule and cancel calls, copied out of the ops table
-     * so the entry path loads one pointer instead of three in a chain */
+     * so the entry path loads one pointer instead of three in a chain (the
+     * virtual ones where the backend has them and the clock is virtual;
+     * a backend's init may put a variant for its configuration in their
+     * place) */
     int (*schedule)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                     void *arg, tb_handle *handle, int64_t period);
     int (*cancel)(struct tb_sched *s, tb_handle handle);
+    /* what tb_schedule tail-calls with vnow + delay, chosen once at
+     * tb_create so that the call tests no clock mode: `schedule` on the
+     * virtual clock; on the monotonic one, where vnow stays 0 (only
+     * tb_advance and tb_spend move it, and both refuse that mode), the
+     * core's step that reads the clock instead */
+    int (*enter)(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                 tb_handle *handle, int64_t period);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;
     _Atomic uint64_t bytes_held;

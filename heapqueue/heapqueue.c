@@ -348,11 +348,12 @@ schedule_slow(struct hq *q, int64_t deadline, int64_t period, tb_fn fn,
  * growth; no leader to wake).  Anything else (threads, shutdown,
  * max_pending, growth) takes schedule_slow, the same offer with every
  * check. */
-static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+hq_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct hq *q = hq_of(s);
-    if (s->threaded || q->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || q->shutdown ||
         q->size >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct hq_task *t =
@@ -362,6 +363,21 @@ static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     heap_push(q, t);
     q->st.submitted++;
     return TB_OK;
+}
+
+static int hq_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return hq_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* hq_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int hq_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return hq_schedule_on(s, deadline, fn, arg, handle, period, true);
 }
 
 static __attribute__((noinline)) int cancel_slow(struct hq *q, tb_handle h)
@@ -397,24 +413,51 @@ static __attribute__((noinline)) int cancel_slow(struct hq *q, tb_handle h)
  * and no other thread to see the record, a removed task goes straight back
  * to the pool without passing CANCELLED and DONE.  Anything else (threads,
  * a stale handle, a running periodic task) takes cancel_slow. */
-static int hq_cancel(struct tb_sched *s, tb_handle h)
+/* roc: 1 remove-on-cancel, 0 lazy, -1 as the scheduler's flag says (a
+ * constant at each call: the virtual cancels are chosen once per
+ * scheduler, so the lazy one saves no registers for the removal it never
+ * does) */
+static inline __attribute__((always_inline)) int
+hq_cancel_on(struct tb_sched *s, tb_handle h, bool virt, int roc)
 {
     struct hq *q = hq_of(s);
-    if (s->threaded)
+    if (!virt && s->threaded)
         return cancel_slow(q, h);
     struct hq_task *t =
-        (struct hq_task *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
-    if (!t || tb_task_get_state(&t->base) != TB_TASK_WAITING)
+        (struct hq_task *)(void *)tb_pool_waiting_unlocked(&s->pool, h);
+    if (!t)
         return cancel_slow(q, h);
     q->st.cancelled++;
-    if (s->cfg.flags & TB_F_REMOVE_ON_CANCEL) {
+    if (roc > 0 || (roc < 0 && (s->cfg.flags & TB_F_REMOVE_ON_CANCEL))) {
         heap_remove_at(q, t->index);
-        tb_pool_put_unlocked(&s->pool, &t->base);
+        tb_pool_put_handle_unlocked(&s->pool, &t->base, h);
     } else {
-        tb_task_set_state(&t->base, TB_TASK_CANCELLED);
+        /* the word was the handle with WAITING in its state bits */
+        atomic_store_explicit(&t->base.gs,
+                              h | (uint64_t)TB_TASK_CANCELLED
+                                      << TB_TASK_STATE_SHIFT,
+                              memory_order_release);
         q->st.zombies++;
     }
     return 1;
+}
+
+static int hq_cancel(struct tb_sched *s, tb_handle h)
+{
+    return hq_cancel_on(s, h, false, -1);
+}
+
+/* hq_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode; lazy, as the JDK's default. */
+static int hq_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return hq_cancel_on(s, h, true, 0);
+}
+
+/* hq_cancel_virtual with remove-on-cancel (hq_init puts it in its place). */
+static int hq_cancel_virtual_roc(struct tb_sched *s, tb_handle h)
+{
+    return hq_cancel_on(s, h, true, 1);
 }
 
 static size_t hq_pending(struct tb_sched *s)
@@ -701,6 +744,9 @@ static int hq_init(struct tb_sched *s)
     q->heap = heap_alloc(q, q->cap, &q->heap_mem);
     if (!q->heap)
         return TB_ENOMEM;
+    /* the policy is fixed at creation: tested once, here */
+    if (!s->threaded && (s->cfg.flags & TB_F_REMOVE_ON_CANCEL))
+        s->cancel = hq_cancel_virtual_roc;
     if (s->threaded &&
         tb_threads_init(s, &q->workers, s->cfg.threads, &q->lock,
                         (pthread_cond_t *[]){&q->available}, 1)) {
@@ -818,6 +864,8 @@ static const struct tb_backend_ops hq_ops = {
     .start = hq_start,
     .schedule = hq_schedule,
     .cancel = hq_cancel,
+    .schedule_virtual = hq_schedule_virtual,
+    .cancel_virtual = hq_cancel_virtual,
     .pending = hq_pending,
     .advance = hq_advance,
     .shutdown = hq_shutdown,

@@ -664,12 +664,13 @@ schedule_slow(struct hw *w, int64_t deadline, int64_t period, tb_fn fn,
  * record at hand and an existing level that holds the task.  Anything else
  * (threads, shutdown, max_pending, due now, a new level, pool growth) takes
  * schedule_slow, which is the same insert with every check. */
-static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+hw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct hw *w = hw_of(s);
     struct hw_place p;
-    if (s->threaded || w->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
         s->pool.free_head == TB_POOL_NIL ||
         (p = locate(w, deadline)).level < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);
@@ -681,6 +682,21 @@ static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return TB_OK;
 }
 
+static int hw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return hw_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* hw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int hw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return hw_schedule_on(s, deadline, fn, arg, handle, period, true);
+}
+
 /* TimerTask.cancel: unlinks the entry from its bucket at once.  Lock held,
  * or `virt` (a constant: the virtual path then makes no call at all). */
 static inline __attribute__((always_inline)) int
@@ -688,11 +704,19 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
 {
     struct tb_sched *s = &w->base;
     int rc = 0;
+    /* the virtual clock's common case first: a handle naming a WAITING
+     * record, found in one compare of its word */
     struct hw_task *t = (struct hw_task *)(void *)(
-        virt ? tb_pool_lookup_unlocked(&s->pool, h)
-             : tb_pool_lookup(&s->pool, h));
+        virt ? tb_pool_waiting_unlocked(&s->pool, h) : NULL);
+    uint32_t state = TB_TASK_WAITING;
+    if (!t) {
+        t = (struct hw_task *)(void *)(virt ? tb_pool_lookup_unlocked(
+                                                  &s->pool, h)
+                                            : tb_pool_lookup(&s->pool, h));
+        if (t)
+            state = tb_task_get_state(&t->base);
+    }
     if (t) {
-        uint32_t state = tb_task_get_state(&t->base);
         if (state == TB_TASK_WAITING) {
             list_unlink_only(&t->link);
             w->size--;
@@ -700,7 +724,7 @@ cancel_locked(struct hw *w, tb_handle h, bool virt)
             /* no other thread can see the record (lock or virtual), so it
              * goes straight back to the pool without passing DONE */
             if (virt)
-                tb_pool_put_unlocked(&s->pool, &t->base);
+                tb_pool_put_handle_unlocked(&s->pool, &t->base, h);
             else
                 tb_pool_put(&s->pool, &t->base);
             rc = 1;
@@ -735,6 +759,13 @@ static int hw_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(w, h);
     return cancel_locked(w, h, true);
+}
+
+/* hw_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int hw_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(hw_of(s), h, true);
 }
 
 static size_t hw_pending(struct tb_sched *s)
@@ -1174,6 +1205,8 @@ static const struct tb_backend_ops hw_ops = {
     .start = hw_start,
     .schedule = hw_schedule,
     .cancel = hw_cancel,
+    .schedule_virtual = hw_schedule_virtual,
+    .cancel_virtual = hw_cancel_virtual,
     .pending = hw_pending,
     .advance = hw_advance,
     .shutdown = hw_shutdown,

@@ -488,11 +488,13 @@ static __attribute__((noinline)) int schedule_slow(
 
 /* hrtimer_start on the virtual clock with a free record at hand; the rest
  * (threads, shutdown, max_pending, pool growth) takes schedule_slow. */
-static int hr_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+hr_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct hr *q = hr_of(s);
-    if (__builtin_expect(s->threaded || q->stopped || s->cfg.max_pending ||
+    if (__builtin_expect((!virt && (s->threaded || s->cfg.max_pending)) ||
+                             q->stopped ||
                              s->pool.free_head == TB_POOL_NIL,
                          0))
         return schedule_slow(q, deadline, deadline, period, fn, arg, handle);
@@ -501,6 +503,21 @@ static int hr_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     q->st.submitted++;
     tq_add(q, hr_timer_of(rec), 0);
     return TB_OK;
+}
+
+static int hr_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return hr_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* hr_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int hr_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return hr_schedule_on(s, deadline, fn, arg, handle, period, true);
 }
 
 /* hrtimer_start_range_ns: [soft, hard]. */
@@ -517,12 +534,17 @@ static inline __attribute__((always_inline)) int
 cancel_locked(struct hr *q, tb_handle h, bool virt)
 {
     struct tb_sched *s = &q->base;
-    struct tb_task *rec =
-        virt ? tb_pool_lookup_unlocked(&s->pool, h)
-             : tb_pool_lookup(&s->pool, h);
-    if (!rec)
-        return 0;
-    uint32_t state = tb_task_get_state(rec);
+    /* the virtual clock's common case first: a handle naming a WAITING
+     * record, found in one compare of its word */
+    struct tb_task *rec = virt ? tb_pool_waiting_unlocked(&s->pool, h) : NULL;
+    uint32_t state = TB_TASK_WAITING;
+    if (!rec) {
+        rec = virt ? tb_pool_lookup_unlocked(&s->pool, h)
+                   : tb_pool_lookup(&s->pool, h);
+        if (!rec)
+            return 0;
+        state = tb_task_get_state(rec);
+    }
     if (state == TB_TASK_WAITING) {
         tq_del(q, hr_timer_of(rec));
         q->st.cancelled++;
@@ -533,7 +555,7 @@ cancel_locked(struct hr *q, tb_handle h, bool virt)
             return 1;
         }
         if (virt)
-            tb_pool_put_unlocked(&s->pool, rec);
+            tb_pool_put_handle_unlocked(&s->pool, rec, h);
         else
             tb_pool_put(&s->pool, rec);
         return 1;
@@ -563,6 +585,13 @@ static int hr_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(q, h);
     return cancel_locked(q, h, true);
+}
+
+/* hr_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int hr_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(hr_of(s), h, true);
 }
 
 /* hrtimer_start on a queued one-shot: remove_hrtimer, the new expiry (no
@@ -950,6 +979,8 @@ static const struct tb_backend_ops hr_ops = {
     .schedule = hr_schedule,
     .schedule_range = hr_schedule_range,
     .cancel = hr_cancel,
+    .schedule_virtual = hr_schedule_virtual,
+    .cancel_virtual = hr_cancel_virtual,
     .reschedule = hr_reschedule,
     .pending = hr_pending,
     .advance = hr_advance,

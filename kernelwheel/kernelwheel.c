@@ -609,11 +609,12 @@ schedule_slow(struct kw *w, int64_t deadline, int64_t period, tb_fn fn,
 /* add_timer on the virtual clock with a free record at hand, as a leaf
  * function; everything else (threads, shutdown, max_pending, pool growth)
  * takes schedule_slow, the same insert with every check. */
-static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+kw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct kw *w = kw_of(s);
-    if (s->threaded || w->shutdown || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
         s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct kw_timer *t =
@@ -625,6 +626,21 @@ static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     return TB_OK;
 }
 
+static int kw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return kw_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* kw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int kw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return kw_schedule_on(s, deadline, fn, arg, handle, period, true);
+}
+
 /* timer_delete: an unlink.  A periodic task cancelled from inside its own
  * run is marked, and its runner retires it.  Lock held, or `virt` (a
  * constant: the virtual path makes no call). */
@@ -632,17 +648,24 @@ static inline __attribute__((always_inline)) int
 cancel_locked(struct kw *w, tb_handle h, bool virt)
 {
     struct tb_sched *s = &w->base;
+    /* the virtual clock's common case first: a handle naming a WAITING
+     * record, found in one compare of its word */
     struct kw_timer *t = (struct kw_timer *)(void *)(
-        virt ? tb_pool_lookup_unlocked(&s->pool, h)
-             : tb_pool_lookup(&s->pool, h));
-    if (!t)
-        return 0;
-    uint32_t state = tb_task_get_state(&t->base);
+        virt ? tb_pool_waiting_unlocked(&s->pool, h) : NULL);
+    uint32_t state = TB_TASK_WAITING;
+    if (!t) {
+        t = (struct kw_timer *)(void *)(virt ? tb_pool_lookup_unlocked(
+                                                   &s->pool, h)
+                                             : tb_pool_lookup(&s->pool, h));
+        if (!t)
+            return 0;
+        state = tb_task_get_state(&t->base);
+    }
     if (state == TB_TASK_WAITING) {
         detach_timer(w, t);
         w->st.cancelled++;
         if (virt)
-            tb_pool_put_unlocked(&s->pool, &t->base);
+            tb_pool_put_handle_unlocked(&s->pool, &t->base, h);
         else
             tb_pool_put(&s->pool, &t->base);
         return 1;
@@ -670,6 +693,13 @@ static int kw_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(w, h);
     return cancel_locked(w, h, true);
+}
+
+/* kw_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int kw_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(kw_of(s), h, true);
 }
 
 /* __mod_timer(timer, expires, 0) on a waiting one-shot. */
@@ -1022,6 +1052,8 @@ static const struct tb_backend_ops kw_ops = {
     .start = kw_start,
     .schedule = kw_schedule,
     .cancel = kw_cancel,
+    .schedule_virtual = kw_schedule_virtual,
+    .cancel_virtual = kw_cancel_virtual,
     .reschedule = kw_reschedule,
     .pending = kw_pending,
     .advance = kw_advance,

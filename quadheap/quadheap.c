@@ -304,7 +304,6 @@ static void drop_zombie_at(struct qh *q, size_t i)
     q->heap[i] = q->heap[--q->len];
     q->heap[q->len] = (struct qh_slot){0, NULL};
     q->zombies--;
-    q->st.zombies--;
     retire(q, t);
 }
 
@@ -327,7 +326,6 @@ static bool update_head(struct qh *q)
     if (is_zombie(t)) {
         delete_min(q);
         q->zombies--;
-        q->st.zombies--;
         retire(q, t);
         return true;
     }
@@ -459,13 +457,14 @@ out:
  * no lock and no growth to prepare for, the general path a tail call away
  * (7 instructions of 152 per add under cgops, measured before the store of
  * ts.len was added: one more store since, not measured again). */
-static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+qh_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct qh *q = qh_of(s);
-    if (__builtin_expect(s->threaded || q->stopped || q->len == q->cap ||
+    if (__builtin_expect((!virt && s->threaded) || q->stopped || q->len == q->cap ||
                              s->pool.free_head == TB_POOL_NIL ||
-                             (s->cfg.max_pending &&
+                             (!virt && s->cfg.max_pending &&
                               q->len >= s->cfg.max_pending),
                          0))
         return schedule_slow(s, deadline, period, fn, arg, handle);
@@ -475,6 +474,21 @@ static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
              arg);
     q->ts_len = q->len; /* ts.unlock */
     return TB_OK;
+}
+
+static int qh_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return qh_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* qh_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int qh_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return qh_schedule_on(s, deadline, fn, arg, handle, period, true);
 }
 
 /* timer.stop (deltimer): marks only.  Lock held, or `virt` (a constant:
@@ -487,7 +501,6 @@ cancel_locked(struct qh *q, tb_handle h, bool virt)
     if (!tb_pool_mark_cancelled(&q->base.pool, h, virt))
         return 0;
     q->zombies++;
-    q->st.zombies++;
     q->st.cancelled++;
     if (!virt && q->zombies > q->ts_len >> 2 && !q->clean_asked &&
         q->sleep_until != INT64_MIN) {
@@ -512,6 +525,13 @@ static int qh_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(q, h);
     return cancel_locked(q, h, true);
+}
+
+/* qh_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int qh_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(qh_of(s), h, true);
 }
 
 /* timer.modify (Timer.Reset) on a waiting one-shot: the record takes the
@@ -609,7 +629,6 @@ static void run_head(struct qh *q, int64_t now)
          * leaves the heap as zombies do */
         tb_task_set_state(t, TB_TASK_CANCELLED);
         q->zombies++;
-        q->st.zombies++;
         q->st.finished++;
     }
     q->current = NULL;
@@ -740,7 +759,6 @@ static long qh_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
         q->heap[q->len] = (struct qh_slot){0, NULL};
         if (is_zombie(t)) {
             q->zombies--;
-            q->st.zombies--;
         } else if (t == q->current) {
             q->st.cancelled++; /* running: stopped, not shown to visit */
         } else {
@@ -810,6 +828,9 @@ static void qh_stats(struct tb_sched *s, struct tb_stats *out)
     qh_lock(q);
     *out = q->st;
     out->pending = q->len;
+    /* ts.zombies is the count the statistics give: kept once, not twice
+     * on every stop (issue 39) */
+    out->zombies = q->zombies;
     qh_unlock(q);
 }
 
@@ -873,9 +894,8 @@ static int qh_check(struct tb_sched *s)
     for (size_t i = q->len; i < q->cap; i++)
         if (q->heap[i].t)
             CORRUPT("slot %zu past the end is not cleared", i);
-    if (zombies != q->zombies || zombies != q->st.zombies)
-        CORRUPT("%zu zombies in the heap, %zu counted (stats %llu)", zombies,
-                q->zombies, (unsigned long long)q->st.zombies);
+    if (zombies != q->zombies)
+        CORRUPT("%zu zombies in the heap, %zu counted", zombies, q->zombies);
     if (q->current && !current_queued)
         CORRUPT("the running periodic task is not in the heap");
     if (s->pool.live != q->len + q->st.running)
@@ -895,6 +915,8 @@ static const struct tb_backend_ops qh_ops = {
     .start = qh_start,
     .schedule = qh_schedule,
     .cancel = qh_cancel,
+    .schedule_virtual = qh_schedule_virtual,
+    .cancel_virtual = qh_cancel_virtual,
     .reschedule = qh_reschedule,
     .pending = qh_pending,
     .advance = qh_advance,

@@ -1196,15 +1196,36 @@ def build_counts(build_dir, jobs):
     return os.path.join(build_dir, "bench", "timerbench-counts")
 
 
-def counts_backends(binary):
-    """{backend: True if remove-on-cancel changes it}, registry order."""
-    out = {}
+def counts_list(binary):
+    """The driver's --list: [(name, flags)], registry order, then the
+    interface's floor (flagged "floor")."""
+    out = []
     for line in subprocess.check_output([binary, "--list"],
                                         universal_newlines=True).splitlines():
         parts = line.split()
         if parts:
-            out[parts[0]] = "roc" in parts[1:]
+            out.append((parts[0], parts[1:]))
     return out
+
+
+def counts_backends(binary):
+    """{backend: True if remove-on-cancel changes it}, registry order; the
+    timers only (the floor is not one: counts_floor)."""
+    return {name: "roc" in flags for name, flags in counts_list(binary)
+            if "floor" not in flags}
+
+
+# The floor's operations: it runs nothing, so it has no expiry.
+FLOOR_OPS = ("insert", "cancel")
+
+
+def counts_floor(binary):
+    """The name the driver gives the interface's floor (tb_backend_floor,
+    not in the registry), or None if it has none."""
+    for name, flags in counts_list(binary):
+        if "floor" in flags:
+            return name
+    return None
 
 
 def counts_plan(binary, backends, ops, ns):

@@ -7,7 +7,9 @@ as a table instead of written to a results directory.
     bench/counts.py [--op insert,cancel] [--n 100000] [--backends a,b]
                     [--build DIR] [--jobs K] [--json FILE]
 
-Defaults: insert and cancel at N = 10^5 for every registered backend,
+Defaults: insert and cancel at N = 10^5 for every registered backend and
+the interface's floor (`floor`: what a call costs with no structure behind
+it, insert and cancel only; not a registered backend),
 two at a time (about half a minute on 2 cores).  expire walks the whole
 1000 s of virtual time tick by tick and takes longer on a ticking wheel
 (timerwheel: about 40 s at 10^5).
@@ -57,17 +59,26 @@ def main(argv):
     else:
         binary = run.build_counts(opts.build_dir, opts.jobs)
     known = list(run.counts_backends(binary))
+    floor = run.counts_floor(binary)
     backends = opts.backends.split(",") if opts.backends is not None else known
-    unknown = [b for b in backends if b not in known]
+    unknown = [b for b in backends if b not in known and b != floor]
     if unknown:
         ap.error("unknown backend %s (registered: %s)" % (",".join(unknown),
                                                           ", ".join(known)))
-    plan = run.counts_plan(binary, backends, ops, ns)
+    # the floor's rows (insert and cancel) unless --backends leaves it out
+    with_floor = floor and (opts.backends is None or floor in backends)
+    timers = [b for b in backends if b != floor]
+    plan = [(floor, op, n, []) for op in ops if op in run.FLOOR_OPS
+            for n in ns] if with_floor else []
+    plan += run.counts_plan(binary, timers, ops, ns)
     results = run.run_counts(binary, plan, opts.jobs)
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump({"results": results}, f, indent=1)
-    print(tb_counts.format_table(results, known))
+    print(tb_counts.format_table(results, ([floor] if floor else []) + known))
+    if with_floor:
+        print("floor: the interface alone (tb_backend_floor: the core's checks, "
+              "the pool, the handle's check; no structure, not a timer)")
     print("per operation; simulated caches: %s" % "; ".join(
         "%s %d KiB %d-way" % (k, v[0] // 1024, v[1])
         for k, v in sorted(M.COUNTS_CACHES.items())))

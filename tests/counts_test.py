@@ -131,6 +131,34 @@ class Counts(unittest.TestCase):
                     self.assertEqual(r["backend"], backend)
                     self.assertGreater(r["ops"], 0)
 
+    def test_floor_is_listed_apart_and_counts_insert_and_cancel(self):
+        # the interface's floor (issue 39) is no timer: --list flags it,
+        # counts_backends leaves it out, and it has no expiry to count
+        floor = run.counts_floor(BINARY)
+        self.assertEqual(floor, "floor")
+        self.assertNotIn(floor, run.counts_backends(BINARY))
+        for op in run.FLOOR_OPS:
+            with self.subTest(op=op):
+                p = subprocess.run([BINARY, "--backend", floor, "--op", op,
+                                    "--n", str(N)], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                r = json.loads(p.stdout)
+                self.assertEqual(r["backend"], floor)
+                self.assertGreater(r["ops"], 0)
+                self.assertTrue(all(v == 0 for v in r["work_per_op"].values()), r)
+        p = subprocess.run([BINARY, "--backend", floor, "--op", "expire",
+                            "--n", str(N)], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_floor_costs_less_than_a_backend(self):
+        # under callgrind: the floor is the interface alone, so a
+        # backend's insert (heapqueue's) costs more than it does
+        floor = run.counts_one(BINARY, "floor", "insert", N, [], self.tmp)
+        self.assertNotIn("error", floor)
+        self.assertGreater(floor["instructions_per_op"], 0)
+        self.assertLess(floor["instructions_per_op"],
+                        self.first["instructions_per_op"])
+
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--sanitized"]:

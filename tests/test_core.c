@@ -27,6 +27,99 @@ static void test_registry(void **state)
     assert_null(tb_backend_find(NULL));
 }
 
+static void count_unrun(void *ctx, tb_handle h, tb_fn fn, void *arg)
+{
+    (void)h;
+    (void)fn;
+    (void)arg;
+    (*(int *)ctx)++;
+}
+
+/* The interface's floor (issue 39): not in the registry, the core's checks
+ * and the handle's generation check in front of it as in front of any
+ * backend, its tasks never run, and its counts balance. */
+static void test_floor(void **state)
+{
+    (void)state;
+    const struct tb_backend *f = &tb_backend_floor;
+    assert_null(tb_backend_find(f->name));
+    for (size_t i = 0; i < tb_backend_count(); i++)
+        assert_ptr_not_equal(tb_backend_at(i), f);
+    struct tb_config mono = {.clock = TB_CLOCK_MONOTONIC};
+    struct tb_sched *s = NULL;
+    assert_int_equal(tb_create(f, &mono, &s), TB_ENOTSUP);
+    assert_null(s);
+    struct tb_config c = {.max_pending = 1500};
+    assert_int_equal(tb_create(f, &c, &s), TB_OK);
+    tb_handle h[1600];
+    /* past one chunk of the pool, to its limit and one refused */
+    for (int i = 0; i < 1500; i++)
+        assert_int_equal(tb_schedule(s, i, noop_task, NULL, &h[i]), TB_OK);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h[1500]), TB_EFULL);
+    assert_int_equal(h[1500], TB_HANDLE_NONE);
+    assert_int_equal(tb_schedule(s, 1, NULL, NULL, &h[1500]), TB_EINVAL);
+    assert_int_equal(tb_pending(s), 1500);
+    assert_int_equal(tb_advance(s, TB_SEC), 0); /* nothing ever runs */
+    assert_int_equal(tb_now(s), TB_SEC);
+    assert_int_equal(tb_cancel(s, h[7]), 1);
+    assert_int_equal(tb_cancel(s, h[7]), 0);            /* once */
+    assert_int_equal(tb_cancel(s, TB_HANDLE_NONE), 0);
+    assert_int_equal(tb_cancel(s, h[8] | TB_TASK_STATE_MASK), 0);
+    assert_int_equal(tb_cancel(s, h[8] + ((uint64_t)1 << 32)), 0);
+    /* the record comes back with the next generation: the old handle is
+     * stale, the new one names it */
+    tb_handle again;
+    assert_int_equal(tb_schedule(s, 5, noop_task, NULL, &again), TB_OK);
+    assert_int_equal((uint32_t)again, (uint32_t)h[7]);
+    assert_int_not_equal(again, h[7]);
+    assert_int_equal(tb_cancel(s, h[7]), 0);
+    assert_int_equal(tb_cancel(s, again), 1);
+    struct tb_stats st;
+    assert_int_equal(tb_stats(s, &st), TB_OK);
+    assert_int_equal(st.submitted, 1501);
+    assert_int_equal(st.cancelled, 2);
+    assert_int_equal(st.rejected, 1);
+    assert_int_equal(st.pending, 1499);
+    assert_true(tb_stats_balanced(&st));
+    assert_int_equal(tb_await_termination(s, 0), TB_ESTATE);
+    int unrun = 0;
+    assert_int_equal(tb_shutdown_now(s, count_unrun, &unrun), 1499);
+    assert_int_equal(unrun, 1499);
+    assert_int_equal(tb_pending(s), 0);
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h[0]), TB_ESHUTDOWN);
+    assert_int_equal(tb_await_termination(s, 0), TB_OK);
+    assert_int_equal(tb_stats(s, &st), TB_OK);
+    assert_int_equal(st.dropped, 1499);
+    assert_true(tb_stats_balanced(&st));
+    tb_destroy(s);
+}
+
+/* tb_pool_waiting_unlocked names a WAITING record only, for its own
+ * handle only: not a stale one, one with state bits set, nor a record in
+ * another state. */
+static void test_pool_waiting_lookup(void **state)
+{
+    (void)state;
+    struct tb_sched *s = NULL;
+    assert_int_equal(tb_create(&tb_backend_floor, NULL, &s), TB_OK);
+    tb_handle h;
+    assert_int_equal(tb_schedule(s, 1, noop_task, NULL, &h), TB_OK);
+    struct tb_task *t = tb_pool_waiting_unlocked(&s->pool, h);
+    assert_non_null(t);
+    assert_ptr_equal(t, tb_pool_lookup_unlocked(&s->pool, h));
+    for (uint32_t st = 1; st < 8; st++)
+        assert_null(tb_pool_waiting_unlocked(
+            &s->pool, h | (uint64_t)st << TB_TASK_STATE_SHIFT));
+    assert_null(tb_pool_waiting_unlocked(&s->pool, h + ((uint64_t)1 << 32)));
+    assert_null(tb_pool_waiting_unlocked(&s->pool, h + TB_POOL_CHUNK));
+    tb_task_set_state(t, TB_TASK_RUNNING);
+    assert_null(tb_pool_waiting_unlocked(&s->pool, h));
+    assert_ptr_equal(tb_pool_lookup_unlocked(&s->pool, h), t);
+    tb_task_set_state(t, TB_TASK_WAITING);
+    assert_ptr_equal(tb_pool_waiting_unlocked(&s->pool, h), t);
+    tb_destroy(s);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -395,7 +488,11 @@ static void test_pool_alignment(void **state)
         struct tb_sched *s = make_sched(tb_backend_at(b), NULL);
         assert_int_equal(tb_reserve(s, 3 * TB_POOL_CHUNK), TB_OK);
         for (size_t c = 0; c < s->pool.nchunks; c++)
-            assert_int_equal((uintptr_t)s->pool.chunks[c] % TB_POOL_ALIGN, 0);
+            assert_int_equal(
+                (uintptr_t)tb_pool_record(
+                    &s->pool, (uint32_t)(c << TB_POOL_CHUNK_SHIFT)) %
+                    TB_POOL_ALIGN,
+                0);
         tb_destroy(s);
     }
 }
@@ -666,6 +763,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_pool_waiting_lookup),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_null_sched),
         cmocka_unit_test(test_generations),

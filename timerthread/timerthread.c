@@ -366,13 +366,14 @@ schedule_slow(struct tt *q, int64_t deadline, int64_t period, tb_fn fn,
  * record at hand and room in the array (TaskQueue.add without its growth).
  * Anything else (threads, a stopped timer, max_pending, growth) takes
  * schedule_slow, which is the same add with every check. */
-static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
-                       void *arg, tb_handle *handle, int64_t period)
+static inline __attribute__((always_inline)) int
+tt_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
+                tb_handle *handle, int64_t period, bool virt)
 {
     struct tt *q = tt_of(s);
     /* on the virtual clock the core's deadline is on the virtual time
      * (tb_clock_now): the wall clock is that plus the steps taken */
-    if (!s->threaded && s->wall &&
+    if ((virt || !s->threaded) && s->wall &&
         __builtin_add_overflow(
             deadline,
             atomic_load_explicit(&s->wall_offset, memory_order_relaxed),
@@ -380,7 +381,7 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
         tb_handle_none(handle);
         return TB_ERANGE;
     }
-    if (s->threaded || q->stopped || s->cfg.max_pending ||
+    if ((!virt && (s->threaded || s->cfg.max_pending)) || q->stopped ||
         q->size + 1 >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct tb_task *t = tb_pool_get_unlocked(&s->pool, handle);
@@ -390,6 +391,21 @@ static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     if (q->heap[1].t == t)
         q->vwake = INT64_MIN; /* queue.notify() */
     return TB_OK;
+}
+
+static int tt_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                       void *arg, tb_handle *handle, int64_t period)
+{
+    return tt_schedule_on(s, deadline, fn, arg, handle, period, false);
+}
+
+/* tt_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): the clock mode and the limit are tested once, at creation,
+ * not on every call. */
+static int tt_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return tt_schedule_on(s, deadline, fn, arg, handle, period, true);
 }
 
 /* TimerTask.cancel.  Lock held, or `virt` (a constant: the virtual path
@@ -421,6 +437,13 @@ static int tt_cancel(struct tb_sched *s, tb_handle h)
     if (s->threaded)
         return cancel_threaded(q, h);
     return cancel_locked(q, h, true);
+}
+
+/* tt_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int tt_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_locked(tt_of(s), h, true);
 }
 
 static size_t tt_pending(struct tb_sched *s)
@@ -762,6 +785,8 @@ static const struct tb_backend_ops tt_ops = {
     .start = tt_start,
     .schedule = tt_schedule,
     .cancel = tt_cancel,
+    .schedule_virtual = tt_schedule_virtual,
+    .cancel_virtual = tt_cancel_virtual,
     .pending = tt_pending,
     .advance = tt_advance,
     .shutdown = tt_shutdown,

@@ -257,9 +257,7 @@ static inline uint64_t ctr_add(const struct tw *q, _Atomic uint64_t *c,
 {
     if (q->base.threaded)
         return atomic_fetch_add_explicit(c, n, memory_order_relaxed) + n;
-    uint64_t v = atomic_load_explicit(c, memory_order_relaxed) + n;
-    atomic_store_explicit(c, v, memory_order_relaxed);
-    return v;
+    return *tb_plain_u64(c) += n;
 }
 
 static inline uint64_t ctr_get(_Atomic uint64_t *c)
@@ -267,10 +265,11 @@ static inline uint64_t ctr_get(_Atomic uint64_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-/* ctr_add(q, c, 1) where the caller already knows the mode is virtual. */
+/* ctr_add(q, c, 1) where the caller already knows the mode is virtual:
+ * one add to memory (tb_plain_u64). */
 static inline void vctr_inc(_Atomic uint64_t *c)
 {
-    atomic_store_explicit(c, ctr_get(c) + 1, memory_order_relaxed);
+    (*tb_plain_u64(c))++;
 }
 
 static void note_peak(struct tw *q, uint64_t n)
@@ -1016,13 +1015,15 @@ schedule_virtual_slow(struct tw *q, int64_t deadline, int64_t period,
  * no cap, no shutdown, no test hook.  Anything else is schedule_virtual,
  * the same steps with every check; a call on the fast path would make the
  * compiler save registers on every schedule (cachegrind: 18 of 90
- * instructions). */
+ * instructions).  `limitless`: the caller knows there is no max_pending
+ * (tw_schedule_virtual, which tb_create takes only then). */
 static inline int schedule_virtual_fast(struct tw *q, int64_t deadline,
                                         int64_t period, tb_fn fn, void *arg,
-                                        tb_handle *handle)
+                                        tb_handle *handle, bool limitless)
 {
     struct tb_pool *p = &q->base.pool;
-    if (q->base.cfg.max_pending || p->free_head == TB_POOL_NIL ||
+    if ((!limitless && q->base.cfg.max_pending) ||
+        p->free_head == TB_POOL_NIL ||
         atomic_load_explicit(&q->shut, memory_order_relaxed) ||
         __builtin_expect(tw_test_hook != NULL, 0))
         return schedule_virtual_slow(q, deadline, period, fn, arg, handle);
@@ -1078,7 +1079,16 @@ static int tw_schedule(struct tb_sched *s, int64_t deadline, tb_fn fn,
     struct tw *q = tw_of(s);
     if (s->threaded)
         return schedule_threaded(q, deadline, period, fn, arg, handle);
-    return schedule_virtual_fast(q, deadline, period, fn, arg, handle);
+    return schedule_virtual_fast(q, deadline, period, fn, arg, handle, false);
+}
+
+/* tw_schedule for a virtual scheduler with no max_pending (tb_create
+ * picks it): neither is tested on the call. */
+static int tw_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
+                               void *arg, tb_handle *handle, int64_t period)
+{
+    return schedule_virtual_fast(tw_of(s), deadline, period, fn, arg, handle,
+                                 true);
 }
 
 /* HashedWheelTimeout.cancel, every case: CAS to CANCELLED, then queue it
@@ -1135,25 +1145,42 @@ static __attribute__((noinline)) int cancel_threaded(struct tw *q,
     return t ? cancel_slow(q, t, h) : 0;
 }
 
-static int tw_cancel(struct tb_sched *s, tb_handle h)
+/* The virtual clock's cancel: a handle naming a WAITING timeout is found
+ * in one compare of its word, which then becomes the handle with CANCELLED
+ * in its state bits (no other thread, so no CAS). */
+static inline int cancel_virtual(struct tw *q, tb_handle h)
 {
-    struct tw *q = tw_of(s);
-    if (s->threaded)
-        return cancel_threaded(q, h);
+    struct tb_sched *s = &q->base;
     struct tw_timeout *t =
-        (struct tw_timeout *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
-    if (!t)
-        return 0;
-    uint32_t gen = (uint32_t)(h >> 32);
-    if (atomic_load_explicit(&q->shut, memory_order_relaxed) ||
-        !tb_task_cas_local(&t->base, gen, TB_TASK_WAITING,
-                           TB_TASK_CANCELLED))
-        return cancel_slow(q, t, h);
+        (struct tw_timeout *)(void *)tb_pool_waiting_unlocked(&s->pool, h);
+    if (!t || atomic_load_explicit(&q->shut, memory_order_relaxed)) {
+        t = (struct tw_timeout *)(void *)tb_pool_lookup_unlocked(&s->pool, h);
+        return t ? cancel_slow(q, t, h) : 0;
+    }
+    atomic_store_explicit(&t->base.gs,
+                          h | (uint64_t)TB_TASK_CANCELLED
+                                  << TB_TASK_STATE_SHIFT,
+                          memory_order_relaxed);
     vctr_inc(&q->ncancelled);
     vctr_inc(&q->zombies);
     t->cnext = atomic_load_explicit(&q->cancelled, memory_order_relaxed);
     atomic_store_explicit(&q->cancelled, t, memory_order_relaxed);
     return 1;
+}
+
+static int tw_cancel(struct tb_sched *s, tb_handle h)
+{
+    struct tw *q = tw_of(s);
+    if (s->threaded)
+        return cancel_threaded(q, h);
+    return cancel_virtual(q, h);
+}
+
+/* tw_cancel for a virtual scheduler (tb_create picks it): no test of the
+ * clock mode. */
+static int tw_cancel_virtual(struct tb_sched *s, tb_handle h)
+{
+    return cancel_virtual(tw_of(s), h);
 }
 
 static size_t tw_pending(struct tb_sched *s)
@@ -1422,6 +1449,8 @@ static const struct tb_backend_ops tw_ops = {
     .start = tw_start,
     .schedule = tw_schedule,
     .cancel = tw_cancel,
+    .schedule_virtual = tw_schedule_virtual,
+    .cancel_virtual = tw_cancel_virtual,
     .pending = tw_pending,
     .advance = tw_advance,
     .shutdown = tw_shutdown,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <valgrind/callgrind.h>
 #include "common.h"
+#include "timerbench/scheduler.h"
 
 struct fire_state g_fire;
 static uint64_t sm_state;
@@ -23,11 +24,63 @@ static void fire_arm(void) {
 	g_fire.fired = 0; g_fire.min_late = INT64_MAX; g_fire.max_late = INT64_MIN;
 	g_fire.cut = 0; g_fire.deadline_ns = 1e300;
 }
+/* "floor": the interface alone (tb_backend_floor, not in the registry, so
+ * the peers adapter never sees it), driven by the same loops as
+ * adapt_timerbench.c's fill and cancel, so that its count is what every
+ * backend's row there pays before its structure works.  It runs nothing:
+ * no exp1000 phase (set CGOPS_NOEXP). */
+struct fctx { struct tb_sched *s; tb_handle *h; int64_t scale; long errs; };
+static int f_task(void *arg) { (void)arg; return 0; }
+static void *f_create(size_t n) {
+	struct fctx *c = calloc(1, sizeof *c);
+	struct tb_config cfg = { .clock = TB_CLOCK_VIRTUAL };
+	if (!c || tb_create(&tb_backend_floor, &cfg, &c->s) != TB_OK || tb_reserve(c->s, n) != TB_OK) abort();
+	if (!(c->h = calloc(n ? n : 1, sizeof *c->h))) abort();
+	c->scale = 1; /* kept, as the adapter keeps a ticked backend's */
+	return c;
+}
+static void f_fill(void *ctx, const uint64_t *delay, size_t n) {
+	struct fctx *c = ctx;
+	struct tb_sched *s = c->s;
+	int64_t scale = c->scale, base = tb_now(s);
+	long errs = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = (int64_t)delay[i] * scale;
+		errs += tb_schedule(s, d, f_task, (void *)(intptr_t)(base + d), &c->h[i]) != TB_OK;
+	}
+	c->errs += errs;
+}
+static void f_cancel(void *ctx, const uint32_t *perm, size_t n) {
+	struct fctx *c = ctx;
+	struct tb_sched *s = c->s;
+	long errs = 0;
+	for (size_t i = 0; i < n; i++) errs += tb_cancel(s, c->h[perm[i]]) != 1;
+	c->errs += errs;
+}
+static void f_expire(void *ctx, uint64_t step, size_t n, struct exp_result *r) {
+	(void)ctx; (void)step; (void)n; (void)r;
+	fprintf(stderr, "floor: no expiry (set CGOPS_NOEXP=1)\n");
+	exit(2);
+}
+static size_t f_pending(void *ctx) { return tb_pending(((struct fctx *)ctx)->s); }
+static int f_errors(void *ctx) { return ((struct fctx *)ctx)->errs != 0; }
+static void f_destroy(void *ctx) {
+	struct fctx *c = ctx;
+	tb_destroy(c->s);
+	free(c->h);
+	free(c);
+}
+static const struct impl impl_floor = {
+	.name = "floor", .create = f_create, .fill = f_fill, .cancel = f_cancel,
+	.expire = f_expire, .pending = f_pending, .destroy = f_destroy,
+	.node_size = 0, .errors = f_errors,
+};
+
 int main(int argc, char **argv) {
 	if (argc < 3) { fprintf(stderr, "usage: cgops IMPL N [add|exp1000|cancel]\n"); return 2; }
 	const struct impl *all[40]; size_t k = 0;
 	all[k++] = &impl_wahern; all[k++] = &impl_ratas; all[k++] = &impl_libevent; all[k++] = &impl_libuv;
-	all[k++] = &impl_bsdtree;
+	all[k++] = &impl_bsdtree; all[k++] = &impl_floor;
 	int m = tb_adapters_init(all + k, 40 - k);
 	if (m < 0) return 1;
 	k += (size_t)m;

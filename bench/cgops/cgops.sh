@@ -9,6 +9,8 @@
 #   bench/cgops/cgops.sh /tmp/peers-x wahern 1000
 #   CGOPS_NOEXP=1 bench/cgops/cgops.sh /tmp/peers-x timerwheel 1000000
 #                                     # add and cancel only (see cgops.c)
+#   CGOPS_NOEXP=1 bench/cgops/cgops.sh /tmp/peers-x floor 1000
+#                                     # the interface alone (tb_backend_floor)
 #
 # The cache model is fixed (D1 32 KiB 8-way, LL 32 MiB 16-way, 64-byte
 # lines) rather than detected, so figures compare across machines (Valgrind
@@ -24,7 +26,7 @@ PEERS=${PEERS_DIR:-$HERE/../../../shared/peers}
 CG="valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 --collect-atstart=no"
 for N in "$@"; do
 	D=$(mktemp -d)
-	cc -O2 -DNDEBUG -std=gnu11 -I"$PEERS" -c "$HERE/cgops.c" -o "$D/cgops.o"
+	cc -O2 -DNDEBUG -std=gnu11 -I"$PEERS" -I"$HERE/../../include" -c "$HERE/cgops.c" -o "$D/cgops.o"
 	c++ -O2 -o "$D/cgops" "$D/cgops.o" $(ls "$P"/obj/*.o | grep -v '/main\.o$') \
 		"${LIB:-$P/tb-build/libtimerbench.a}" -pthread -lm
 	(cd "$D" && $CG --callgrind-out-file="$D/cg.out" "$D/cgops" "$I" "$N" >/dev/null 2>"$D/vg.log") ||

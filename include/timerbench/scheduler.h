@@ -241,6 +241,17 @@ const struct tb_backend *tb_backend_at(size_t i);
 /** Looks a backend up by name; NULL if there is none. */
 const struct tb_backend *tb_backend_find(const char *name);
 
+/** The interface's floor (issue 39): the core's checks, the task pool and
+ *  the handle's generation check, with no structure behind them, so that
+ *  what a schedule and a cancel cost before any structure works can be
+ *  counted.  Not a timer: its tasks never run, tb_advance only moves the
+ *  clock, shutdown drops every pending task, and only the virtual clock is
+ *  accepted (tb_create answers TB_ENOTSUP for the monotonic one).  It is
+ *  not in the registry (tb_backend_count, tb_backend_at and
+ *  tb_backend_find never give it), so no suite, ranking or report treats
+ *  it as one of the backends; only what names it uses it. */
+extern const struct tb_backend tb_backend_floor;
+
 /* ---- Lifecycle --------------------------------------------------------- */
 
 struct tb_sched;
