@@ -933,7 +933,7 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
                                   "--logs", os.path.join(outdir, "jvm-logs")]
            + (["--seed", str(seed)] if seed is not None else []))
     RS.say("timerbench: jvm: the originals at size %s (about %s)" % (
-        size, "half a minute" if size == "standard" else "several minutes"))
+        size, "about a minute" if size == "standard" else "several minutes"))
     last, shown = "", 0.0
     try:
         with open(os.path.join(outdir, "jvm.log"), "a", encoding="utf-8",
