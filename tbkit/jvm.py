@@ -300,8 +300,10 @@ def _pair_kind(j, c):
     if (oj in ("faster", "slower") and _excludes(c["ci"], oj)) or \
             (oc in ("faster", "slower") and _excludes(j["ci"], oc)):
         return CONTRADICTION
+    # both point estimates beyond the MIN_EFFECT band, on opposite sides
+    # of 1: a 0.99 against a 1.2 is not two orders
     if j["ratio"] and c["ratio"] and (j["ratio"] - 1) * (c["ratio"] - 1) < 0 \
-            and not (j["same"] and c["same"]):
+            and not (j["same"] or c["same"]):
         return OPPOSITE_NS
     return UNDECIDED_PAIR
 
@@ -314,8 +316,9 @@ def control(jvm):
     """The harness's control: STPE's insert with removeOnCancel off and on
     runs the same schedule(), so the two must come out the same at every
     N.  [{n, n_reps, ratio (stpe / stpe-roc), p, p_adj (Holm over the N),
-    ci, order, ok}]; ok is False when the two differ significantly by at least
-    MIN_EFFECT, which is the harness's own bias.  [] when either is
+    ci, order, ok, said}]; ok is False when the two differ significantly by
+    at least MIN_EFFECT, which is the harness's own bias; `said` is how the
+    section words the row.  [] when either is
     missing."""
     ns = sorted({int(r["n"]) for r in (jvm or {}).get("results", [])
                  if r["op"] == "insert" and r["subject"] in ("stpe", "stpe-roc")})
@@ -330,6 +333,9 @@ def control(jvm):
         r["p_adj"] = pa
         r["order"] = _order(r)
         r["ok"] = r["order"] not in ("faster", "slower")
+        r["said"] = {"same": "the same", "undecided": "not shown to differ",
+                     "too few": "not tested (too few clean repetitions)"}.get(
+                         r["order"], "different, " + r["order"])
     return rows
 
 

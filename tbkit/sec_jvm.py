@@ -173,7 +173,7 @@ def jvm_section(ctx, doc, claims=None):
             doc.p("The control: STPE's insert with removeOnCancel off against on (the "
                   "same ", Code("schedule()"), " call, so the harness must measure them "
                   "alike): ", "; ".join("at N = %s %s (%s)" % (
-                      A.fmt_n(r["n"]), "the same" if r["ok"] else "different, " + r["order"],
+                      A.fmt_n(r["n"]), r["said"],
                       _side(r)) for r in ctl), ".")
         doc.p("Rule: ", cl.rule, ".")
 

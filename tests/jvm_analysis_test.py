@@ -143,6 +143,20 @@ class Ranking(unittest.TestCase):
         self.assertEqual(e["pairs"][0]["agree"], ja.OPPOSITE_NS)
         self.assertIn("opposite but not significant: timer vs netty", e["why"])
 
+    def test_a_same_side_is_not_an_opposite(self):
+        # JVM 1.2x apart without significance, C within 1 %: undecided, and
+        # not named as an opposite pair (0.99 is no order)
+        jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100, "timerwheel": 50})
+        jvm["results"] = [r for r in jvm["results"] if r["subject"] != "delayqueue"]
+        for r in jvm["results"]:
+            r["reps"] = reps([130, 60, 300, 90, 40] if r["subject"] == "timer"
+                             else [100, 50, 250, 75, 45])
+        c["timerthread"]["cancel"][1000000] = spread(99)
+        c["timerwheel"]["cancel"][1000000] = [100, 60, 300, 90, 150]
+        e = ja.ranking(jvm, c, ["cancel"])[0]
+        self.assertEqual(e["pairs"][0]["c"]["order"], "same")
+        self.assertNotEqual(e["pairs"][0]["agree"], ja.OPPOSITE_NS)
+
     def test_holm_correction_over_the_pairs(self):
         self.assertEqual(ja.holm([0.01, 0.04, None, 0.03]), [0.03, 0.06, None, 0.06])
         # six pairs, each side 5 against 5 completely separated: every
@@ -159,6 +173,7 @@ class Ranking(unittest.TestCase):
         # the same schedule() with removeOnCancel off and on: the same
         same = jvm_doc({("insert", "stpe", 100): spread(100), ("insert", "stpe-roc", 100): spread(103)})
         self.assertEqual([r["ok"] for r in ja.control(same)], [True])
+        self.assertEqual(ja.control(same)[0]["said"], "the same")
         # 1.47x apart, as issue 37's run measured at 10^6: the control fails
         bias = jvm_doc({("insert", "stpe", 1000000): spread(144),
                         ("insert", "stpe-roc", 1000000): spread(98)})
