@@ -717,7 +717,8 @@ def _read_jvm(res, path):
         reps = []
         if ok:
             for x in r["reps"]:
-                if not isinstance(x, dict) or not (_number(x.get("ns_per_op")) or -1) >= 0:
+                v = _number(x.get("ns_per_op")) if isinstance(x, dict) else None
+                if v is None or v < 0:
                     ok = False
                     break
                 one = {k: _number(x.get(k)) for k in JVM_REP_FIELDS

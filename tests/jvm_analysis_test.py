@@ -81,6 +81,20 @@ class Repetitions(unittest.TestCase):
                          {"forks": 1, "dropped": 0, "unpaced": 1, "fired_share": 0.05,
                           "gc_count": 0})
 
+    def test_zero_expire_is_read(self):
+        """expire's CPU per task, its idle part taken out, can be 0 (Netty's
+        worker at 10^4 costs no more than its idle ticks): such a result is
+        read, not skipped as malformed."""
+        with tempfile.TemporaryDirectory() as d:
+            doc = jvm_doc({("expire", "netty", 10000): [0.0, 0.0, 12.0]})
+            doc["format"] = "timerbench-jvm/2"
+            with open(os.path.join(d, "jvm.json"), "w") as f:
+                json.dump(doc, f)
+            res = R.load(d)
+            self.assertIsNotNone(res.jvm, res.jvm_problem)
+            self.assertEqual(len(res.jvm["results"]), 1)
+            self.assertFalse(res.problems, [p.what for p in res.problems])
+
     def test_old_documents_still_count(self):
         """A /1 document has no dropped or paced flags: every repetition counts."""
         doc = jvm_doc({("cancel", "stpe", 100): [1.0, 2.0]})
