@@ -971,19 +971,6 @@ def _read_run_state(res, machine):
                     res.missing.append(key)
 
 
-def _json_type(v):
-    """The JSON name of a value's type, for messages."""
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, (int, float)):
-        return "a number"
-    if v is None:
-        return "null"
-    return "a list" if isinstance(v, list) else "an object"
-
-
 def format_problem(res):
     """Why this checkout cannot read the directory's results format, in
     words (machine.json's format_version: absent means 1, else an integer
@@ -1002,7 +989,7 @@ def format_problem(res):
                 "are numbered from 1" % (res.root, v))
     return ("%s: machine.json's format_version is %s (%s), not an integer; "
             "this checkout reads formats 1 to %d, written as a JSON number"
-            % (res.root, json.dumps(v)[:40], _json_type(v), FORMAT_VERSION))
+            % (res.root, json.dumps(v)[:40], formats.json_type(v), FORMAT_VERSION))
 
 
 def _sniff_benchmark_json(path):
