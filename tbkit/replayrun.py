@@ -499,13 +499,18 @@ def main(argv=None):
                             opts.jobs or 2):
                 st, last = 1, "some Valgrind counts failed (replay.json names them)"
             secs = time.monotonic() - t0
-        if stop.signum:
+
+        def interrupted():
+            """Undoes what the replay wrote and says so; the exit code."""
             undo(outdir, made, lock)
-            lock = None
             RS.say("timerbench: replay: interrupted by %s; what it had "
                    "written was removed, %s is as it was: run the same "
                    "command again" % (stop.name, outdir))
             return 128 + stop.signum
+        if stop.signum:
+            code = interrupted()
+            lock = None      # released by undo(), not by the finally
+            return code
         # a replay whose checks failed on some backends: their errors, from
         # replay.json (the other backends' results are there too)
         json_path = os.path.join(outdir, "replay.json")
@@ -537,12 +542,9 @@ def main(argv=None):
         facts["machine"]["load_average_at_end"] = os.getloadavg()
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
         if stop.signum:   # while machine.json was written: not a whole run
-            undo(outdir, made, lock)
-            lock = None
-            RS.say("timerbench: replay: interrupted by %s; what it had "
-                   "written was removed, %s is as it was: run the same "
-                   "command again" % (stop.name, outdir))
-            return 128 + stop.signum
+            code = interrupted()
+            lock = None      # released by undo(), not by the finally
+            return code
     finally:
         if lock is not None:
             RS.release_lock(lock, outdir)
