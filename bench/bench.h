@@ -59,6 +59,10 @@ struct bh_profile {
                                   do before it is cut short: counted work,
                                   so the cut falls on the same task in
                                   every run */
+    int64_t libs_paced_max_n;  /* largest N of the libraries' paced
+                                  operations (bench/libs.c: timeouts and
+                                  reschedule take T / 2 of wall time per
+                                  repetition, 2 s at 10^6) */
     double spell_wait_seconds; /* most time the shim may spend waiting
                                   out slow spells of the machine's memory
                                   before repetitions (bench/shim.cc) */
@@ -342,5 +346,9 @@ void bh_register_memory(void);
 
 /** Registers the monotonic-clock runtime benchmarks for every backend. */
 void bh_register_runtime(void);
+
+/** Registers the event-loop libraries' benchmarks (bench/libs.c) for every
+ *  library found at build time (libs/tblib.h). */
+void bh_register_libs(void);
 
 #endif

@@ -5,7 +5,7 @@
  *                    [--backends a,b] [--seed N] [--csv FILE] [--progress]
  *                    [--journal FILE] [--cpu K] [--info] [Google Benchmark flags...]
  *
- * It registers the harnesses named by --harness (shim, micro, runtime;
+ * It registers the harnesses named by --harness (shim, micro, runtime, libs;
  * default all) for every registered backend (or those named), records the
  * machine, build and workload facts in the JSON "context", and hands the
  * rest of the command line to Google Benchmark: --benchmark_out=FILE
@@ -44,8 +44,8 @@ static void usage(FILE *f)
             "[--journal FILE] [--info]\n"
             "                        [--benchmark_* flags]\n"
             "  --profile   %s (default standard)\n"
-            "  --harness   comma-separated: shim, micro, runtime (default "
-            "all)\n"
+            "  --harness   comma-separated: shim, micro, runtime, libs "
+            "(default all)\n"
             "  --backends  comma-separated backend names (default every "
             "registered one)\n"
             "  --seed      base seed of every workload (default %llu)\n"
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 {
     const char *profile = getenv("TB_BENCH_PROFILE");
     const char *seed = getenv("TB_BENCH_SEED");
-    const char *harness = "shim,micro,runtime";
+    const char *harness = "shim,micro,runtime,libs";
     const char *backends = NULL;
     const char *csv = NULL;
     const char *journal = NULL;
@@ -384,6 +384,8 @@ static int run(char **rest, int nrest, const char *profile,
         bh_register_micro();
     if (listed(harness, "runtime"))
         bh_register_runtime();
+    if (listed(harness, "libs"))
+        bh_register_libs();
     tbb_run();
     tbb_shutdown();
     bh_release_all();

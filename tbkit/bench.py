@@ -13,9 +13,12 @@ default build/release), then runs each harness and writes into
 results/<UTC timestamp>/ (or --out), whose path is the one line it prints
 on stdout (./timerbench report captures it):
 
-    shim.json, micro.json, runtime.json   Google Benchmark JSON, one per harness
+    shim.json, micro.json, runtime.json,  Google Benchmark JSON, one per harness
+    libs.json                             (libs: the event-loop libraries,
+                                          bench/libs.c)
     samples.csv                           raw lateness / period-error samples
-    shim.log, micro.log, runtime.log      console output and stderr
+    shim.log, micro.log, runtime.log,     console output and stderr
+    libs.log
     replay.json, replay.log, traces/      standard and full profiles: the
                                           shipped kernel trace and one trace
                                           per generator model (written into
@@ -95,9 +98,11 @@ from tbkit import runstate as RS
 from tbkit.machine import (COUNTS_CACHES, ROOT, git, machine_facts, parse_callgrind,
                            pin_cpu, valgrind_version)
 
-HARNESSES = ("shim", "micro", "runtime")
-# Harnesses whose timed work runs in one thread: pinned to one core.
-PINNED = ("shim", "micro")
+HARNESSES = ("shim", "micro", "runtime", "libs")
+# Harnesses whose timed work runs in one thread: pinned to one core (the
+# libraries' loops run in the harness's own thread, lateness and idle
+# included).
+PINNED = ("shim", "micro", "libs")
 
 # The stopping rule of the micro repetitions.  A median has settled when
 # its estimated relative standard error, 1.2533 * 1.4826 * MAD / median /

@@ -51,7 +51,7 @@ _OWN_OUTPUTS = ("report.md", "report.html", "verdicts.json")
 # JSON under another name counts too when it says so in its first bytes
 # (results_dir_problem).  Every file of the format is at the top level:
 # nothing below it is read.
-KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json",
+KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json", "libs.json",
                "probe.json", "counts.json", "replay.json", "samples.csv",
                "jvm.json")
 # In a directory a run wrote, a file of these endings under another name
@@ -198,6 +198,9 @@ class Results:
         self.replay_meta = None  # replay.json without its traces
         self.jvm = None          # jvm.json, its results checked (_read_jvm), or None
         self.jvm_problem = None  # why jvm.json is not used, when it is there
+        self.libs = {}           # libs.json: key -> Measurement, the event-loop
+                                 # libraries (bench/libs.c), apart from the
+                                 # backends' measurements
 
     @property
     def run(self):
@@ -461,6 +464,9 @@ def _read_benchmark_json(res, path, data):
     ctx = data.get("context")
     if isinstance(ctx, dict):
         res.contexts.append((path, ctx))
+    # the libraries are subjects, not backends: their results stay apart
+    into = res.libs if isinstance(ctx, dict) and ctx.get("harness") == "libs" \
+        else res.measurements
     skipped = 0
     used = 0
     for e in entries:
@@ -487,9 +493,9 @@ def _read_benchmark_json(res, path, data):
                 fit["rms"] = _number(e.get("rms"))
             used += 1
             continue
-        m = res.measurements.get(key)
+        m = into.get(key)
         if m is None:
-            m = res.measurements[key] = Measurement(key, path)
+            m = into[key] = Measurement(key, path)
         if e.get("error_occurred"):
             msg = e.get("error_message")
             m.error = msg if isinstance(msg, str) else "the benchmark reported an error"
@@ -1074,7 +1080,7 @@ def load(root):
             _read_benchmark_json(res, path, data)
         elif base.endswith(".csv"):
             _read_csv(res, path)
-    for m in res.measurements.values():
+    for m in list(res.measurements.values()) + list(res.libs.values()):
         if m.error is None and not m.times and "median" not in m.agg:
             m.error = "no timing in the file"
         elif m.error is None and not (m.median or 0) > 0:
@@ -1082,7 +1088,7 @@ def load(root):
             m.error = "a time of zero"
     # An instance whose results are in the files is not missing, whatever
     # machine.json says (a run stopped while "running", its journal gone).
-    res.missing = [k for k in res.missing if k not in res.measurements]
+    res.missing = [k for k in res.missing if k not in res.measurements and k not in res.libs]
     fit_missing_complexity(res)
     return res
 
