@@ -48,7 +48,11 @@
  *   lateness  (real time) one loop: a timer every 0.5 ms arms a probe
  *             of 1-10 ms (the runtime harness's light workload), lateness
  *             = the probe's callback time - (time read before start() +
- *             delay); a negative value is an early fire (`early`);
+ *             delay); a negative value is an early fire (`early`); the
+ *             run ends at the profile's light_samples or after twice the
+ *             time they take at that pace, at least 2 s (`count` says how
+ *             many it has: sd-event's default accuracy window of 250 ms
+ *             batches the submitter's wake-ups too);
  *   idle      (real time) one timer 60 s away and the loop run for the
  *             profile's idle window: the thread's context switches (its
  *             wake-ups) and CPU time per second.
@@ -130,6 +134,7 @@ struct lm {
     /* lateness */
     int64_t *late, *intended;
     size_t nlate, want;
+    int64_t end;             /* the run stops here with what it has */
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -601,6 +606,14 @@ static double ring_batch(void *inst, tbb_state *st, int64_t n)
 /* ---- lateness and idle (real time) ------------------------------------- */
 
 #define LIGHT_SPACING (TB_MS / 2)
+/* A lateness run stops after twice the time its samples take at the
+ * submitter's pace (at least 2 s), with the samples it has (`count`): a
+ * loop that batches its wake-ups into a wide window (sd-event's default
+ * accuracy, 250 ms) submits once per window and would otherwise take
+ * minutes. */
+#define LIGHT_BUDGET(want) \
+    ((int64_t)(want) * 2 * LIGHT_SPACING > 2 * TB_SEC \
+         ? (int64_t)(want) * 2 * LIGHT_SPACING : 2 * TB_SEC)
 
 static double lateness_batch(void *inst, tbb_state *st, int64_t n)
 {
@@ -619,6 +632,7 @@ static double lateness_batch(void *inst, tbb_state *st, int64_t n)
     if (rc)
         return fail_lib(st, "start", rc);
     int64_t t0 = tb_monotonic_ns();
+    m->end = t0 + LIGHT_BUDGET(m->want);
     rc = m->lib->run(m->loop);
     int64_t t1 = tb_monotonic_ns();
     if (rc)
@@ -641,7 +655,7 @@ static void light_fire(void *arg)
     if (a->i != 0) {
         if (m->nlate < m->want)
             m->late[m->nlate++] = now - m->intended[a->i];
-        if (m->nlate == m->want) {
+        if (m->nlate == m->want || now > m->end) {
             for (size_t i = 0; i < m->nslots; i++)
                 if (m->pending[i]) {
                     m->lib->stop(m->loop, timer_at(m, i));
@@ -841,6 +855,15 @@ void bh_register_libs(void)
                  l->name, l->structure, l->family);
         tbb_context(key, buf);
         snprintf(key, sizeof key, "lib_version.%s", l->name);
+        tbb_context(key, v);
+        snprintf(key, sizeof key, "lib_family.%s", l->name);
+        tbb_context(key, l->family);
+        snprintf(key, sizeof key, "lib_structure.%s", l->name);
+        tbb_context(key, l->structure);
+        snprintf(key, sizeof key, "lib_package.%s", l->name);
+        tbb_context(key, l->library);
+        snprintf(key, sizeof key, "lib_granularity_ns.%s", l->name);
+        snprintf(v, sizeof v, "%lld", (long long)l->granularity_ns);
         tbb_context(key, v);
         if (!l->fixed_only) {
             add(L_INSERT, l, S_NONE);

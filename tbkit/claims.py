@@ -21,6 +21,7 @@ import math
 from tbkit import analysis as AN
 from tbkit import front as F
 from tbkit import jvm as J
+from tbkit import libs as L
 from tbkit import numbers as A
 from tbkit import precision as P
 from tbkit import replaydata as RD
@@ -380,6 +381,28 @@ CLAIMS = {
              "holds only in part when some hold and some do not, does not hold when none "
              "holds and some does not",
         summary=20,
+    ),
+    "rendering_vs_library": Meta(
+        title=L.CLAIM,
+        source="this suite's premise: a finding about a rendering is a finding about its "
+               "structure only if the rendering is as good as the C code programs link "
+               "for that structure (issue 40)",
+        experiment="the libs harness (bench/libs.c: libs.json) beside micro's h2h series: "
+                   "insert and cancel, workload uniform, each rendering against every "
+                   "installed library of its structure (binary heaps: heapqueue and "
+                   "timerthread against libuv, libevent and sd-event; the 4-ary heap: "
+                   "quadheap against libev)",
+        rule="per operation (%s) at the largest N both sides measured, a pair does not "
+             "hold when the rendering's time per operation is above the library's by at "
+             "least %s and the two-sided Mann-Whitney U test over the repetitions gives "
+             "p < %s; it holds when the rendering's median is less than %s above the "
+             "library's (or below it); otherwise it is undecided. The claim holds when "
+             "every pair holds, does not hold when some pair does not (each named), and "
+             "is otherwise undecided at this noise; not tested when no rendering has an "
+             "installed library of its structure"
+             % (", ".join(L.JUDGED), A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA),
+                A.fmt_pct(S.MIN_EFFECT)),
+        summary=21,
     ),
     "single_runner_delay": Meta(
         title="A slow task delays every other task in every single-runner design, not "
@@ -1681,6 +1704,49 @@ def jvm_ranking(ctx):
         if e["why"] not in whys:
             whys.append(e["why"])
     return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(whys), measured)
+
+
+@claim(ops=L.JUDGED)
+def rendering_vs_library(ctx):
+    c = _verdict("rendering_vs_library")
+    res = ctx.res
+    if not L.ran(res):
+        return _set(c, UNTESTED, UNTESTED + ": the libraries were not measured (the run "
+                    "has no libs.json)", "no data")
+    pairs = L.rendering_pairs(res)
+    if not pairs:
+        why = L.missing(res)
+        return _set(c, UNTESTED, UNTESTED + ": no rendering has an installed library of "
+                    "its structure measured at a common N" + (
+                        " (not installed: %s)" % "; ".join(why) if why else ""), "no data")
+    for p in pairs:
+        d = p["decision"]
+        c.cases.append(V.Case(
+            "%s %s against %s, N = %s" % (p["op"], p["rendering"], p["library"], p["n"]),
+            "time per operation: the rendering over the library of its structure (%s)"
+            % p["family"], {"yes": "costs more", "no": "no more",
+                            "undecided": "undecided"}[p["way"]],
+            d.p, d.ratio, (d.na, d.nb),
+            {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA},
+            {"median_rendering": p["r"]["median"] if p["r"] else None,
+             "median_library": p["l"]["median"] if p["l"] else None}))
+
+    def said(p):
+        return "%s %s/%s at %s: %s" % (p["op"], p["rendering"], p["library"], A.fmt_n(p["n"]),
+                                       A.fmt_ratio(p["decision"].ratio)
+                                       if p["decision"].ratio else "n/a")
+    worse = [p for p in pairs if p["way"] == "yes"]
+    open_ = [p for p in pairs if p["way"] == "undecided"]
+    measured = _join([(said(p),) for p in pairs])
+    if worse:
+        return _set(c, FAILS, FAILS + ": costlier than the library of its structure in "
+                    "%d of %d pairs (%s)" % (len(worse), len(pairs),
+                                              "; ".join(said(p) for p in worse)), measured)
+    if open_:
+        return _set(c, UNDECIDED, UNDECIDED + " (%s)" % "; ".join(
+            "%s, p = %s" % (said(p), S.fmt_p(p["decision"].p)) for p in open_), measured)
+    return _set(c, HOLDS, HOLDS + " (%d pairs, each within %s of its library or below)"
+                % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
 
 
 # ---- issue 29: single runners, an STPE of one thread, heap maintenance, signal() --

@@ -35,7 +35,7 @@ from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
 from tbkit import verdict as V
-from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_micro, sec_replay,
+from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_libs, sec_micro, sec_replay,
                    sec_runtime, sec_summary)
 from tbkit.doc import Bold, Doc, Link
 from tbkit.formats import write_synced as write_file
@@ -146,6 +146,7 @@ def build(res, figs):
     sec_micro.other_section(ctx, body, micro_ops)
     sec_replay.replay_section(ctx, body)
     sec_jvm.jvm_section(ctx, body, claims)
+    sec_libs.libs_section(ctx, body, claims)
     for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
         if c.kind != C.UNTESTED:

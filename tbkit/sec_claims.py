@@ -10,6 +10,7 @@ import statistics
 from tbkit import analysis as AN
 from tbkit import claims as C
 from tbkit import front as F
+from tbkit import libs as L
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
@@ -63,6 +64,25 @@ def claims_section(ctx, doc, claims):
     doc.p("Rules:")
     doc.ul([(Bold(c.title), ": ", c.rule) for c in claims])
 
+
+
+def _row_library(ctx, rec):
+    """For each recommended backend of a row, the installed libraries of
+    its structure (tbkit.libs.FAMILY_OF against each library's declared
+    family), "none of the installed libraries", or that the libraries were
+    not measured."""
+    names = [x.split(" ")[0] for x in (rec if isinstance(rec, tuple) else (rec,))
+             if isinstance(x, Code)]
+    if not L.ran(ctx.res):
+        return "libraries not measured"
+    libs = L.libraries(ctx.res)
+    out = []
+    for b in dict.fromkeys(names):
+        fam = L.family_of_backend(b)
+        have = ["%s %s" % (n, v["version"]) for n, v in libs.items() if v["family"] == fam]
+        what = ", ".join(have) if have else "none of the installed libraries"
+        out.append("%s: %s" % (b, what) if len(names) > 1 else what)
+    return "; ".join(out) if out else "n/a"
 
 
 def _row_precision(ctx, rec):
@@ -159,6 +179,7 @@ def choose_section(ctx, doc, choice):
     rows = [r[:2] + [_row_precision(ctx, r[1])] + r[2:] for r in recs]
     front = _micro_front(ctx, doc)
     rows += front + [r for main, by_class in by_trace for r in [main] + by_class]
+    rows = [r[:3] + [_row_library(ctx, r[1])] + r[3:] for r in rows]
     if not rows:
         doc.p("The results hold too little to recommend a backend for any workload.")
         return rows
@@ -174,8 +195,10 @@ def choose_section(ctx, doc, choice):
           "structure, at any tick, whose measured lateness fits the class, and a "
           "replayed trace with budgets recommends only what kept every timer within "
           "its budget." % A.fmt_pct(S.MIN_EFFECT))
-    doc.table(["workload", "recommended", "precision", "compared", "measured (best first)"],
-              rows)
+    doc.p("Beside each, the installed library that implements the recommended "
+          "structure (the section on the libraries measures them), or none.")
+    doc.table(["workload", "recommended", "precision", "installed library of its structure",
+               "compared", "measured (best first)"], rows)
     return rows
 
 

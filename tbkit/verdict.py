@@ -118,8 +118,10 @@ def recommendation_json(row):
            "recommendation": plain(rec),
            "compared": plain(row[-2]),
            "evidence": plain(row[-1])}
-    if len(row) == 5:
+    if len(row) >= 5:
         out["precision"] = plain(row[2])
+    if len(row) == 6:
+        out["library"] = plain(row[3])
     return out
 
 
