@@ -67,7 +67,8 @@ struct tblib {
     /** Releases the stopped or fired timer at t. */
     void (*fini)(void *loop, void *t);
     /** Arms the stopped (or fired) timer t delay_ns from the loop's now.
-     *  0 or a negative errno. */
+     *  0 or a negative errno; a negative delay_ns is -EINVAL for every
+     *  subject, and leaves t as it was. */
     int (*start)(void *loop, void *t, int64_t delay_ns);
     /** Disarms t: 1 if it was pending, 0 if it was not. */
     int (*stop)(void *loop, void *t);
@@ -75,7 +76,7 @@ struct tblib {
      *  in the library's own idiom for restarting in place (uv_timer_again,
      *  ev_timer_again, evtimer_add on a pending event,
      *  g_source_set_ready_time, sd_event_source_set_time).  0 or a
-     *  negative errno. */
+     *  negative errno; a negative delay_ns is -EINVAL, as for start(). */
     int (*again)(void *loop, void *t, int64_t delay_ns);
     /** Refreshes the loop's cached time from the clock (uv_update_time,
      *  ev_now_update, ...); a no-op where it reads the clock per call. */

@@ -71,6 +71,8 @@ static void libev_fini(void *loop, void *tp)
 static int libev_start(void *loop, void *tp, int64_t delay_ns)
 {
     struct libev_timer *t = tp;
+    if (delay_ns < 0)
+        return -EINVAL; /* libev would take it as due now */
     ev_timer_set(&t->w, (ev_tstamp)delay_ns * 1e-9, 0.);
     ev_timer_start(loop, &t->w);
     return 0;
@@ -87,6 +89,8 @@ static int libev_stop(void *loop, void *tp)
 static int libev_again(void *loop, void *tp, int64_t delay_ns)
 {
     struct libev_timer *t = tp;
+    if (delay_ns < 0)
+        return -EINVAL; /* ev_timer_again would stop it (repeat <= 0) */
     t->w.repeat = (ev_tstamp)delay_ns * 1e-9;
     ev_timer_again(loop, &t->w);
     return 0;
