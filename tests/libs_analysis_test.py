@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
 from tbkit import doc as D  # noqa: E402
+from tbkit import figures as F  # noqa: E402
 from tbkit import libs as L  # noqa: E402
 from tbkit import report as RP  # noqa: E402
 from tbkit import results as R  # noqa: E402
@@ -46,6 +47,13 @@ def micro_median(res, op, backend, n):
                 and m.workload == "uniform" and m.cfg.get("roc") != "off"):
             return m.median
     raise KeyError((op, backend, n))
+
+
+def no_figures(tmp):
+    figs = F.Figures(os.path.join(tmp, "figs"), os.path.join(os.path.dirname(HERE), "plots"))
+    figs.gnuplot = None
+    figs.why_none = "figures were turned off (test)"
+    return figs
 
 
 def libs_doc(cells, errors=(), families=None):
@@ -164,14 +172,14 @@ class WithLibs(unittest.TestCase):
         failed = [r for r in rows if r["subject"] == "libuv"]
         self.assertTrue(failed and all(r["summary"] is None and "EMFILE" in r["error"]
                                        for r in failed))
-        doc, vdoc = RP.build(res, None)
+        doc, vdoc = RP.build(res, no_figures(self.tmp))
         md = D.to_markdown(doc, self.tmp)
         self.assertIn("EMFILE", md)
         self.assertIn("Left out (not installed when the suite was built): glib", md)
 
     def test_section_library_column_and_verdicts(self):
         res = self.write(libs_doc(self.cells()))
-        doc, vdoc = RP.build(res, None)
+        doc, vdoc = RP.build(res, no_figures(self.tmp))
         recs = vdoc["recommendations"]
         self.assertTrue(recs)
         for r in recs:

@@ -116,7 +116,7 @@ static int glib_start(void *loop, void *tp, int64_t delay_ns)
     struct glib_loop *l = loop;
     struct glib_timer *t = tp;
     if (delay_ns < 0)
-        delay_ns = 0;
+        return -EINVAL; /* tblib.h: a negative delay is refused */
     int64_t ms = (delay_ns + 999999) / 1000000;
     if (ms > (int64_t)G_MAXUINT)
         return -ERANGE;
@@ -131,10 +131,10 @@ static int glib_start(void *loop, void *tp, int64_t delay_ns)
 static int glib_again(void *loop, void *tp, int64_t delay_ns)
 {
     struct glib_timer *t = tp;
+    if (delay_ns < 0)
+        return -EINVAL; /* tblib.h: a negative delay is refused */
     if (!t->src)
         return glib_start(loop, tp, delay_ns);
-    if (delay_ns < 0)
-        delay_ns = 0;
     g_source_set_ready_time(t->src,
                             g_get_monotonic_time() + (delay_ns + 999) / 1000);
     return 0;

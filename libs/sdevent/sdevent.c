@@ -146,6 +146,8 @@ static int sdevent_arm(void *loop, void *tp, int64_t delay_ns)
 
 static int sdevent_start(void *loop, void *tp, int64_t delay_ns)
 {
+    if (delay_ns < 0)
+        return -EINVAL; /* tblib.h: a negative delay is refused */
     return sdevent_arm(loop, tp, delay_ns);
 }
 
@@ -162,6 +164,8 @@ static int sdevent_stop(void *loop, void *tp)
  * stays in both heaps and is sifted to its new place. */
 static int sdevent_again(void *loop, void *tp, int64_t delay_ns)
 {
+    if (delay_ns < 0)
+        return -EINVAL;
     return sdevent_arm(loop, tp, delay_ns);
 }
 
