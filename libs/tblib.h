@@ -47,7 +47,7 @@ struct tblib_options {
 
 /** One library (or one configuration of it) as a subject. */
 struct tblib {
-    const char *name;        /**< result name: "libuv", "libevent/common" */
+    const char *name;        /**< result name: "libuv", "libevent-common" */
     const char *library;     /**< the Debian package it comes from */
     const char *structure;   /**< what holds its timers, one line */
     const char *family;      /**< "binary heap", "4-ary heap", "list",
@@ -59,12 +59,15 @@ struct tblib {
     void (*version)(char *buf, size_t size);
     /** Opens a loop.  NULL with a one-line reason in err on failure. */
     void *(*open)(const struct tblib_options *o, char *err, size_t errlen);
-    /** Closes a loop whose timers have all been fini()'d. */
+    /** Closes a loop whose timers have all been fini()'d (their storage
+     *  may be freed once this returns). */
     void (*close)(void *loop);
     /** Prepares the timer at t (timer_size bytes) to call fn(arg).
      *  0 or a negative errno. */
     int (*init)(void *loop, void *t, tblib_fire_fn fn, void *arg);
-    /** Releases the stopped or fired timer at t. */
+    /** Releases the stopped or fired timer at t.  Its storage must stay
+     *  valid, and not be init()'d again, until close(): libuv finishes a
+     *  handle's uv_close only inside its loop, which close() runs once. */
     void (*fini)(void *loop, void *t);
     /** Arms the stopped (or fired) timer t delay_ns from the loop's now.
      *  0 or a negative errno; a negative delay_ns is -EINVAL for every
