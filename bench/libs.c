@@ -377,7 +377,14 @@ static void *lm_setup(void *ctx, tbb_state *st)
             int64_t now = tb_monotonic_ns();
             for (uint32_t i = 0; i < (uint32_t)m->n; i++) {
                 int64_t left = bh_uniform(&m->rng, 1, m->t_fixed);
-                m->last[i] = now - (m->t_fixed - left);
+                if (m->lib->fixed_only) {
+                    /* one delay only: the connections arrive one by one
+                     * over T instead */
+                    wait_until(now + (int64_t)i * (m->t_fixed / m->n));
+                    left = m->t_fixed;
+                    m->lib->update_now(m->loop);
+                }
+                m->last[i] = tb_monotonic_ns() - (m->t_fixed - left);
                 int rc = arm(m, i, left);
                 if (rc) {
                     fail_lib(st, "start (holding N)", rc);

@@ -262,9 +262,13 @@ class Harness(unittest.TestCase):
             self.assertGreater(m, 0.03)
             self.assertLess(m, 0.07)
         for b in self.runs("timeouts"):
-            # paced on the real clock: a late run of the ring fires a few more
-            self.assertGreater(b["fired_share"], 0.02, b["name"])
-            self.assertLess(b["fired_share"], 0.12, b["name"])
+            # paced on the real clock: a stretch the machine delays lets
+            # the timeouts of the connections it would have revisited fire
+            # (one repetition at smoke: a 10 ms stall at N = 100 is half
+            # the ring), so the margin is wide; what it catches is a ring
+            # that never fires or never stops
+            self.assertGreater(b["fired_share"], 0.01, b["name"])
+            self.assertLess(b["fired_share"], 0.25, b["name"])
 
     def test_reschedule_strategies_do_their_own_work(self):
         for b in self.runs("reschedule"):

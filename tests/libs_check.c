@@ -102,10 +102,17 @@ static uint64_t prng(void)
 /* ---- Loops and timers ------------------------------------------------- */
 
 /* One loop of the subject and the storage of its timers. */
+#define MAX_WAITERS 16
+
 struct ctx {
     void *loop;
     unsigned char *store; /* n timers, `stride` bytes apart */
     size_t stride, n;
+    /* run_until's own timers: fini()'d after each run, but their storage
+     * stays valid until close() (tblib.h: libuv finishes a close only in
+     * its loop) */
+    void *waiters[MAX_WAITERS];
+    size_t nwaiters;
 };
 
 /* One timer's record: what its callback saw. */
@@ -151,6 +158,7 @@ static void ctx_open(struct ctx *c, size_t n)
     const size_t align = 16;
     c->stride = (subject->timer_size + align - 1) / align * align;
     c->n = n;
+    c->nwaiters = 0;
     c->store = calloc(n ? n : 1, c->stride ? c->stride : align);
     assert_non_null(c->store);
 }
@@ -160,6 +168,9 @@ static void ctx_close(struct ctx *c)
 {
     subject->close(c->loop);
     free(c->store);
+    for (size_t i = 0; i < c->nwaiters; i++)
+        free(c->waiters[i]);
+    c->nwaiters = 0;
 }
 
 /* The earliest a timer started delay_ns after the reads t_before (before
@@ -265,12 +276,13 @@ static void run_until(struct ctx *c, int64_t first_delay, int64_t again_delay,
     };
     w.t = calloc(1, c->stride ? c->stride : 16);
     assert_non_null(w.t);
+    assert_true(c->nwaiters < MAX_WAITERS);
+    c->waiters[c->nwaiters++] = w.t; /* freed after close(), in ctx_close */
     assert_int_equal(subject->init(c->loop, w.t, waiter_fired, &w), 0);
     subject->update_now(c->loop);
     assert_int_equal(subject->start(c->loop, w.t, first_delay), 0);
     int rc = subject->run(c->loop);
     subject->fini(c->loop, w.t);
-    free(w.t);
     if (rc != 0) {
         print_error("%s: run() answered %d\n", subject->name, rc);
         fail();
