@@ -20,7 +20,10 @@ OP_TEXT = {
     "insert": "one start of a timer into a loop holding N (delays uniform 1 ms - 1000 s, "
               "the loop not running); renderings: the micro's insert, same workload",
     "cancel": "one stop, in random order, of N pending; renderings: the micro's cancel "
-              "(heapqueue with removeOnCancel on: every library removes at once)",
+              "(heapqueue with removeOnCancel on, since every library's stop removes at "
+              "once; timerthread and quadheap cancel lazily, as java.util.Timer and Go do: "
+              "their cancel only marks the task and the removal comes later, so they beat "
+              "any removal by construction)",
     "expire": "CPU time per fired timer when N timers are due at once and the loop runs "
               "without blocking until all have fired (libraries: delays 1-5 ms, real "
               "clock; renderings: the micro's expire on workload short, virtual clock)",
