@@ -142,6 +142,10 @@ enum bh_workload {
     BH_PERIODIC,  /* fixed-rate, periods log-uniform 10 ms - 10 s */
     BH_WORST,     /* the heaps' worst case: delays in strictly decreasing
                      order, 1 s - 1000 s (insert and cancel only) */
+    BH_IDLE,      /* idle timeouts: N connections, one fixed 10 s timeout
+                     each, pushed back on every request; requests 3 s
+                     apart on average per connection, exponential gaps
+                     (reschedule only; bench/micro.c) */
     BH_NWORKLOADS
 };
 
@@ -340,6 +344,12 @@ void bh_register_shim(void);
 
 /** Registers the virtual-clock micro-benchmarks for every backend. */
 void bh_register_micro(void);
+
+/** True if backend b moves a waiting one-shot task in place
+ *  (tb_reschedule answers 1 on a virtual-clock probe); the others answer
+ *  TB_ENOTSUP, and the micro-benchmarks' reschedule op measures them
+ *  without its strategy=again (bench/micro.c). */
+bool bh_reschedules_in_place(const struct tb_backend *b);
 
 /** Registers the memory benchmarks for every backend. */
 void bh_register_memory(void);

@@ -212,6 +212,13 @@ const struct bh_workload_def bh_workloads[BH_NWORKLOADS] = {
                   "before, so every insert is earlier than every pending "
                   "task and climbs to a heap's root; cancels earliest "
                   "first, each taking the root (insert and cancel only)"},
+    [BH_IDLE] = {"idle", 10 * TB_SEC, 10 * TB_SEC, 0,
+                 "N connections, each with one pending 10 s idle timeout "
+                 "pushed back on every request; requests on connections "
+                 "drawn at random, exponential gaps of 3 s mean per "
+                 "connection, so about e^-10/3 = 3.6% of the gaps time "
+                 "out and re-arm as new connections, clock moving "
+                 "(reschedule only)"},
 };
 
 int64_t bh_draw(enum bh_workload w, uint64_t *s)
@@ -238,6 +245,7 @@ int64_t bh_draw(enum bh_workload w, uint64_t *s)
     }
     case BH_BURST:
     case BH_TIMEOUTS:
+    case BH_IDLE:
     case BH_NWORKLOADS:
         break;
     }

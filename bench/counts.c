@@ -404,8 +404,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < BH_NWORKLOADS; k++)
         if (strcmp(workload, bh_workloads[k].name) == 0)
             w = k;
-    /* timeouts and periodic are operations of their own in micro.c */
+    /* timeouts, periodic and idle are operations of their own in micro.c */
     if (o < 0 || w < 0 || w == BH_TIMEOUTS || w == BH_PERIODIC ||
+        w == BH_IDLE ||
         (w == BH_WORST && o == OP_EXPIRE) || /* micro.c has none either */
         /* the floor runs nothing, so it has no expiry to count */
         (R.b == &tb_backend_floor && o == OP_EXPIRE) ||

@@ -34,8 +34,9 @@
  *             still pending then is stopped: `stale_per_kop`);
  *   reschedule  the idle timeout (workload idle): N connections, each
  *             with one pending timer of the idle timeout T (as above); a
- *             request on a random connection, one due every T / (2N), so
- *             each sees a request every T / 2 on average and about e^-2
+ *             request on a random connection, one due every 0.3 T / N, so
+ *             each sees a request every 0.3 T on average, as in the
+ *             micro's reschedule (3 s against 10 s), and e^-10/3 (3.6 %)
  *             of the gaps exceed T (a real timeout: the connection is
  *             re-armed as a new one in the callback).  strategy=restart:
  *             stop() and start(); strategy=again: the library's restart
@@ -67,6 +68,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -365,18 +367,26 @@ static void *lm_setup(void *ctx, tbb_state *st)
         m->lib_bytes = (double)(malloc_in_use() - mem0) / (double)m->n;
         shuffle(m);
     } else if (paced) {
-        m->spacing = m->t_fixed / (2 * m->n);
+        /* timeouts: each connection revisited every T / 2; reschedule: a
+         * connection's requests 0.3 T apart on average, as the micro's
+         * 3 s against its 10 s idle timeout (e^-10/3, 3.6 %, of the gaps
+         * time out) */
+        m->spacing = d->op == L_TIMEOUTS ? m->t_fixed / (2 * m->n)
+                                         : 3 * m->t_fixed / (10 * m->n);
         if (m->spacing < 1)
             m->spacing = 1;
         if (d->op == L_RESCHEDULE) {
             m->pick = xcalloc((size_t)m->batch, sizeof *m->pick);
             m->last = xcalloc((size_t)m->n, sizeof *m->last);
-            /* each connection's last request at a random time within
-             * the past T, so that their timeouts do not all fall due
-             * together */
+            /* each connection's last request as long ago as in the
+             * steady state (exponential, mean 0.3 T, a connection idle
+             * for T having just been re-armed as new), so that their
+             * timeouts do not all fall due together */
             int64_t now = tb_monotonic_ns();
             for (uint32_t i = 0; i < (uint32_t)m->n; i++) {
-                int64_t left = bh_uniform(&m->rng, 1, m->t_fixed);
+                double u = 1.0 - bh_unit(&m->rng);
+                int64_t age = (int64_t)(-0.3 * (double)m->t_fixed * log(u));
+                int64_t left = age < m->t_fixed ? m->t_fixed - age : m->t_fixed;
                 if (m->lib->fixed_only) {
                     /* one delay only: the connections arrive one by one
                      * over T instead */
@@ -394,10 +404,11 @@ static void *lm_setup(void *ctx, tbb_state *st)
             }
             m->lib_bytes = (double)(malloc_in_use() - mem0) / (double)m->n;
         }
-        /* warm-up: the ring for one T, untimed, so every connection has
-         * been revisited twice and the first timeouts left have fired */
+        /* warm-up, untimed: timeouts' ring for one T, so every
+         * connection has been revisited twice and the first timeouts left
+         * have fired; reschedule's requests for 1.2 T */
         m->origin = tb_monotonic_ns();
-        if (run_ring(m, st, 2 * m->n, false) < 0) {
+        if (run_ring(m, st, d->op == L_TIMEOUTS ? 2 * m->n : 4 * m->n, false) < 0) {
             lm_teardown(m);
             return NULL;
         }

@@ -208,6 +208,16 @@ static void add_context(const char *harness)
                  bh.backends[i]->name);
     }
     tbb_context("backends", buf);
+    /* the backends measured under reschedule's strategy=again */
+    buf[0] = '\0';
+    for (size_t i = 0; i < bh.nbackends; i++) {
+        if (!bh_reschedules_in_place(bh.backends[i]))
+            continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "",
+                 bh.backends[i]->name);
+    }
+    tbb_context("reschedule_in_place", buf);
     for (size_t i = 0; i < bh.nbackends; i++) {
         char key[64];
         snprintf(key, sizeof key, "backend.%s", bh.backends[i]->name);

@@ -33,7 +33,32 @@
  *             the inbox transfer (which the originals' worker threads do
  *             off the caller's thread) are left out;
  *   periodic  one run of N fixed-rate tasks as the clock moves in 1 ms
- *             steps.
+ *             steps;
+ *   reschedule  (issue 40, the idle timeout) one request on a server of N
+ *             connections (the idle workload), each holding one pending
+ *             10 s idle timeout that every request pushes back: the
+ *             connection is drawn at random (untimed, like cancel's
+ *             permutation, but with replacement) and after each request
+ *             the clock moves by an exponential gap of mean 3 s / N, so
+ *             every connection sees requests as a Poisson process of
+ *             mean gap 3 s.  A gap past 10 s is a real timeout: e^-10/3,
+ *             3.6% of them, enough that the expiry path is exercised
+ *             (a timeout that never fires is not an idle timeout) and few
+ *             enough that the push-back dominates, as on a busy server;
+ *             the connection is then re-armed as a new one (in the
+ *             callback).  Three strategies, label key `strategy`:
+ *             restart  tb_cancel, then tb_schedule (stop and start again);
+ *             again    tb_reschedule on the pending handle, registered only
+ *                      where the backend has it (the others answer
+ *                      TB_ENOTSUP, and their users restart);
+ *             lazy     a store of the request's time; the timer stays as
+ *                      it is and, when it fires, its callback re-arms it
+ *                      for the rest (last + 10 s - now) if the connection
+ *                      was active since, else counts a timeout.
+ *             The clock's moves (tb_advance, with the expiry and the
+ *             re-arms in callbacks they bring) are inside the timed part
+ *             for all three, so what lazy defers is paid where it
+ *             happens.  Counters timeouts_per_kop and rearms_per_kop.
  *
  * Every step until a task sits in its final place is inside the timed
  * part: where a backend has an inbox (probed: bh_inbox_of), each fill,
@@ -69,6 +94,7 @@
  * nothing else ran there (page faults, context switches, growth).
  */
 #include <malloc.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -76,10 +102,22 @@
 #include "bench.h"
 
 enum op { OP_FILL, OP_INSERT, OP_CANCEL, OP_EXPIRE, OP_TIMEOUTS,
-          OP_PERIODIC };
+          OP_PERIODIC, OP_RESCHEDULE };
 
-static const char *const op_names[] = {"fill", "insert", "cancel",
-                                       "expire", "timeouts", "periodic"};
+static const char *const op_names[] = {"fill",     "insert",   "cancel",
+                                       "expire",   "timeouts", "periodic",
+                                       "reschedule"};
+
+/* The reschedule op's ways of pushing an idle timeout back (the file
+ * comment), and their `strategy` labels. */
+enum strategy { ST_RESTART, ST_AGAIN, ST_LAZY, ST_COUNT };
+
+static const char *const strategy_names[] = {"restart", "again", "lazy"};
+
+/* The idle workload (bench.h, BH_IDLE): the timeout, and the mean time
+ * between two requests on one connection. */
+#define IDLE_TIMEOUT (10 * TB_SEC)
+#define IDLE_GAP (3 * TB_SEC)
 
 /* One registered family: an operation on one backend, workload and
  * configuration.  Lives as long as the process. */
@@ -92,6 +130,7 @@ struct micro_def {
     bool rounds;            /* bh_walks_rounds: pays for every tick */
     bool precision;         /* timeouts, series=precision: lateness kept */
     bool caller;            /* timeouts, series=caller: the clock moved untimed */
+    enum strategy strategy; /* reschedule: how a request pushes back */
     char name[256];
 };
 
@@ -142,6 +181,12 @@ struct micro {
     size_t nfired;
     uint32_t *perm;          /* cancel: random order of slots */
     size_t perm_pos;
+    /* reschedule: each connection's last request, the batch's requests */
+    int64_t *last;
+    uint32_t *conn;
+    uint64_t timeouts, rearms;   /* callbacks, ever */
+    uint64_t rep_timeouts, rep_rearms; /* of kept timed parts, reported */
+    int cb_err;              /* a callback's failed tb_schedule */
     /* batch scratch */
     int64_t *delays;
     tb_handle *tmp;
@@ -485,6 +530,7 @@ static int64_t ops_per_batch(enum op op, int64_t n)
         return n;
     case OP_INSERT:
     case OP_CANCEL:
+    case OP_RESCHEDULE:
         return clamp_batch(n);
     case OP_TIMEOUTS:
     case OP_PERIODIC:
@@ -501,6 +547,8 @@ static void micro_teardown(void *inst)
     free(m->slots);
     free(m->fired);
     free(m->perm);
+    free(m->last);
+    free(m->conn);
     free(m->delays);
     free(m->tmp);
     free(m->coin);
@@ -543,6 +591,167 @@ static void draw_coins(struct micro *m, int64_t n)
         m->coin[i] = bh_unit(&m->rng) < 0.95;
 }
 
+/* ---- The reschedule op (idle timeouts) --------------------------------- */
+
+/* An exponential draw of mean `mean` ns, rounded to the nanosecond. */
+static int64_t exp_draw(uint64_t *rng, int64_t mean)
+{
+    return (int64_t)(-(double)mean * log1p(-bh_unit(rng)) + 0.5);
+}
+
+/* A connection's idle timeout ran.  Under restart and again every request
+ * pushed it back, so it ran because the connection was idle for 10 s: a
+ * real timeout, and the connection is re-armed as a new one.  Under lazy
+ * it ran 10 s after it was armed; if a request came since, it is re-armed
+ * for what is left of 10 s after that request, else it is a timeout. */
+static int idle_fired(void *arg)
+{
+    struct slot *sl = arg;
+    struct micro *m = sl->m;
+    int64_t now = tb_now(m->s);
+    int64_t delay = IDLE_TIMEOUT;
+    if (m->d->strategy == ST_LAZY && m->last[sl->i] + IDLE_TIMEOUT > now) {
+        delay = m->last[sl->i] + IDLE_TIMEOUT - now;
+        m->rearms++;
+    } else {
+        m->timeouts++;
+        m->last[sl->i] = now;
+    }
+    int rc = tb_schedule(m->s, delay, idle_fired, sl, &m->h[sl->i]);
+    if (rc && !m->cb_err)
+        m->cb_err = rc;
+    return 0;
+}
+
+/* One request on connection i, its timeout pushed back by the family's
+ * strategy: 0, a TB_E* code, or 1 if the timer was not pending (which the
+ * callbacks' re-arming rules out: a bug). */
+static inline int idle_request(struct micro *m, uint32_t i)
+{
+    int rc;
+    switch (m->d->strategy) {
+    case ST_RESTART:
+        rc = tb_cancel(m->s, m->h[i]);
+        if (rc != 1)
+            return rc < 0 ? rc : 1;
+        return tb_schedule(m->s, IDLE_TIMEOUT, idle_fired, &m->slots[i],
+                           &m->h[i]);
+    case ST_AGAIN:
+        rc = tb_reschedule(m->s, m->h[i], IDLE_TIMEOUT);
+        return rc == 1 ? 0 : rc < 0 ? rc : 1;
+    case ST_LAZY:
+    case ST_COUNT:
+        break;
+    }
+    m->last[i] = m->clock;
+    return 0;
+}
+
+/* One connection's state at time 0 in the steady state of its strategy:
+ * its history simulated on its own, untimed and without a scheduler, with
+ * the rules of idle_request and idle_fired, from a new connection some
+ * timeouts before: *last is its last request (or timeout), and the return
+ * value the deadline its timer has at 0 (>= 0).  Under restart and again
+ * that is last + 10 s, and two timeouts of history settle it; under lazy
+ * it is 10 s after the request before the timer's previous run, a chain
+ * that settles slowly: at 10^6 a repetition covers well under one timeout
+ * of virtual time, and the re-arms per 1000 requests measured there were
+ * 804 starting from fresh timers and 250-320 after 20 s of history,
+ * against 344 at 10^2 and 10^4 (where the run covers minutes); a model of
+ * this loop (per-connection Poisson requests) gives 242, 324, 343 and 347
+ * in the first second after 20, 40, 60 and 100 s of history, so lazy
+ * takes 60 s. */
+static int64_t idle_history(uint64_t *rng, bool lazy, int64_t *last)
+{
+    int64_t t = -(lazy ? 6 : 2) * IDLE_TIMEOUT;
+    int64_t due = t + IDLE_TIMEOUT, next = t + exp_draw(rng, IDLE_GAP);
+    *last = t;
+    while (due < 0 || next < 0) {
+        if (due <= next) {          /* the timer runs first */
+            if (lazy && *last + IDLE_TIMEOUT > due) {
+                due = *last + IDLE_TIMEOUT;  /* re-armed for the rest */
+            } else {
+                *last = due;                 /* a timeout: a new one */
+                due += IDLE_TIMEOUT;
+            }
+        } else {                    /* a request */
+            *last = next;
+            if (!lazy)
+                due = next + IDLE_TIMEOUT;
+            next += exp_draw(rng, IDLE_GAP);
+        }
+    }
+    return due;
+}
+
+/* The N connections at the start, each in its steady state (above). */
+static bool idle_fill(struct micro *m, tbb_state *st)
+{
+    const bool lazy = m->d->strategy == ST_LAZY;
+    for (uint32_t i = 0; i < (uint32_t)m->n; i++) {
+        int64_t last;
+        int64_t due = idle_history(&m->rng, lazy, &last);
+        m->slots[i].m = m;
+        m->slots[i].i = i;
+        m->last[i] = m->clock + last;
+        int rc = tb_schedule(m->s, due, idle_fired, &m->slots[i], &m->h[i]);
+        if (rc)
+            return fail(st, "tb_schedule", rc);
+    }
+    long rc = settle(m, 0, m->n, false);
+    if (rc < 0)
+        return fail(st, "settle", rc);
+    return m->cb_err == 0 || fail(st, "tb_schedule in a callback", m->cb_err);
+}
+
+static double reschedule_batch(void *inst, tbb_state *st, int64_t n)
+{
+    struct micro *m = inst;
+    /* the requests' connections and the gaps after them, untimed; a
+     * request on a connection at random: each sees requests as a Poisson
+     * process of mean gap IDLE_GAP (a thinning of the whole stream's) */
+    const int64_t mean = IDLE_GAP / m->n;
+    for (int64_t j = 0; j < n; j++) {
+        m->conn[j] = (uint32_t)(bh_rand(&m->rng) % (uint64_t)m->n);
+        m->delays[j] = exp_draw(&m->rng, mean);
+    }
+    const uint64_t to0 = m->timeouts, re0 = m->rearms;
+    int rc = 0;
+    long ran = 0;
+    struct work w0, w1;
+    work_read(m, &w0);
+    int64_t t0 = tb_monotonic_ns();
+    for (int64_t j = 0; j < n; j++) {
+        rc = idle_request(m, m->conn[j]);
+        if (rc)
+            break;
+        m->clock += m->delays[j];
+        ran = tb_advance(m->s, m->clock);
+        if (ran < 0)
+            break;
+    }
+    int64_t t1 = tb_monotonic_ns();
+    work_read(m, &w1);
+    if (rc == 1) {
+        tbb_skip(st, "a connection's idle timeout was not pending");
+        return -1;
+    }
+    if (rc)
+        return bad(st, m->d->strategy == ST_AGAIN ? "tb_reschedule"
+                                                  : "tb_cancel/tb_schedule",
+                   rc);
+    if (ran < 0)
+        return bad(st, "tb_advance", ran);
+    if (m->cb_err)
+        return bad(st, "tb_schedule in a callback", m->cb_err);
+    if (timed_ok(m, st, &w0, &w1, (uint64_t)n)) {
+        m->rep_timeouts += m->timeouts - to0;
+        m->rep_rearms += m->rearms - re0;
+    }
+    m->ops += (uint64_t)n;
+    return hold(m, st) ? bh_seconds(t0, t1) : -1;
+}
+
 static double insert_batch(void *inst, tbb_state *st, int64_t n);
 static double cancel_batch(void *inst, tbb_state *st, int64_t n);
 static uint64_t w_units(const struct micro *m);
@@ -558,10 +767,20 @@ static bool warm_up(struct micro *m, tbb_state *st)
     double (*batch)(void *, tbb_state *, int64_t) =
         m->d->op == OP_INSERT ? insert_batch : cancel_batch;
     int64_t most = (int64_t)(hold_limit(m) - (size_t)m->n) / m->batch + 2;
-    for (int64_t k = 0; k < most && (k < 2 || m->flushes == 0); k++)
+    if (m->d->op == OP_RESCHEDULE) {
+        /* N requests (idle_fill starts in the steady state): a restart
+         * on a lazy backend has been through hold()'s release of its
+         * cancelled timers (at N/4 or N/3), every array is at its size */
+        batch = reschedule_batch;
+        most = (m->n + m->batch - 1) / m->batch;
+        most = most < 2 ? 2 : most;
+    }
+    for (int64_t k = 0; k < most && (k < 2 || m->flushes == 0 ||
+                                      m->d->op == OP_RESCHEDULE); k++)
         if (batch(m, st, m->batch) < 0)
             return false;
     m->ops = m->flushes = m->transfers = m->settle_ticks = m->redone = 0;
+    m->rep_timeouts = m->rep_rearms = 0;
     memset(&m->work, 0, sizeof m->work);
     m->work_ops = 0;
     m->timed_growth = 0;
@@ -621,12 +840,18 @@ static void *micro_setup(void *ctx, tbb_state *st)
     }
     if (!make_sched(m, st))
         goto fail;
-    if (d->op == OP_INSERT || d->op == OP_CANCEL || d->op == OP_TIMEOUTS) {
+    const bool based = d->op == OP_INSERT || d->op == OP_CANCEL ||
+                       d->op == OP_TIMEOUTS || d->op == OP_RESCHEDULE;
+    if (based) {
         m->h = xcalloc(n, sizeof *m->h);
         m->slots = xcalloc(n, sizeof *m->slots);
         m->fired = xcalloc(n, sizeof *m->fired);
     }
-    if (d->op == OP_INSERT || d->op == OP_CANCEL || d->op == OP_TIMEOUTS) {
+    if (d->op == OP_RESCHEDULE) {
+        m->last = xcalloc(n, sizeof *m->last);
+        m->conn = xcalloc((size_t)m->batch, sizeof *m->conn);
+    }
+    if (based) {
         /* Room for the most records the instance will hold (a lazy
          * backend's N and a quarter, and a batch on top), so the pool and
          * a heap's array never grow inside a timed batch.  Where the
@@ -643,6 +868,9 @@ static void *micro_setup(void *ctx, tbb_state *st)
     }
     if (d->op == OP_INSERT || d->op == OP_CANCEL) {
         if (!fill_base(m, st))
+            goto fail;
+    } else if (d->op == OP_RESCHEDULE) {
+        if (!idle_fill(m, st))
             goto fail;
     } else if (d->op == OP_TIMEOUTS) {
         if (d->precision) {
@@ -727,7 +955,8 @@ static void *micro_setup(void *ctx, tbb_state *st)
         else
             shuffle(m);
     }
-    if ((d->op == OP_INSERT || d->op == OP_CANCEL) && !warm_up(m, st))
+    if ((d->op == OP_INSERT || d->op == OP_CANCEL ||
+         d->op == OP_RESCHEDULE) && !warm_up(m, st))
         goto fail;
     return m;
 fail:
@@ -1188,9 +1417,21 @@ static void micro_report(void *inst, tbb_state *st)
         }
         if (d->precision)
             precision_report(m, st);
-        if (d->op == OP_INSERT || d->op == OP_CANCEL)
+        if (d->op == OP_INSERT || d->op == OP_CANCEL ||
+            d->op == OP_RESCHEDULE)
             tbb_counter(st, "flushes_per_kop", 1000.0 * (double)m->flushes /
                         ops, TBB_C_PLAIN);
+        if (d->op == OP_RESCHEDULE) {
+            /* per request of the kept timed parts, as the work counters */
+            double kept = m->work_ops ? (double)m->work_ops : 1.0;
+            tbb_counter(st, "timeouts_per_kop",
+                        1000.0 * (double)m->rep_timeouts / kept, TBB_C_PLAIN);
+            tbb_counter(st, "rearms_per_kop",
+                        1000.0 * (double)m->rep_rearms / kept, TBB_C_PLAIN);
+            tbb_counter(st, "zombies_per_n", (double)s.zombies / n,
+                        TBB_C_PLAIN);
+            m->rep_timeouts = m->rep_rearms = 0;
+        }
         if (d->op == OP_EXPIRE || d->op == OP_PERIODIC)
             tbb_counter(st, "steps_per_kop", 1000.0 * (double)m->steps / ops,
                         TBB_C_PLAIN);
@@ -1224,6 +1465,8 @@ static const struct tbb_ops batch_ops[] = {
                      micro_teardown},
     [OP_PERIODIC] = {micro_setup, periodic_batch, micro_report,
                      micro_teardown},
+    [OP_RESCHEDULE] = {micro_setup, reschedule_batch, micro_report,
+                       micro_teardown},
 };
 
 /* ---- Registration ------------------------------------------------------ */
@@ -1235,6 +1478,13 @@ static void add_family(enum op op, const struct tb_backend *b,
     d->precision = op == OP_TIMEOUTS && strncmp(c->label, "series=precision",
                                                 16) == 0;
     d->caller = op == OP_TIMEOUTS && strncmp(c->label, "series=caller", 13) == 0;
+    if (op == OP_RESCHEDULE)
+        for (enum strategy k = ST_RESTART; k < ST_COUNT; k++) {
+            char kv[32];
+            snprintf(kv, sizeof kv, "strategy=%s", strategy_names[k]);
+            if (strstr(c->label, kv))
+                d->strategy = k;
+        }
     d->op = op;
     d->b = b;
     d->w = w;
@@ -1368,6 +1618,38 @@ static void add_caller(const struct tb_backend *b)
     add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
 }
 
+bool bh_reschedules_in_place(const struct tb_backend *b)
+{
+    struct tb_config cfg = {0};
+    struct tb_sched *s;
+    if (tb_create(b, &cfg, &s) != TB_OK)
+        return false;
+    uint64_t runs = 0;
+    tb_handle h;
+    int rc = tb_schedule(s, TB_SEC, count_run, &runs, &h);
+    bool in_place = rc == TB_OK && tb_reschedule(s, h, 2 * TB_SEC) == 1;
+    tb_destroy(s);
+    return in_place;
+}
+
+/* The reschedule op (the file comment): series h2h only, one family per
+ * strategy, `again` only where tb_reschedule moves a task in place. */
+static void add_reschedule(const struct tb_backend *b)
+{
+    struct tb_config base = {0};
+    struct bh_config cs[BH_MAX_CONFIGS];
+    if (bh_configs(b, BH_IDLE, &base, false, false, cs) == 0)
+        return;
+    const bool in_place = bh_reschedules_in_place(b);
+    for (enum strategy k = ST_RESTART; k < ST_COUNT; k++) {
+        if (k == ST_AGAIN && !in_place)
+            continue;
+        struct bh_config c = cs[0];
+        bh_label_add(&c, "strategy", strategy_names[k]);
+        add_family(OP_RESCHEDULE, b, BH_IDLE, &c);
+    }
+}
+
 void bh_register_micro(void)
 {
     const struct bh_profile *p = bh.profile;
@@ -1397,5 +1679,6 @@ void bh_register_micro(void)
         if (p->precision_n)
             add_precision(b);
         add_op(OP_PERIODIC, b, BH_PERIODIC);
+        add_reschedule(b);
     }
 }

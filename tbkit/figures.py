@@ -47,7 +47,8 @@ def assign_colours(backends):
 
 def gp_string(text, limit=120):
     """A gnuplot single-quoted string literal that cannot escape its quotes,
-    expand macros or run commands: unsafe characters become '?'."""
+    expand macros or run commands: unsafe characters become '?'.  Cut to
+    `limit` characters (None: never cut)."""
     t = _SAFE.sub("?", str(text))[:limit]
     return "'%s'" % t
 
@@ -116,6 +117,8 @@ class Figures:
                 v = int(v)
             if isinstance(v, (int, float)):
                 lit = repr(v) if isinstance(v, int) else "%.10g" % v
+            elif isinstance(v, Words):
+                lit = gp_string(v, limit=None)
             elif isinstance(v, RawPath):
                 if v.startswith(self.out_dir + os.sep):
                     v = os.path.relpath(v, self.out_dir)
@@ -143,6 +146,14 @@ class Figures:
             return False
         self.drawn.append(name)
         return True
+
+
+class Words(str):
+    """A space-separated list a script reads with word() (a panel's colours
+    and dash types, one per series): sanitised as any string but never cut,
+    since a cut list leaves the last series without a colour and gnuplot
+    refuses the figure (the reschedule op's 17 series in one panel, 136
+    characters of colours, passed the 120 a title is cut to)."""
 
 
 class RawPath(str):
@@ -225,8 +236,8 @@ def draw_n_figure(ctx, stem, title, panels, ylabel="time per operation (ns)",
         ctx.figs.write_blocks("%s_%d" % (name, k), blocks, ["series", "median", "low", "high"])
         variables["ptitle_%d" % k] = ptitle
         variables["nseries_%d" % k] = len(blocks)
-        variables["colours_%d" % k] = " ".join(colours)
-        variables["dashes_%d" % k] = " ".join(dashes)
+        variables["colours_%d" % k] = Words(" ".join(colours))
+        variables["dashes_%d" % k] = Words(" ".join(dashes))
     if not ctx.figs.draw("micro", name, variables):
         return None
     return name
@@ -251,8 +262,8 @@ def draw_cdf(ctx, stem, title, xlabel, panels):
                               ["series", "fraction"])
         v["ptitle_%d" % k] = pt
         v["nseries_%d" % k] = len(ss)
-        v["colours_%d" % k] = " ".join(ctx.colour(b) for _, b, _ in ss)
-        v["dashes_%d" % k] = " ".join(dashes)
+        v["colours_%d" % k] = Words(" ".join(ctx.colour(b) for _, b, _ in ss))
+        v["dashes_%d" % k] = Words(" ".join(dashes))
     return name if ctx.figs.draw("cdf", name, v) else None
 
 
@@ -332,6 +343,6 @@ def draw_front(ctx, name, title, cands, ylabel):
                               ["series", "cost", "lateness_ns", "point"])
         v["ptitle_%d" % k] = "cost against %s" % what
         v["nseries_%d" % k] = len(blocks)
-        v["colours_%d" % k] = " ".join(colours)
-        v["dashes_%d" % k] = " ".join(dashes)
+        v["colours_%d" % k] = Words(" ".join(colours))
+        v["dashes_%d" % k] = Words(" ".join(dashes))
     return name if ctx.figs.draw("front", name, v) else None

@@ -27,7 +27,14 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout, for tbkit
 from tbkit import bench as tb_bench  # noqa: E402
 
-MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic"]
+MICRO_OPS = ["fill", "insert", "cancel", "expire", "timeouts", "periodic",
+             "reschedule"]
+# The reschedule op's strategies (bench/micro.c); `again` only on the
+# backends the context's reschedule_in_place names.
+STRATEGIES = ("restart", "again", "lazy")
+# Its idle workload: a gap of mean 3 s passes the 10 s timeout with
+# probability e^-10/3 per request.
+IDLE_TIMEOUTS_PER_KOP = 1000 * math.exp(-10 / 3)
 # The structure's work per operation (tb_stats deltas across the timed
 # parts), on every micro result; bench/README.md defines them.
 WORK_COUNTERS = ["sift_levels_per_op", "visits_per_op", "rounds_per_op",
@@ -176,6 +183,7 @@ def check_micro(doc, backends):
     for op in MICRO_OPS:
         for be in backends:
             check((op, be) in seen, "micro: %s has no %s results" % (be, op))
+    check_reschedule(doc, seen, backends)
     families = {canonical(b["run_name"]).rsplit("/N:", 1)[0]
                 for b in iteration_runs(doc)}
     # one family per N (each with its own minimum time): every family
@@ -254,6 +262,68 @@ def check_micro(doc, backends):
         if "transferred" in b and p["op"] == "insert":
             check(b["transferred"] > 0.99, "micro: %s left %.2f of its inserts"
                   " in the inbox" % (b["name"], 1 - b["transferred"]))
+
+
+def check_reschedule(doc, seen, backends):
+    """The reschedule op (bench/micro.c): every backend under restart and
+    lazy, and under again exactly where tb_reschedule moves a task in place
+    (the context's reschedule_in_place, which must name some backend), at
+    every N; series h2h on the idle workload only; the structure held at N
+    (a lazy backend's restart up to N/4, N/3 for Go's heap, more); about
+    e^-10/3 of the requests time out whatever the strategy; only lazy
+    re-arms in its callbacks, and it re-arms about as often as a 10 s
+    window after a re-arm holds a request."""
+    ctx = doc["context"]
+    in_place = [b for b in ctx.get("reschedule_in_place", "").split(",") if b]
+    check(in_place, "micro: the context names no backend with tb_reschedule")
+    for be in backends:
+        want = {s for s in STRATEGIES if s != "again" or be in in_place}
+        got = {}
+        for b in seen.get(("reschedule", be), []):
+            p = b["_p"]
+            check(p["workload"] == "idle" and p["cfg"].get("series") == "h2h",
+                  "micro: %s is not h2h on the idle workload" % b["name"])
+            got.setdefault(p["cfg"].get("strategy"), set()).add(p["n"])
+        check(set(got) == want, "micro: %s's reschedule strategies are %s, "
+              "expected %s" % (be, sorted(map(str, got)), sorted(want)))
+        for st, ns in got.items():
+            check(ns == {100, 1000}, "micro: reschedule/%s strategy=%s at N "
+                  "%s" % (be, st, sorted(ns)))
+    for b in iteration_runs(doc):
+        p = b.get("_p")
+        if not p or p["op"] != "reschedule" or b.get("error_occurred"):
+            continue
+        name, st = b["name"], p["cfg"].get("strategy")
+        for c in ("timeouts_per_kop", "rearms_per_kop", "pending_per_n",
+                  "flushes_per_kop", "zombies_per_n"):
+            check(c in b and math.isfinite(b[c]) and b[c] >= 0,
+                  "micro: %s: %s = %r" % (name, c, b.get(c)))
+        if "timeouts_per_kop" not in b or "rearms_per_kop" not in b:
+            continue
+        # a binomial share of the smoke run's thousands of requests: well
+        # within a factor of 2 (a wheel's tick makes a few more)
+        check(0.5 * IDLE_TIMEOUTS_PER_KOP <= b["timeouts_per_kop"]
+              <= 2 * IDLE_TIMEOUTS_PER_KOP,
+              "micro: %s: %.1f timeouts per 1000 requests, expected about "
+              "%.1f" % (name, b["timeouts_per_kop"], IDLE_TIMEOUTS_PER_KOP))
+        if st == "lazy":
+            check(150 <= b["rearms_per_kop"] <= 600,
+                  "micro: %s re-armed %.1f per 1000 requests" %
+                  (name, b["rearms_per_kop"]))
+        else:
+            check(b["rearms_per_kop"] == 0,
+                  "micro: %s re-armed in a callback under %s" % (name, st))
+        check(0.99 <= b.get("pending_per_n", 0) <= 1.34,
+              "micro: %s holds %.2f N" % (name, b.get("pending_per_n", 0)))
+        if st != "restart":
+            # nothing cancelled: no zombie, exactly N timers
+            check(b.get("zombies_per_n") == 0 and
+                  b.get("pending_per_n") == 1,
+                  "micro: %s holds %s N with %s N zombies" %
+                  (name, b.get("pending_per_n"), b.get("zombies_per_n")))
+        check(b.get("timed_growth_bytes") == 0,
+              "micro: %s grew by %s bytes inside its timed parts" %
+              (name, b.get("timed_growth_bytes")))
 
 
 # The heaps' worst case (bench/bench.h, BH_WORST; DECISIONS D13), by name

@@ -1268,6 +1268,42 @@ class Colours(unittest.TestCase):
                     self.assertIn(rgb, fh.read(), f)
 
 
+    @unittest.skipUnless(HAVE_GNUPLOT, "gnuplot is not installed")
+    def test_a_panel_of_many_series_is_drawn(self):
+        """A panel's colour list is never cut: the reschedule op's 17
+        series (backend x strategy) made 136 characters of colours, past
+        the 120 a gnuplot string was cut to, and gnuplot refused the
+        figure.  Here the fixture's insert results, copied under an op no
+        section knows with nine strategies each, make 18 series or more."""
+        with tempfile.TemporaryDirectory() as tmp:
+            d = copy_fixture(tmp)
+            path = os.path.join(d, "micro.json")
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            extra = []
+            for b in doc["benchmarks"]:
+                parts = b["name"].split("/")
+                if parts[0] != "insert" or parts[2] != "uniform" or parts[3] != "series=h2h":
+                    continue
+                for k in "abcdefghi":
+                    c = copy.deepcopy(b)
+                    for key in ("name", "run_name"):
+                        q = c[key].split("/")
+                        q[0], q[2], q[3] = "manyseries", "idle", q[3] + ",strategy=" + k
+                        c[key] = "/".join(q)
+                    extra.append(c)
+            labels = {tuple(b["name"].split("/")[1:4]) for b in extra}
+            self.assertGreaterEqual(len(labels), 16)
+            doc["benchmarks"] += extra
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            rc, _, err = run(d)
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("other-manyseries not drawn", err)
+            figs = os.listdir(os.path.join(d, "figures"))
+            self.assertTrue(any(f.endswith("-other-manyseries.svg") for f in figs), figs)
+
+
 class SafeWrites(unittest.TestCase):
     """The report is written whole or not at all (issue 31, item 6): a full
     disk or an unwritable file leaves the previous report.md and
