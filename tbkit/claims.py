@@ -1738,13 +1738,18 @@ def rendering_vs_library(ctx):
     worse = [p for p in pairs if p["way"] == "yes"]
     open_ = [p for p in pairs if p["way"] == "undecided"]
     measured = _join([(said(p),) for p in pairs])
+    def few(items, k=3):
+        # the verdict is a sentence (the summary quotes it): the rest are
+        # in the cases and the section's table
+        more = len(items) - k
+        return "; ".join(items[:k]) + ("; and %d more" % more if more > 0 else "")
     if worse:
         return _set(c, FAILS, FAILS + ": costlier than the library of its structure in "
                     "%d of %d pairs (%s)" % (len(worse), len(pairs),
-                                              "; ".join(said(p) for p in worse)), measured)
+                                              few([said(p) for p in worse])), measured)
     if open_:
-        return _set(c, UNDECIDED, UNDECIDED + " (%s)" % "; ".join(
-            "%s, p = %s" % (said(p), S.fmt_p(p["decision"].p)) for p in open_), measured)
+        return _set(c, UNDECIDED, UNDECIDED + " (%s)" % few([
+            "%s, p = %s" % (said(p), S.fmt_p(p["decision"].p)) for p in open_]), measured)
     return _set(c, HOLDS, HOLDS + " (%d pairs, each within %s of its library or below)"
                 % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
 

@@ -147,6 +147,7 @@ def build(res, figs):
     sec_replay.replay_section(ctx, body)
     sec_jvm.jvm_section(ctx, body, claims)
     sec_libs.libs_section(ctx, body, claims)
+    sec_libs.strategies_section(ctx, body)
     for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
         if c.kind != C.UNTESTED:
