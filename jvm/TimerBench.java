@@ -7,8 +7,14 @@
  * `short` workload, its idle cost taken out), and the `timeouts` workload
  * in real time at one timeout for every subject.  The parent process runs
  * every measurement in several fresh JVMs (forks, issue 37) and merges
- * what they measured; a repetition that saw JIT compilation is kept but
- * marked dropped.  Progress on stderr, results as JSON on stdout (or --out
+ * what they measured.  Each fork measures every subject; STPE's two
+ * policies (the harness's control) are filled together at each N and
+ * measured in alternation (A B, B A, ...), all insert repetitions on the
+ * untouched fill before any cancel repetition (measure()).  A fork per
+ * subject instead was measured and rejected: it left the control's bias
+ * where it was, tripled the repetitions dropped for JIT and took a third
+ * longer (DECISIONS.md, D-NEW-jvmfork).  A repetition that saw JIT
+ * compilation is kept but marked dropped.  Progress on stderr, results as JSON on stdout (or --out
  * FILE); format and method in jvm/README.md.
  */
 
@@ -536,8 +542,8 @@ public final class TimerBench {
             if (s.purgeable && s.zombies > n / 4) s.purge();
         }
         // what the batches left cancelled is released before the next
-        // phase on this fill, so an insert phase after it meets exactly
-        // N live tasks under either of STPE's policies (the control)
+        // phase on this fill, so that it starts from exactly N live tasks
+        // (measure() runs the insert phases before any cancel phase)
         Rep r = m.rep();
         if (s.purgeable) s.purge();
         return r;
@@ -807,6 +813,13 @@ public final class TimerBench {
          .append("},\n");
         o.append("  \"forks\": ").append(forks)
          .append(", \"compile_count\": ").append(compileCountSeen).append(",\n");
+        // the subjects filled together and measured in alternation
+        o.append("  \"groups\": [");
+        List<List<Subject>> gs = groups();
+        for (int g = 0; g < gs.size(); g++)
+            o.append(g > 0 ? ", " : "").append("[")
+             .append(String.join(", ", gs.get(g).stream().map(x -> q(x.name)).toList())).append("]");
+        o.append("],\n");
         if (logs != null)
             o.append("  \"logs\": ").append(q(logs)).append(",\n");
         String nv = HashedWheelTimer.class.getPackage().getImplementationVersion();
@@ -895,9 +908,18 @@ public final class TimerBench {
     /** One fork's measurements: every cell until it has sz.reps clean
      *  repetitions (a repetition that finished a compilation is kept,
      *  marked dropped, and measured again), in rounds that visit the N
-     *  and the subjects in a shuffled order, each cell at most
+     *  and the groups (groups()) in a shuffled order, each cell at most
      *  attempts(op) attempts (wants()).  The first attempts at each N
-     *  are that N's own warm-up. */
+     *  are that N's own warm-up.  At each N a group's subjects are filled
+     *  together; all their insert attempts run first, on the fill as it
+     *  was made (an insert phase takes its batches back), then the
+     *  cancel attempts, which change it; within each, the subjects
+     *  alternate in an order reversed every attempt (A B, B A, A B, ...).
+     *  So STPE's two policies, the harness's control, insert into fills
+     *  no cancel phase has touched, at the same moments of the same fork.
+     *  (An insert phase after a cancel phase on the same fill, as the
+     *  coin once chose, met a heap the policy's own cancels had
+     *  reshaped: removeOnCancel's inserts 1.15-1.25x slower at 10^2.) */
     void measure(List<String> warmups) throws Exception {
         for (Subject s : subjects) warmups.add(warm(s));
         java.util.Map<String, Double> idle = new java.util.HashMap<>();
@@ -913,35 +935,45 @@ public final class TimerBench {
             for (int n : ns) {
                 List<Subject> order = new ArrayList<>(subjects);
                 shuffle(order);
-                for (Subject s : order) {
-                    if (wants("insert", s, n) || wants("cancel", s, n)) {
-                        any = true;
-                        // one fill for the fork's repetitions of both
-                        // operations at n (a fill of 10^6 costs more than
-                        // all of them; the forks bring the fresh starts)
-                        Object[] base = fill(s, n);
-                        System.gc();
-                        Thread.sleep(20);   // Netty: the inbox into buckets
-                        for (int t = 0; t < attempts("insert"); t++) {
-                            boolean wi = wants("insert", s, n), wc = wants("cancel", s, n);
-                            if (!wi && !wc) break;
-                            // the two operations in either order, by the coin
-                            boolean insFirst = rng.nextBoolean();
-                            for (int f = 0; f < 2; f++) {
-                                boolean ins = (f == 0) == insFirst;
-                                if (ins && wi) {
-                                    Rep r = insertPhase(s, base, n, sz.batches);
-                                    keep("insert", s, n, r);
-                                    progress("insert", s, n, t, r);
-                                } else if (!ins && wc) {
-                                    Rep r = cancelPhase(s, base, n, sz.batches);
-                                    keep("cancel", s, n, r);
-                                    progress("cancel", s, n, t, r);
-                                }
+                // one fill per subject for the fork's repetitions of both
+                // operations at n (a fill of 10^6 costs more than all of
+                // them; the forks bring the fresh starts); the subjects of
+                // a group (STPE's two policies) filled together
+                List<List<Subject>> gs = groups();
+                shuffle(gs);
+                for (List<Subject> g : gs) {
+                    List<Subject> filled = new ArrayList<>();
+                    for (Subject s : order)
+                        if (g.contains(s) && (wants("insert", s, n) || wants("cancel", s, n)))
+                            filled.add(s);
+                    if (filled.isEmpty()) continue;
+                    any = true;
+                    Object[][] base = new Object[filled.size()][];
+                    for (int j = 0; j < filled.size(); j++) base[j] = fill(filled.get(j), n);
+                    System.gc();
+                    Thread.sleep(20);   // Netty: the inbox into buckets
+                    // the insert phases first, on the fill as it was made
+                    // (each takes its batches back), then the cancel
+                    // phases, which change it
+                    for (String op : new String[] {"insert", "cancel"})
+                        for (int t = 0; t < attempts(op); t++) {
+                            boolean ran = false;
+                            for (int jj = 0; jj < filled.size(); jj++) {
+                                // A B, B A, A B, ...
+                                int j = t % 2 == 0 ? jj : filled.size() - 1 - jj;
+                                Subject s = filled.get(j);
+                                if (!wants(op, s, n)) continue;
+                                ran = true;
+                                Rep r = op.equals("insert") ? insertPhase(s, base[j], n, sz.batches)
+                                                            : cancelPhase(s, base[j], n, sz.batches);
+                                keep(op, s, n, r);
+                                progress(op, s, n, t, r);
                             }
+                            if (!ran) break;
                         }
-                        s.close();
-                    }
+                    for (Subject s : filled) s.close();
+                }
+                for (Subject s : order)
                     if (wants("timeouts", s, n)) {
                         any = true;
                         System.gc();
@@ -949,7 +981,6 @@ public final class TimerBench {
                         keep("timeouts", s, n, r);
                         progress("timeouts", s, n, round, r);
                     }
-                }
             }
             List<Subject> order = new ArrayList<>(subjects);
             shuffle(order);
@@ -965,6 +996,21 @@ public final class TimerBench {
             if (!any) break;
         }
         compileCountSeen = compiles() >= 0;
+    }
+
+    /** The groups measure() fills together at each N and whose insert and
+     *  cancel attempts it interleaves: STPE's two policies (the harness's
+     *  control, which must meet the same fork state), every other subject
+     *  alone. */
+    List<List<Subject>> groups() {
+        List<List<Subject>> g = new ArrayList<>();
+        List<Subject> stpe = new ArrayList<>();
+        for (Subject s : subjects)
+            if (s instanceof Stpe) stpe.add(s);
+        if (!stpe.isEmpty()) g.add(stpe);
+        for (Subject s : subjects)
+            if (!(s instanceof Stpe)) g.add(List.of(s));
+        return g;
     }
 
     /** The parent: runs `forks` fresh JVMs of this class one after the

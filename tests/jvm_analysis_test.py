@@ -12,6 +12,7 @@ and analyses what it wrote (skipped when they are absent).  Needs scipy
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -501,6 +502,14 @@ class Harness(unittest.TestCase):
                 doc = json.load(f)
         self.assertEqual(doc["format"], "timerbench-jvm/2")
         self.assertEqual(doc["forks"], 2)
+        # STPE's two policies (the control) are filled together and
+        # measured in alternation; every other original alone
+        self.assertEqual(doc["groups"],
+                         [["stpe", "stpe-roc"], ["timer"], ["delayqueue"], ["netty"]])
+        # every fork warmed up every subject once
+        self.assertEqual(sorted((w["subject"], w["fork"]) for w in doc["warmup"]),
+                         sorted((s, f) for s in ("stpe", "stpe-roc", "timer", "delayqueue",
+                                                 "netty") for f in (0, 1)))
         # every fork ran with the pre-touched heap and could count compilations
         self.assertIn("-XX:+AlwaysPreTouch", doc["java"]["args"])
         self.assertTrue(doc["compile_count"])
@@ -564,6 +573,36 @@ class Harness(unittest.TestCase):
         self.assertTrue(all(x["bytes_per_op"] >= 32 for r in ins for x in r["reps"]))
         rows = ja.side_by_side(doc, {})
         self.assertEqual(len(rows), len(doc["results"]))
+        self.check_control_order(p.stderr)
+
+    def check_control_order(self, stderr):
+        """The order the progress lines show for the control's two sides:
+        in each fork at each N, every insert repetition before the first
+        cancel repetition (the inserts meet the fill as made), and within
+        an operation the two policies in an order reversed from one
+        attempt to the next (A B, B A, ...)."""
+        seen = {}
+        for line in stderr.splitlines():
+            m = re.search(r"\] fork (\d+) rep (\d+) (insert|cancel)\s+(stpe|stpe-roc)\s+N=(\d+)",
+                          line)
+            if m:
+                f, t, op, subj, n = m.groups()
+                seen.setdefault((f, n), []).append((op, int(t), subj))
+        self.assertTrue(seen)
+        for key, lines in seen.items():
+            ops = [op for op, _, _ in lines]
+            self.assertEqual(ops, sorted(ops, key=("insert", "cancel").index), key)
+            for op in ("insert", "cancel"):
+                by_attempt = {}
+                for o, t, subj in lines:
+                    if o == op:
+                        by_attempt.setdefault(t, []).append(subj)
+                pairs = [by_attempt[t] for t in sorted(by_attempt)]
+                for a, b in zip(pairs, pairs[1:]):
+                    if len(a) == 2 and len(b) == 2:
+                        self.assertEqual(b, a[::-1], (key, op, pairs))
+                # both policies are measured at every N of every fork
+                self.assertEqual(set(pairs[0]), {"stpe", "stpe-roc"}, (key, op, pairs))
 
     def test_the_runners_step(self):
         """bench.py's JVM step on the built jar (at the smoke size, for
