@@ -13,7 +13,7 @@
  * untouched fill before any cancel repetition (measure()).  A fork per
  * subject instead was measured and rejected: it left the control's bias
  * where it was, tripled the repetitions dropped for JIT and took a third
- * longer (DECISIONS.md, D-NEW-jvmfork).  A repetition that saw JIT
+ * longer (DECISIONS.md, D36).  A repetition that saw JIT
  * compilation is kept but marked dropped.  Progress on stderr, results as JSON on stdout (or --out
  * FILE); format and method in jvm/README.md.
  */
