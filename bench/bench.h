@@ -59,10 +59,12 @@ struct bh_profile {
                                   do before it is cut short: counted work,
                                   so the cut falls on the same task in
                                   every run */
-    int64_t libs_paced_max_n;  /* largest N of the libraries' paced
+    int64_t libs_slow_max_n;   /* largest N of the libraries' slow
                                   operations (bench/libs.c: timeouts and
                                   reschedule take T / 2 of wall time per
-                                  repetition, 2 s at 10^6) */
+                                  repetition, 2 s at 10^6; expire at 10^6
+                                  takes seconds a batch in sd-event and
+                                  GLib) */
     double spell_wait_seconds; /* most time the shim may spend waiting
                                   out slow spells of the machine's memory
                                   before repetitions (bench/shim.cc) */

@@ -158,14 +158,14 @@ static void print_info(void)
                "\"work_budget\": %g, \"micro\": {\"orig\": %s, "
                "\"cover\": %s, \"burst\": %s, \"wide\": %s, "
                "\"wide_all\": %s, \"precision_n\": %lld, "
-               "\"precision_reps\": %d}, \"libs_paced_max_n\": %lld}",
+               "\"precision_reps\": %d}, \"libs_slow_max_n\": %lld}",
                i ? "," : "", p->name, p->repetitions, p->min_time,
                p->runtime_repetitions, p->light_samples, p->work_budget,
                p->orig_micro ? "true" : "false", p->cover ? "true" : "false",
                p->burst_micro ? "true" : "false", p->wide ? "true" : "false",
                p->wide_all ? "true" : "false", (long long)p->precision_n,
                p->precision_reps ? p->precision_reps : p->repetitions,
-               (long long)p->libs_paced_max_n);
+               (long long)p->libs_slow_max_n);
     }
     printf("\n  }\n}\n");
 }

@@ -210,10 +210,10 @@ def cheapest_strategy(rows):
     return out
 
 
-def paced_max_n(res):
+def slow_max_n(res):
     """The largest N of the libraries' paced operations in the run's
     profile (machine.json's build facts), or None."""
     prof = ((res.machine or {}).get("build") or {}).get("profiles") or {}
     p = prof.get(res.run.get("profile") or "", {})
-    v = p.get("libs_paced_max_n") if isinstance(p, dict) else None
+    v = p.get("libs_slow_max_n") if isinstance(p, dict) else None
     return v if isinstance(v, int) else None

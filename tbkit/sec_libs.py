@@ -106,10 +106,11 @@ def libs_section(ctx, doc, claims=None):
         doc.p("No installed library implements the structure of ",
               ", ".join("%s (%s)" % (b, L.family_of_backend(b) or "its own") for b in nolib),
               ": they are not in this section's tables.")
-    mx = L.paced_max_n(res)
+    mx = L.slow_max_n(res)
     if mx:
         doc.p("timeouts and reschedule run paced on the real clock (each repetition is "
-              "the ring once round, T/2 of wall time): this profile runs them at N up to ",
+              "the ring once round, T/2 of wall time), and expire at 10^6 takes seconds a "
+              "batch in sd-event and GLib: this profile runs these three at N up to ",
               A.fmt_n(mx), "; ", Code("--profile full"), " runs every N.")
     for op in L.OPS:
         rows = L.family_rows(res, op)

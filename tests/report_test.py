@@ -350,9 +350,12 @@ class FixtureReport(unittest.TestCase):
         rows = md_table_rows(s)
         self.assertGreaterEqual(len(rows) - 1, 4)
         self.assertEqual(rows[0][2], "precision")
+        self.assertEqual(rows[0][3], "installed library of its structure")
         for r in rows[1:]:
-            self.assertEqual(len(r), 5, r)
-            self.assertRegex(r[4], r"\d")
+            self.assertEqual(len(r), 6, r)
+            self.assertRegex(r[5], r"\d")
+            # the fixture has no libs.json: said, not left blank
+            self.assertEqual(r[3], "libraries not measured")
             # the precision every row holds at: from the backend's kind and tick
             self.assertRegex(unmd(r[2]), r"^(exact|<= one tick \(\d+[mun]?s\)|"
                                    r"<= 1 tick \+ 8/63 of the delay \(its levels\), tick \d+[mun]?s)")
