@@ -62,7 +62,10 @@
  * where N timers were pending, `lib_bytes_per_timer` (what the library
  * allocated for them, mallinfo2's count over N).  A library whose loop
  * will not open, or that refuses a timer, fails its results with the
- * library's reason and the run goes on.  The paced operations and expire
+ * library's reason and the run goes on; each library is first tried in a
+ * child process (probe()), since some end the process when they cannot
+ * initialise, and one that fails there has every result failed with what
+ * it said (context `lib_failed.<name>`).  The paced operations and expire
  * run at N up to the profile's libs_slow_max_n: the paced ones' warm-up
  * and repetitions take T / 2 of wall time each (2 s at 10^6), and expire
  * at 10^6 takes seconds a batch in sd-event (one dispatch, and a
@@ -70,12 +73,15 @@
  * of batches, 8192 fires' worth (1 to 16); lateness and idle at most 3
  * repetitions.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "tblib.h"
@@ -98,6 +104,7 @@ struct ldef {
     enum lop op;
     enum strategy strategy;
     const struct tblib *lib;
+    const char *failed;      /* why the library cannot run here, or NULL */
     char name[192];
 };
 
@@ -283,9 +290,45 @@ static double run_ring(struct lm *m, tbb_state *st, int64_t n, bool timed);
 static void light_fire(void *arg);
 static void idle_fire(void *arg);
 
+/* Descriptors a loop may need (epoll, eventfd, timerfd, signal pipes):
+ * libevent exits and GLib aborts when they run out while opening one, so
+ * the harness stops short of that with a reason of its own. */
+#define LOOP_FDS 16
+
+static void lm_teardown(void *inst);
+
+/* True when a loop can still be opened: the descriptors in use (the
+ * loops of cached instances hold theirs) leave LOOP_FDS under the limit. */
+static bool fds_left(struct lm *m, tbb_state *st)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return true;
+    size_t used = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return true;
+    while (readdir(dir))
+        used++;
+    closedir(dir);
+    if (used + LOOP_FDS <= (size_t)rl.rlim_cur)
+        return true;
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s: too few file descriptors left to open a "
+             "loop (%zu in use of the limit %llu)", m->lib->name, used,
+             (unsigned long long)rl.rlim_cur);
+    tbb_skip(st, msg);
+    lm_teardown(m);
+    return false;
+}
+
 static void *lm_setup(void *ctx, tbb_state *st)
 {
     const struct ldef *d = ctx;
+    if (d->failed) {
+        tbb_skip(st, d->failed);
+        return NULL;
+    }
     struct lm *m = xcalloc(1, sizeof *m);
     m->d = d;
     m->lib = d->lib;
@@ -294,6 +337,8 @@ static void *lm_setup(void *ctx, tbb_state *st)
     m->lib_bytes = -1;
     const bool paced = d->op == L_TIMEOUTS || d->op == L_RESCHEDULE;
     m->t_fixed = paced ? paced_timeout(m->n) : 0;
+    if (!fds_left(m, st))
+        return NULL;
     struct tblib_options o = {.fixed_delay_ns = m->t_fixed};
     char err[160] = "";
     m->loop = m->lib->open(&o, err, sizeof err);
@@ -820,11 +865,13 @@ static const struct tbb_ops lops[] = {
     [L_IDLE] = {lm_setup, idle_batch, lm_report, lm_teardown},
 };
 
-static void add(enum lop op, const struct tblib *lib, enum strategy s)
+static void add(enum lop op, const struct tblib *lib, enum strategy s,
+                const char *failed)
 {
     struct ldef *d = bh_keep(xcalloc(1, sizeof *d));
     d->op = op;
     d->lib = lib;
+    d->failed = failed;
     d->strategy = s;
     char label[64] = "series=lib";
     if (s != S_NONE) {
@@ -875,9 +922,106 @@ static void add(enum lop op, const struct tblib *lib, enum strategy s)
     }
 }
 
+static void probe_fire(void *arg)
+{
+    (void)arg;
+}
+
+/* Opens a loop of `l` with one timer started, stopped and released, in a
+ * child process: a library that cannot initialise may end the process
+ * that tried (libevent's event_err exits, GLib's g_error aborts: both
+ * seen with too few file descriptors), and then only the child goes.
+ * NULL when it works (or cannot be probed: the run will say), else why,
+ * kept for the run. */
+static const char *probe(const struct tblib *l)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        struct tblib_options o = {.fixed_delay_ns = 20 * TB_MS};
+        char err[160] = "";
+        void *loop = l->open(&o, err, sizeof err);
+        if (!loop) {
+            fprintf(stderr, "%s\n", err[0] ? err : "open failed");
+            _exit(3);
+        }
+        void *t = calloc(1, l->timer_size + 16);
+        int rc = t ? l->init(loop, t, probe_fire, NULL) : -ENOMEM;
+        if (rc == 0) {
+            rc = l->start(loop, t, 20 * TB_MS);
+            if (rc == 0)
+                l->stop(loop, t);
+            l->fini(loop, t);
+        }
+        l->close(loop);
+        free(t); /* after close(): tblib.h */
+        if (rc) {
+            fprintf(stderr, "a timer: %s\n", strerror(rc < 0 ? -rc : rc));
+            _exit(4);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    /* the child's last words, whatever their length */
+    char out[512];
+    size_t len = 0;
+    char chunk[256];
+    ssize_t r;
+    while ((r = read(fds[0], chunk, sizeof chunk)) > 0) {
+        if (len + (size_t)r >= sizeof out) {
+            size_t keep = sizeof out / 2;
+            memmove(out, out + len - (len > keep ? keep : len),
+                    len > keep ? keep : len);
+            len = len > keep ? keep : len;
+        }
+        size_t n = (size_t)r < sizeof out - 1 - len ? (size_t)r
+                                                    : sizeof out - 1 - len;
+        memcpy(out + len, chunk, n);
+        len += n;
+    }
+    close(fds[0]);
+    out[len] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return NULL;
+    while (len && (out[len - 1] == '\n' || out[len - 1] == ' '))
+        out[--len] = '\0';
+    const char *last = strrchr(out, '\n');
+    last = last ? last + 1 : out;
+    char how[48];
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "was killed by signal %d",
+                 WTERMSIG(status));
+    else
+        snprintf(how, sizeof how, "exited with %d", WEXITSTATUS(status));
+    char *why = bh_keep(xcalloc(1, 1024));
+    snprintf(why, 1024, "%s could not initialise: a loop opened in a child "
+             "process %s (%.300s)", l->name, how, *last ? last : "no message");
+    return why;
+}
+
 void bh_register_libs(void)
 {
     char buf[256];
+    /* every cached instance holds a loop and its descriptors: the soft
+     * limit raised to the hard one, as a server linking these would */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     for (size_t i = 0; i < tblib_count; i++) {
         const struct tblib *l = tblib_all[i];
         char v[64], key[64];
@@ -897,18 +1041,23 @@ void bh_register_libs(void)
         snprintf(key, sizeof key, "lib_granularity_ns.%s", l->name);
         snprintf(v, sizeof v, "%lld", (long long)l->granularity_ns);
         tbb_context(key, v);
-        if (!l->fixed_only) {
-            add(L_INSERT, l, S_NONE);
-            add(L_CANCEL, l, S_NONE);
-            add(L_EXPIRE, l, S_NONE);
-            add(L_LATENESS, l, S_NONE);
-            add(L_IDLE, l, S_NONE);
+        const char *failed = probe(l);
+        if (failed) {
+            snprintf(key, sizeof key, "lib_failed.%s", l->name);
+            tbb_context(key, failed);
         }
-        add(L_TIMEOUTS, l, S_NONE);
-        add(L_RESCHEDULE, l, S_RESTART);
-        add(L_RESCHEDULE, l, S_AGAIN);
+        if (!l->fixed_only) {
+            add(L_INSERT, l, S_NONE, failed);
+            add(L_CANCEL, l, S_NONE, failed);
+            add(L_EXPIRE, l, S_NONE, failed);
+            add(L_LATENESS, l, S_NONE, failed);
+            add(L_IDLE, l, S_NONE, failed);
+        }
+        add(L_TIMEOUTS, l, S_NONE, failed);
+        add(L_RESCHEDULE, l, S_RESTART, failed);
+        add(L_RESCHEDULE, l, S_AGAIN, failed);
         if (!l->fixed_only)
-            add(L_RESCHEDULE, l, S_LAZY);
+            add(L_RESCHEDULE, l, S_LAZY, failed);
     }
     buf[0] = '\0';
     for (size_t i = 0; tblib_missing[i]; i++) {

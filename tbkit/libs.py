@@ -88,6 +88,18 @@ def missing(res):
     return out
 
 
+def failed(res):
+    """{library: why} for the libraries that could not initialise in the
+    harness's probe (context `lib_failed.<name>`): every result of theirs
+    is an error with that reason."""
+    out = {}
+    for c in _contexts(res):
+        for k, v in c.items():
+            if k.startswith("lib_failed."):
+                out.setdefault(k[len("lib_failed."):], v)
+    return out
+
+
 def ran(res):
     """True when the run has the libs harness's results."""
     return bool(res.libs) or bool(_contexts(res))

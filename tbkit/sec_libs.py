@@ -101,6 +101,11 @@ def libs_section(ctx, doc, claims=None):
                for n, v in libs.items()])
     if gone:
         doc.p("Left out (not installed when the suite was built): ", "; ".join(gone), ".")
+    broken = L.failed(res)
+    if broken:
+        doc.p("Installed but not measured, every result failed: ",
+              "; ".join(broken[n] for n in sorted(broken)), ".")
+        ctx.missing.append(("The libraries", "; ".join(broken[n] for n in sorted(broken))))
     nolib = L.without_library(res)
     if nolib:
         doc.p("No installed library implements the structure of ",

@@ -195,6 +195,40 @@ class WithLibs(unittest.TestCase):
         self.assertEqual(claim["kind"], V.HOLDS)
 
 
+class Faults(unittest.TestCase):
+    """A library that cannot open its loop is reported and the run goes on:
+    the harness run with too few file descriptors for every library's loop
+    (libevent exits and GLib aborts when they run out while opening one)."""
+
+    def test_too_few_descriptors(self):
+        if not BINARY:
+            raise unittest.SkipTest("no timerbench-bench given")
+        import resource
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "libs.json")
+
+            def limit():
+                resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+            p = subprocess.run([BINARY, "--profile=smoke", "--harness=libs",
+                                "--benchmark_filter=^insert/",
+                                "--benchmark_out=" + out, "--benchmark_out_format=json"],
+                               preexec_fn=limit, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            with open(out, encoding="utf-8") as f:
+                doc = json.load(f)
+        runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+        bad = [b for b in runs if b.get("error_occurred")]
+        good = [b for b in runs if not b.get("error_occurred")]
+        self.assertTrue(bad, "40 descriptors should not hold every library's loop")
+        for b in bad:
+            lib = b["name"].split("/")[1]
+            self.assertTrue(b["error_message"].startswith(lib + ": too few file descriptors")
+                            or "could not initialise" in b["error_message"],
+                            b["error_message"])
+        self.assertTrue(good, "the libraries opened first should have run")
+
+
 class WithoutLibs(unittest.TestCase):
     def test_not_tested_without_libs_json(self):
         res = R.load(FIXTURE)
