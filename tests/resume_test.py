@@ -31,6 +31,7 @@ ROOT = os.path.dirname(HERE)
 RUN = os.path.join(ROOT, "bench", "run.py")
 GENERATE = os.path.join(ROOT, "report", "generate.py")
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
+from tbkit import bench as B  # noqa: E402
 from tbkit import results as tb_results  # noqa: E402
 from tbkit import runstate as RS  # noqa: E402
 
@@ -117,7 +118,7 @@ def instances_in(doc):
 
 def all_instances(out):
     got = set()
-    for h in ("shim", "micro", "runtime"):
+    for h in B.HARNESSES:
         p = os.path.join(out, h + ".json")
         if os.path.exists(p):
             with open(p) as f:
@@ -127,7 +128,7 @@ def all_instances(out):
 
 def listed(filter_=FILTER):
     names = set()
-    for h in ("shim", "micro", "runtime"):
+    for h in B.HARNESSES:
         names |= set(RS.list_instances(BINARY, ["--profile=" + PROFILE,
                                                 "--harness=" + h,
                                                 "--benchmark_filter=" + filter_]))
