@@ -300,23 +300,25 @@ def check_reschedule(doc, seen, backends):
                   "micro: %s: %s = %r" % (name, c, b.get(c)))
         if "timeouts_per_kop" not in b or "rearms_per_kop" not in b:
             continue
-        # a share of the smoke run's requests, counted over its kept timed
-        # batches only (a few hundred requests at N = 100, and a
-        # connection's timeouts come in runs): timerwheel's lazy strategy
-        # counted 16.7 once against 35.7 expected, so the bound is a factor
-        # of 3, which still fails a strategy that never times out or always
-        # does
-        check(IDLE_TIMEOUTS_PER_KOP / 3 <= b["timeouts_per_kop"]
-              <= 3 * IDLE_TIMEOUTS_PER_KOP,
-              "micro: %s: %.1f timeouts per 1000 requests, expected about "
-              "%.1f" % (name, b["timeouts_per_kop"], IDLE_TIMEOUTS_PER_KOP))
-        if st == "lazy":
-            check(150 <= b["rearms_per_kop"] <= 600,
-                  "micro: %s re-armed %.1f per 1000 requests" %
-                  (name, b["rearms_per_kop"]))
-        else:
+        if st != "lazy":
             check(b["rearms_per_kop"] == 0,
                   "micro: %s re-armed in a callback under %s" % (name, st))
+        # the shares only where the run counted enough requests to expect
+        # 30 timeouts: a smoke run at N = 100 counts 96 to 1,260 (timerwheel's
+        # lazy counted 16.7 per 1000 out of 120), and under the sanitizers a
+        # handful (0 or 166.7 per 1000 out of 6).  A share is counted over
+        # the kept timed batches only, a connection's timeouts coming in
+        # runs: a factor of 3, which still fails a strategy that never times
+        # out or always does
+        if b.get("iterations", 0) * IDLE_TIMEOUTS_PER_KOP / 1000 >= 30:
+            check(IDLE_TIMEOUTS_PER_KOP / 3 <= b["timeouts_per_kop"]
+                  <= 3 * IDLE_TIMEOUTS_PER_KOP,
+                  "micro: %s: %.1f timeouts per 1000 requests, expected about "
+                  "%.1f" % (name, b["timeouts_per_kop"], IDLE_TIMEOUTS_PER_KOP))
+            if st == "lazy":
+                check(150 <= b["rearms_per_kop"] <= 600,
+                      "micro: %s re-armed %.1f per 1000 requests" %
+                      (name, b["rearms_per_kop"]))
         check(0.99 <= b.get("pending_per_n", 0) <= 1.34,
               "micro: %s holds %.2f N" % (name, b.get("pending_per_n", 0)))
         if st != "restart":
