@@ -303,6 +303,14 @@ double bh_cpu_seconds(int64_t t0, int64_t t1);
 /** Sleeps until the absolute CLOCK_MONOTONIC time `t` (ns). */
 void bh_sleep_until(int64_t t);
 
+/** Operations in one timed batch of insert, cancel and the rings at N:
+ *  N/8, at least 1 and at most 1024 (the micro's rule, which the libs
+ *  harness keeps so that both sides time the same batches). */
+int64_t bh_clamp_batch(int64_t n);
+
+/** Bytes the allocator has handed out and not taken back (mallinfo2). */
+size_t bh_malloc_in_use(void);
+
 /** Sorts v ascending. */
 void bh_sort(int64_t *v, size_t n);
 

@@ -6,6 +6,7 @@
  * durations it needs from the active profile, so quick, standard and full
  * measure the same things at different scales.
  */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -585,6 +586,18 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+int64_t bh_clamp_batch(int64_t n)
+{
+    int64_t b = n / 8;
+    return b < 1 ? 1 : b > 1024 ? 1024 : b;
+}
+
+size_t bh_malloc_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
 }
 
 void bh_sort(int64_t *v, size_t n)

@@ -162,11 +162,6 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-static size_t malloc_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
-}
 
 static int64_t switches_now(void)
 {
@@ -176,11 +171,6 @@ static int64_t switches_now(void)
     return (int64_t)(ru.ru_nvcsw + ru.ru_nivcsw);
 }
 
-static int64_t clamp_batch(int64_t n)
-{
-    int64_t b = n / 8;
-    return b < 1 ? 1 : b > 1024 ? 1024 : b;
-}
 
 /* The paced operations' fixed timeout at N: 20 ms, or 4 us per connection
  * when that is longer (so that the ring's pace, T / 2N, stays above what
@@ -355,7 +345,7 @@ static void *lm_setup(void *ctx, tbb_state *st)
     switch (d->op) {
     case L_INSERT:
     case L_CANCEL:
-        m->batch = clamp_batch(m->n);
+        m->batch = bh_clamp_batch(m->n);
         /* insert's timers come from a spare region of N/4 + a batch,
          * a window of it per batch in turn: as the micro's inserts take
          * records from a pool that a lazy backend's last N/4 cancelled
@@ -369,11 +359,11 @@ static void *lm_setup(void *ctx, tbb_state *st)
         m->nslots = (size_t)m->n;
         break;
     case L_TIMEOUTS:
-        m->batch = clamp_batch(m->n);
+        m->batch = bh_clamp_batch(m->n);
         m->nslots = 3 * (size_t)m->n;
         break;
     case L_RESCHEDULE:
-        m->batch = clamp_batch(m->n);
+        m->batch = bh_clamp_batch(m->n);
         m->nslots = (size_t)m->n;
         break;
     case L_LATENESS:
@@ -400,7 +390,7 @@ static void *lm_setup(void *ctx, tbb_state *st)
     tblib_fire_fn fn = d->op == L_LATENESS ? light_fire
                        : d->op == L_IDLE   ? idle_fire
                                            : on_fire;
-    size_t mem0 = malloc_in_use();
+    size_t mem0 = bh_malloc_in_use();
     for (size_t i = 0; i < m->nslots; i++) {
         m->args[i] = (struct larg){m, (uint32_t)i};
         int rc = m->lib->init(m->loop, timer_at(m, i), fn, &m->args[i]);
@@ -421,7 +411,7 @@ static void *lm_setup(void *ctx, tbb_state *st)
                 return NULL;
             }
         }
-        m->lib_bytes = (double)(malloc_in_use() - mem0) / (double)m->n;
+        m->lib_bytes = (double)(bh_malloc_in_use() - mem0) / (double)m->n;
         shuffle(m);
     } else if (paced) {
         /* timeouts: each connection revisited every T / 2; reschedule: a
@@ -459,7 +449,7 @@ static void *lm_setup(void *ctx, tbb_state *st)
                     return NULL;
                 }
             }
-            m->lib_bytes = (double)(malloc_in_use() - mem0) / (double)m->n;
+            m->lib_bytes = (double)(bh_malloc_in_use() - mem0) / (double)m->n;
         }
         /* warm-up, untimed: timeouts' ring for one T, so every
          * connection has been revisited twice and the first timeouts left
@@ -470,7 +460,7 @@ static void *lm_setup(void *ctx, tbb_state *st)
             return NULL;
         }
         if (d->op == L_TIMEOUTS)
-            m->lib_bytes = (double)(malloc_in_use() - mem0) / (double)m->n;
+            m->lib_bytes = (double)(bh_malloc_in_use() - mem0) / (double)m->n;
     } else if (d->op == L_LATENESS) {
         m->want = (size_t)bh.profile->light_samples;
         m->late = xcalloc(m->want, sizeof *m->late);
@@ -924,11 +914,11 @@ static void add(enum lop op, const struct tblib *lib, enum strategy s,
             tbb_iterations(f, k * n);
         } else if (paced) {
             /* a repetition is the ring once round (T / 2 of wall time) */
-            int64_t b = clamp_batch(n);
+            int64_t b = bh_clamp_batch(n);
             int64_t it = (n > 1024 ? n : 1024) / b * b;
             tbb_iterations(f, it);
         } else if (!bh.user_min_time) {
-            double share = (double)clamp_batch(n) / 1024.0;
+            double share = (double)bh_clamp_batch(n) / 1024.0;
             tbb_min_time(f, bh.profile->min_time * (share < 1 ? share : 1));
         }
     }

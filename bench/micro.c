@@ -258,11 +258,6 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-static size_t malloc_in_use(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
-}
 
 static void work_read(const struct micro *m, struct work *w)
 {
@@ -515,11 +510,6 @@ static void shuffle(struct micro *m)
 
 /* ---- Setup and teardown ------------------------------------------------ */
 
-static int64_t clamp_batch(int64_t n)
-{
-    int64_t b = n / 8;
-    return b < 1 ? 1 : b > 1024 ? 1024 : b;
-}
 
 /* Operations in one timed batch of `op` at N (micro_setup's rule). */
 static int64_t ops_per_batch(enum op op, int64_t n)
@@ -531,7 +521,7 @@ static int64_t ops_per_batch(enum op op, int64_t n)
     case OP_INSERT:
     case OP_CANCEL:
     case OP_RESCHEDULE:
-        return clamp_batch(n);
+        return bh_clamp_batch(n);
     case OP_TIMEOUTS:
     case OP_PERIODIC:
         break;
@@ -974,7 +964,7 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
     int64_t *delays = xcalloc((size_t)n, sizeof *delays);
     for (int64_t i = 0; i < n; i++)
         delays[i] = bh_draw(m->d->w, &m->rng);
-    size_t before = malloc_in_use();
+    size_t before = bh_malloc_in_use();
     if (!make_sched(m, st)) {
         free(delays);
         return -1;
@@ -999,7 +989,7 @@ static double fill_batch(void *inst, tbb_state *st, int64_t n)
     work_add(m, &w0, &w1, (uint64_t)n);
     struct tb_stats s;
     tb_stats(m->s, &s);
-    size_t after = malloc_in_use();
+    size_t after = bh_malloc_in_use();
     m->bytes_per_task = (double)s.bytes_held / (double)n;
     m->malloc_per_task = (double)(after - before) / (double)n;
     m->transfers += s.transfers;
@@ -1225,7 +1215,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
 }
 
 /* series=caller: a batch of timeout operations (cancel, schedule) in
- * stretches of at most clamp_batch(N), each timed with the clock standing,
+ * stretches of at most bh_clamp_batch(N), each timed with the clock standing,
  * the clock moved untimed between them (a stretch of the whole batch
  * would revisit a slot within it at small N and then jump past every
  * timeout: the JVM side's batches are N/8 for the same reason).  Returns
@@ -1233,7 +1223,7 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
 static int64_t timeouts_caller(struct micro *m, uint64_t k0, int64_t n,
                                int64_t dt)
 {
-    const int64_t w = clamp_batch(m->n);
+    const int64_t w = bh_clamp_batch(m->n);
     int64_t ns = 0;
     for (int64_t j0 = 0; j0 < n; j0 += w) {
         const int64_t j1 = j0 + w < n ? j0 + w : n;
