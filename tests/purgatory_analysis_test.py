@@ -314,6 +314,12 @@ class Claim(Temp):
         self.assertEqual(d["C heapqueue against hierwheel, many"], PG.BELOW)
         self.assertEqual(v.kind, V.UNDECIDED, v.text)
 
+    def test_neither_saturated_is_no_ranking(self):
+        v = verdict(self.res(c_rows(dq=(None, None), wheel=(None, None))))
+        case = v.case("C heapqueue against hierwheel, few")
+        self.assertEqual(case.decision, PG.NEITHER)
+        self.assertEqual(case.values["delay_queue"]["top"], RATES[-1])
+
     def test_undecided_when_both_are_at_the_players_limit(self):
         rows = c_rows(dq=(160000, 160000), wheel=(160000, 160000), floor=(160000, 160000))
         # dearer per request in many: the frequent part holds on CPU
@@ -337,6 +343,16 @@ class Claim(Temp):
         self.assertEqual(d["C heapqueue against hierwheel, few"], PG.BELOW)
         self.assertTrue(v.case("C heapqueue against hierwheel, few").values["wheel"]["limited"])
         self.assertEqual(v.kind, V.HOLDS, v.text)
+
+    def test_at_the_players_limit_never_ranked_below(self):
+        # heapqueue saturates where the floor does; hierwheel kept up beyond
+        # it (the floor's own play was the slower there): heapqueue's upper
+        # end is the player's, so it is not placed below the wheel
+        v = verdict(self.res(c_rows(dq=(160000, 160000), wheel=(None, None),
+                                    floor=(160000, 160000))))
+        case = v.case("C heapqueue against hierwheel, few")
+        self.assertTrue(case.values["delay_queue"]["limited"])
+        self.assertEqual(case.decision, PG.PLAYER_LIMITED)
 
     def test_worse_when_frequent_on_cpu_when_the_intervals_do_not_settle_it(self):
         rows = [r for r in c_rows(dq=(80000, 80000)) if r["subject"] != "heapqueue"]
