@@ -423,12 +423,15 @@ CLAIMS = {
                                          + PG.SHAPE_P50_P75_MS["many"]),
         rule="a play is saturated when its achieved rate is more than %s below the "
              "offered rate or its lag grows by more than %s from the first tenth of "
-             "its operations to the last; a subject's saturation rate is the interval "
-             "from the last target rate it ran unsaturated to the first it saturated "
-             "(over repetitions, the widest). Per pair and shape the part holds when "
-             "the delay queue saturated at a rate the wheel ran unsaturated (its "
-             "interval wholly below), does not hold when the wheel saturated at a "
-             "rate the delay queue ran unsaturated, and is undecided when the "
+             "its operations to the last; a target rate is saturated when more than half "
+             "of its plays are, and a subject's saturation rate is the interval from the "
+             "rate below its first saturated rate to that rate, its lower end taken "
+             "below the first rate at which any play saturated (the repetitions' "
+             "spread). Per pair and shape the part holds when "
+             "the delay queue saturated at a rate at which every play of the wheel "
+             "ran unsaturated (its interval wholly below), does not hold when the "
+             "wheel saturated at a rate at which every play of the delay queue ran "
+             "unsaturated, and is undecided when the "
              "intervals overlap, neither saturated, or the one that would rank higher "
              "saturated where the floor (the player doing nothing) did: the player's "
              "own limit. Worse when timeouts are frequent: the delay queue's interval "
@@ -1800,8 +1803,9 @@ def fmt_rate(r):
 
 
 def interval_text(iv):
-    """A saturation interval in words: "40k/s-80k/s", "below 10k/s",
-    "not reached up to 160k/s", with "(the player's limit)" when it is."""
+    """A saturation interval in words: "40k/s-80k/s", "at or below 10k/s",
+    "not reached up to 160k/s", with the plays that disagreed ("80k/s: 1
+    of 3 plays saturated") and "(the player's limit)" when it is."""
     if iv is None:
         return "not run"
     if iv.hi is None:
@@ -1810,6 +1814,9 @@ def interval_text(iv):
         t = "at or below %s" % fmt_rate(iv.hi)
     else:
         t = "%s-%s" % (fmt_rate(iv.lo), fmt_rate(iv.hi))
+    if iv.mixed:
+        t += " (%s)" % ", ".join("%s: %d of %d plays saturated" % (fmt_rate(r), k, n)
+                                 for r, k, n in iv.mixed)
     return t + (" (the player's limit)" if iv.limited else "")
 
 
@@ -1820,8 +1827,8 @@ _FREQ_KIND = {PG.WORSE: HOLDS, PG.NOT_WORSE: FAILS}
 def _iv_values(iv):
     if iv is None:
         return None
-    return {"lo": iv.lo, "hi": iv.hi, "top": iv.top, "limited": iv.limited,
-            "per_repetition": [list(x) for x in iv.per_rep]}
+    return {"lo": iv.lo, "hi": iv.hi, "lo_wide": iv.lo_wide, "top": iv.top,
+            "limited": iv.limited, "mixed": [list(x) for x in iv.mixed]}
 
 
 @claim()

@@ -214,20 +214,25 @@ def rule_of(row):
 
 @dataclasses.dataclass
 class Interval:
-    """Where a subject saturates in one shape, on the grid it ran: above
-    `lo` (the last target rate it ran unsaturated below its first
-    saturated one; None: saturated at the lowest rate it ran) and at most
-    `hi` (the first saturated target rate; None: not reached up to `top`,
-    the highest rate it ran).  Over repetitions, lo is the lowest of the
-    repetitions' and hi the highest (None when a repetition never
-    saturated): `per_rep` holds each repetition's (lo, hi).  `limited`:
-    its saturation is the player's own (the floor's) limit, so it is only
-    known to saturate there or above."""
+    """Where a subject saturates in one shape, on the rates it ran.  A rate
+    is saturated when more than half of its plays are (the players' own
+    rule for a rate: tbkit/purgrun.py, and its confirming play in the quick
+    and standard profiles).  The saturation rate lies above `lo` (the
+    highest rate run below `hi`; None: it saturated at the lowest rate it
+    ran) and at most `hi` (the first saturated rate; None: not reached up
+    to `top`, the highest rate run).  The repetitions' spread widens the
+    lower end: `lo_wide` is the highest rate run below the first at which
+    any play saturated, and the claim compares (lo_wide, hi].  `mixed`:
+    [(rate, plays saturated, plays)] of the rates whose plays disagreed.
+    `limited`: it saturated where the floor (the player doing nothing)
+    did, or never while the floor did: the player's own limit, so it is
+    only known to take at least its lower end."""
 
     lo: float
     hi: float
     top: float
-    per_rep: list
+    lo_wide: float = None
+    mixed: list = dataclasses.field(default_factory=list)
     limited: bool = False
 
     @property
@@ -235,20 +240,33 @@ class Interval:
         return self.hi is not None
 
 
-def _rep_interval(rows):
-    """(lo, hi, top) of one repetition's rows by the rule."""
-    rows = sorted(rows, key=lambda r: r["target_rate"])
-    sat = [r["target_rate"] for r in rows if rule_of(r)[0]]
+def rate_saturated(k, n):
+    """A rate with k of its n plays saturated is saturated (the majority)."""
+    return k > n / 2
+
+
+def _interval(rows):
+    """The Interval of one subject's rows in one shape (no floor applied)."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["target_rate"], []).append(rule_of(r)[0])
+    rates = sorted(by)
+    sat = [r for r in rates if rate_saturated(sum(by[r]), len(by[r]))]
     hi = sat[0] if sat else None
-    ok = [r["target_rate"] for r in rows if not rule_of(r)[0]
-          and (hi is None or r["target_rate"] < hi)]
-    return (max(ok) if ok else None), hi, rows[-1]["target_rate"]
+    below = [r for r in rates if hi is not None and r < hi]
+    lo = max(below) if below else (None if hi is not None else rates[-1])
+    anyr = [r for r in rates if any(by[r])]
+    under = [r for r in rates if anyr and r < anyr[0]]
+    lo_wide = max(under) if under else (None if anyr else lo)
+    mixed = [(r, sum(by[r]), len(by[r])) for r in rates if 0 < sum(by[r]) < len(by[r])]
+    return Interval(lo, hi, rates[-1], lo_wide, mixed)
 
 
 def _below(a, b):
-    """a saturated at a rate at which b ran unsaturated (a wholly below b):
-    a's own saturation, not the player's, is what is compared."""
-    return a.hi is not None and b.lo is not None and a.hi <= b.lo and not a.limited
+    """a saturated at a rate at which every play of b ran unsaturated (a
+    wholly below b): a's own saturation, not the player's, is what is
+    compared."""
+    return a.hi is not None and b.lo_wide is not None and a.hi <= b.lo_wide and not a.limited
 
 
 def compare(a, b):
@@ -361,15 +379,7 @@ class Play:
         rows = self.rows(name, subject, shape)
         if not rows:
             return None
-        reps = {}
-        for r in rows:
-            reps.setdefault(r["repetition"], []).append(r)
-        per = [_rep_interval(reps[k]) for k in sorted(reps)]
-        los = [p[0] for p in per]
-        his = [p[1] for p in per]
-        iv = Interval(None if None in los else min(los),
-                      None if None in his else max(his),
-                      max(p[2] for p in per), [(p[0], p[1]) for p in per])
+        iv = _interval(rows)
         fl = self.floor_of(name)
         if fl is not None and fl != subject:
             f = self.interval(name, fl, shape)

@@ -120,11 +120,7 @@ def _figures(ctx, doc, play, subjects):
 def _cell(iv):
     if iv is None:
         return "not run"
-    t = C.interval_text(iv)
-    if len(iv.per_rep) > 1:
-        t += "; per repetition: " + ", ".join(
-            C.interval_text(PG.Interval(lo, hi, iv.top, [])) for lo, hi in iv.per_rep)
-    return t
+    return C.interval_text(iv)
 
 
 def _at_top(pts):
@@ -181,9 +177,11 @@ def purgatory_section(ctx, doc, claims=None):
     doc.ul(items)
     subjects = _subjects(play)
     _figures(ctx, doc, play, subjects)
-    doc.p(Bold("Saturation rate"), " per subject and shape: from the last target rate it "
-          "ran unsaturated to the first it saturated (over repetitions, the widest), "
-          "\"not reached\" when it kept up at every rate it ran. Kafka's proposal, for "
+    doc.p(Bold("Saturation rate"), " per subject and shape: a rate is saturated when more "
+          "than half of its plays are; the interval runs from the rate below the first "
+          "saturated rate to that rate, \"not reached\" when it kept up at every rate it "
+          "ran, and names the rates whose plays disagreed (the claim takes the lower end "
+          "below the first of them). Kafka's proposal, for "
           "comparison: the old purgatory around 60k/s, the wheel not saturated.")
     doc.table(["subject", "side", "structure", "few", "many"],
               [[Code(_label(n, s)), side, st] +

@@ -232,16 +232,35 @@ class Intervals(Temp):
         self.assertEqual(C.interval_text(play.interval("purgatory.json", "hierwheel", "few")),
                          "not reached up to 2,560k/s")
 
-    def test_repetitions_widen_the_interval(self):
+    def test_repetitions_widen_the_lower_end(self):
+        # three repetitions, each sweep stopped at its own first saturation
         rows = sweep("heapqueue", "backend", "few", 80000, rep=0) + \
             sweep("heapqueue", "backend", "few", 160000, rep=1) + \
-            sweep("heapqueue", "backend", "few", 80000, rep=2)
+            sweep("heapqueue", "backend", "few", 160000, rep=2)
+        play = self.play(rows)
+        iv = play.interval("purgatory.json", "heapqueue", "few")
+        # 80k: 1 of 3 saturated, not the majority; 160k: both plays
+        self.assertEqual((iv.lo, iv.hi, iv.lo_wide), (80000, 160000, 40000))
+        self.assertEqual(iv.mixed, [(80000, 1, 3)])
+        self.assertEqual(C.interval_text(iv), "80k/s-160k/s (80k/s: 1 of 3 plays saturated)")
+        at80 = [p for p in play.points("purgatory.json", "heapqueue", "few")
+                if p["rate"] == 80000][0]
+        self.assertEqual((at80["reps"], at80["saturated"]), (3, 1))
+
+    def test_a_confirming_play_is_one_more_play_of_the_rate(self):
+        # the quick and standard sweeps play a saturated rate once more as
+        # repetition 1 (tbkit/purgrun.py `confirm`): both saturated
+        rows = sweep("heapqueue", "backend", "few", 80000) + \
+            [row("heapqueue", "backend", "few", 80000, rep=1, sat=True)]
         iv = self.play(rows).interval("purgatory.json", "heapqueue", "few")
-        self.assertEqual((iv.lo, iv.hi), (40000, 160000))
-        self.assertEqual(iv.per_rep, [(40000, 80000), (80000, 160000), (40000, 80000)])
-        pts = self.play(rows).points("purgatory.json", "heapqueue", "few")
-        at80 = [p for p in pts if p["rate"] == 80000][0]
-        self.assertEqual((at80["reps"], at80["saturated"]), (3, 2))
+        self.assertEqual((iv.lo, iv.hi, iv.lo_wide, iv.mixed), (40000, 80000, 40000, []))
+        # the confirming play kept up: 80k is not saturated, 160k (both) is
+        rows = sweep("heapqueue", "backend", "few", 80000) + [
+            row("heapqueue", "backend", "few", 80000, rep=1, sat=False),
+            row("heapqueue", "backend", "few", 160000, rep=0, sat=True),
+            row("heapqueue", "backend", "few", 160000, rep=1, sat=True)]
+        iv = self.play(rows).interval("purgatory.json", "heapqueue", "few")
+        self.assertEqual((iv.lo, iv.hi, iv.lo_wide), (80000, 160000, 40000))
 
     def test_saturating_where_the_floor_does_is_the_players_limit(self):
         play = self.play(c_rows(dq=(160000, 160000), wheel=(None, 320000),
