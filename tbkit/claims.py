@@ -1874,15 +1874,22 @@ def purgatory_saturation(ctx):
     if k_pairs == UNTESTED:
         return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(untested), measured or "no data")
     overall = _combine([k_pairs] + ([k_freq] if k_freq != UNTESTED else []))
-    open_ = ["%s: %s" % (x["name"], x["why"]) for cases, table in
+    # the verdict is a sentence (the summary quotes it): the reasons are
+    # in the cases and the section's table
+    open_ = ["%s: %s" % (x["name"], x["decision"]) for cases, table in
              ((pairs, _PAIR_KIND), (freq, _FREQ_KIND)) for x in cases
              if x["decision"] != PG.NOT_TESTED and x["decision"] not in table]
-    detail = "saturates before the wheel: %s; worse when timeouts are frequent: %s" % (
-        k_pairs, k_freq)
+    detail = "saturates first: %s; worse when timeouts are frequent: %s" % (k_pairs, k_freq)
     if overall == UNDECIDED and open_:
-        detail += " (%s)" % "; ".join(open_[:2])
-    if untested:
-        detail += "; not tested: %s" % "; ".join(untested[:2])
+        detail += " (%s%s)" % (open_[0], "; and %d more" % (len(open_) - 1)
+                               if len(open_) > 1 else "")
+    gone = [side for side, _, _, _ in PG.PAIRS
+            if all(x["decision"] == PG.NOT_TESTED for x in pairs + freq if x["side"] == side)]
+    if gone:
+        detail += "; the %s pair%s not tested" % (" and ".join(gone),
+                                                  "s" if len(gone) > 1 else "")
+    elif untested:
+        detail += "; %d case%s not tested" % (len(untested), "s" if len(untested) > 1 else "")
     return _set(c, overall, "%s (%s)" % (overall, detail), measured)
 
 
