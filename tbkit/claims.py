@@ -439,9 +439,11 @@ CLAIMS = {
              "request in many over few at the highest rate both ran unsaturated: "
              "worse at %s or more, not worse below %s, undecided between. Each part "
              "holds when it holds for every pair tested, holds only in part when it "
-             "holds for some and not others; the claim holds when both parts hold, "
-             "holds only in part when one holds and the other does not, does not hold "
-             "when a part does not and neither holds, and is otherwise undecided"
+             "holds for some and not others. The saturation part decides: the claim "
+             "does not hold, or is undecided, when that part does not hold or is "
+             "undecided; when it holds (or in part), the claim holds when the "
+             "frequent part holds too, holds only in part when it does not, and is "
+             "undecided when it is"
              % (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
                 A.fmt_ratio(PG.FREQUENT_CPU_WORSE), A.fmt_ratio(PG.FREQUENT_CPU_SAME)),
         summary=14,
@@ -1873,7 +1875,12 @@ def purgatory_saturation(ctx):
                 if x["decision"] == PG.NOT_TESTED]
     if k_pairs == UNTESTED:
         return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(untested), measured or "no data")
-    overall = _combine([k_pairs] + ([k_freq] if k_freq != UNTESTED else []))
+    # the saturation part is the claim; the frequent part qualifies it, so
+    # it can narrow a verdict the first part reached, never make one
+    if k_pairs in (FAILS, UNDECIDED) or k_freq == UNTESTED:
+        overall = k_pairs
+    else:
+        overall = _combine([k_pairs, k_freq])
     # the verdict is a sentence (the summary quotes it): the reasons are
     # in the cases and the section's table
     open_ = ["%s: %s" % (x["name"], x["decision"]) for cases, table in

@@ -52,7 +52,8 @@ def _pin_text(f):
         "?" if p["player_cpu"] is None else p["player_cpu"],
         "?" if p["subject_cpu"] is None else p["subject_cpu"])
     if p["player_cpu"] is None and p["subject_cpu"] is None:
-        cpus = "not pinned"
+        # the note says how it ran instead
+        return p["note"] or "not pinned"
     return cpus + (" (%s)" % p["note"] if p["note"] else "")
 
 

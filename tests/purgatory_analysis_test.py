@@ -9,7 +9,8 @@ overlapping intervals and at the player's limit, not tested), and the
 section (tbkit/sec_purgatory.py) with both files, without the JVM's, and
 when the experiment did not run, with its figures drawn when gnuplot is
 installed.  Needs scipy (Debian's python3-scipy) for the report; exits 77
-(skip) without it."""
+(skip) without it.  Besides the made fixtures, the players' own output of a
+smoke run (tests/fixtures/purgatory-smoke) is held to the schema."""
 
 import json
 import os
@@ -31,6 +32,8 @@ from tbkit import stats as S  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "report-quick")
+# what the players themselves wrote (its README says how)
+PLAYERS = os.path.join(HERE, "fixtures", "purgatory-smoke")
 PLOTS = os.path.join(os.path.dirname(HERE), "plots")
 # the standard profile's grid: 10k x 2^k up to 2.56M
 RATES = [10000.0 * 2 ** k for k in range(9)]
@@ -183,6 +186,32 @@ class Schema(Temp):
         play = PG.load(res)
         self.assertIn("cannot be read", play.absent["purgatory.json"])
         self.assertTrue(any(p.path.endswith("purgatory.json") for p in res.problems))
+
+
+class PlayersOutput(Temp):
+    """The players' own files (tests/fixtures/purgatory-smoke) read as the
+    schema says: every row in it, no key beside it, every flag the rule's."""
+
+    def test_the_players_files_are_in_the_schema(self):
+        d = Dir(self.tmp)
+        for name in (PG.FILE_C, PG.FILE_JVM):
+            with open(os.path.join(PLAYERS, name), encoding="utf-8") as f:
+                raw = json.load(f)
+            parsed = PG.parse(raw, name)
+            self.assertEqual(parsed["bad_rows"], [], name)
+            self.assertEqual(parsed["extra_keys"], [], name)
+            self.assertEqual(len(parsed["rows"]), len(raw["rows"]), name)
+            d.write(name, raw)
+        play = PG.load(d.load())
+        self.assertEqual((play.absent, play.problems, play.mismatches), ({}, [], []))
+        self.assertEqual(play.floor_of(PG.FILE_C), "floor")
+        for _, name, dq, wheel in PG.PAIRS:
+            subjects = [s for s, _, _ in play.subjects(name)]
+            self.assertIn(dq, subjects, name)
+            self.assertIn(wheel, subjects, name)
+        v = verdict(d.load())
+        self.assertEqual(len(v.cases), 6)
+        self.assertNotIn(PG.NOT_TESTED, [c.decision for c in v.cases])
 
 
 class Rule(Temp):
@@ -390,6 +419,22 @@ class Claim(Temp):
         v = verdict(self.res(rows))
         self.assertEqual(v.case("C heapqueue, many against few").decision, PG.UNDECIDED)
         self.assertEqual(v.kind, V.UNDECIDED, v.text)
+
+    def test_the_frequent_part_qualifies_never_decides(self):
+        # nothing saturates: the saturation part is undecided, and the
+        # frequent part's "not worse" (the same CPU) does not make the
+        # claim fail
+        v = verdict(self.res(c_rows(dq=(None, None), wheel=(None, None))))
+        self.assertEqual(v.case("C heapqueue, many against few").decision, PG.NOT_WORSE)
+        self.assertEqual(v.kind, V.UNDECIDED, v.text)
+        # the saturation part holds and the frequent part does not: in part
+        rows = [r for r in c_rows() if not (r["subject"] == "heapqueue")]
+        rows += sweep("heapqueue", "backend", "few", 40000)
+        rows += sweep("heapqueue", "backend", "many", 80000)
+        v = verdict(self.res(rows))
+        self.assertEqual(v.case("C heapqueue against hierwheel, few").decision, PG.BELOW)
+        self.assertEqual(v.case("C heapqueue, many against few").decision, PG.NOT_WORSE)
+        self.assertEqual(v.kind, V.PARTLY, v.text)
 
     def test_partly_when_the_pairs_disagree(self):
         v = verdict(self.res(c_rows(), jvm_rows(dq=(None, None), wheel=(80000, 80000))))
