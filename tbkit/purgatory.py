@@ -299,8 +299,8 @@ def _note_why(note):
 class Play:
     """The purgatory experiment of one results directory: `files` {name:
     parsed document} of the files accepted, `absent` {name: why} of the
-    others, `problems` [text] for Limitations (files refused, rows skipped,
-    flags the rule contradicts)."""
+    others (not run, unreadable, refused: why), `problems` [text] for
+    Limitations (rows skipped, keys not read, flags the rule contradicts)."""
 
     def __init__(self, res):
         self.files, self.absent, self.problems = {}, {}, []
@@ -315,13 +315,13 @@ class Play:
                 continue
             doc = res.purgatory[name]
             if doc is None:
-                self.absent[name] = "%s cannot be read (see the files' problems below)" % name
+                self.absent[name] = "%s cannot be read (its problem is listed in " \
+                                    "Limitations)" % name
                 continue
             try:
                 f = parse(doc, name)
             except FormatError as e:
-                self.absent[name] = "%s is refused: %s" % (name, e)
-                self.problems.append(str(e))
+                self.absent[name] = "refused: %s" % e
                 continue
             if f["bad_rows"]:
                 self.problems.append("%s: %d of %d rows are not in the schema and were "

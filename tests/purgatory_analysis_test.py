@@ -148,8 +148,7 @@ class Schema(Temp):
         res = Dir(self.tmp).write("purgatory.json", d).load()
         play = PG.load(res)
         self.assertFalse(play.ran())
-        self.assertIn("refused", play.absent["purgatory.json"])
-        self.assertTrue(any("format 2" in p for p in play.problems))
+        self.assertIn("refused: purgatory.json is format 2", play.absent["purgatory.json"])
         v = verdict(res)
         self.assertEqual(v.kind, V.UNTESTED)
         self.assertEqual(v.cases, [])
@@ -526,6 +525,19 @@ class Section(Temp):
         s = self.section(md)
         self.assertIn("did not run", s)
         self.assertIn("timerbench-play exited with status 1", s)
+        self.assertEqual(self.claim(vdoc)["kind"], V.UNTESTED)
+
+    def test_a_refused_file_is_said_in_the_section_and_limitations(self):
+        d = Dir(self.tmp, full=True)
+        bad = doc(c_rows())
+        bad["format"] = 7
+        d.write("purgatory.json", bad)
+        report, vdoc = RP.build(d.load(), figures(self.tmp, False))
+        md = D.to_markdown(report, self.tmp)
+        s = self.section(md)
+        self.assertIn("purgatory.json is format 7", s)
+        lim = md[md.index("## Limitations and noise"):]
+        self.assertEqual(lim.count("purgatory.json is format 7"), 1)
         self.assertEqual(self.claim(vdoc)["kind"], V.UNTESTED)
 
     def test_a_mismatched_flag_is_in_limitations(self):
