@@ -474,6 +474,7 @@ class Section(Temp):
             d.write("purgatory-jvm.json", doc(jvm, note="JVM player thread on CPU 0"))
         figs = figures(self.tmp, draw)
         report, vdoc = RP.build(d.load(), figs)
+        self.html = D.to_html(report)
         return D.to_markdown(report, self.tmp), vdoc, figs
 
     def section(self, md):
@@ -503,6 +504,10 @@ class Section(Temp):
                 self.assertIn(os.path.basename(figs.path(n, "svg")), s)
             with open(os.path.join(figs.out_dir, drawn[0] + "_1.tsv"), encoding="utf-8") as f:
                 self.assertIn('"achieved = offered"', f.read())
+            # inlined in the HTML as the other sections' figures are
+            for alt in ("achieved against offered request rate per subject",
+                        "CPU time per request against request rate per subject"):
+                self.assertRegex(self.html, r'<img src="data:image/svg\+xml[^"]*" alt="%s">' % alt)
         else:
             self.assertIn("Figure not drawn", s)
 
