@@ -21,6 +21,7 @@ import dataclasses
 import math
 import statistics
 
+from tbkit import analysis as AN
 from tbkit import results as tb_results
 from tbkit import stats as S
 from tbkit import tracegen
@@ -524,3 +525,55 @@ def claim_cases(play):
              for side, name, dq, wh in PAIRS for shape in SHAPES]
     freq = [frequent_case(play, side, name, dq) for side, name, dq, _ in PAIRS]
     return pairs, freq
+
+
+# ---- what the micro-benchmarks predicted ---------------------------------------
+
+def micro_prediction(res, play):
+    """For the C pair (heapqueue, hierwheel) and each shape: what this
+    run's micro-benchmarks (series h2h, workload uniform) predict a request
+    costs, at the micro's N nearest (on a log scale) to the most requests
+    the delay queue held pending at the highest rate it ran unsaturated:
+    insert plus the share the play cancelled (1 - fired_share) times
+    cancel.  Expire is left out (the micro's expire workload is not this
+    one's).  [{shape, pending, n, cancelled_share, lines: [{label,
+    insert_ns, cancel_ns, per_request_ns}]}], [] without the micro or
+    the play."""
+    side, name, dq, wheel = PAIRS[0]
+    if name not in play.files:
+        return []
+    ms = [m for m in res.measurements.values()
+          if m.op in ("insert", "cancel") and m.backend in (dq, wheel)
+          and m.series == "h2h" and m.workload == "uniform" and not m.error
+          and m.median and m.n]
+    if not ms:
+        return []
+    out = []
+    for shape in SHAPES:
+        pts = [p for p in play.points(name, dq, shape) if not p["saturated"]]
+        if not pts or not pts[-1]["peak_pending"]:
+            continue
+        pend = pts[-1]["peak_pending"]
+        cancelled = 1.0 - pts[-1]["fired_share"][0]
+        ns = sorted({m.n for m in ms})
+        n = min(ns, key=lambda x: abs(math.log(x) - math.log(pend)))
+        at = [m for m in ms if m.n == n]
+        ins = [m for m in at if m.op == "insert"]
+        can = [m for m in at if m.op == "cancel"]
+        li, lc = AN.labels_for(ins), AN.labels_for(can)
+        lines = []
+        for c in sorted(can, key=lambda m: lc[id(m)]):
+            # the insert of the same configuration; a backend measured
+            # with one insert (heapqueue: removeOnCancel is the cancel's)
+            # pairs it with each of its cancels
+            mine = [m for m in ins if m.backend == c.backend]
+            same = [m for m in mine if li[id(m)] == lc[id(c)]]
+            i = same[0] if same else (mine[0] if len(mine) == 1 else None)
+            if i is None:
+                continue
+            lines.append({"label": lc[id(c)], "insert_ns": i.median, "cancel_ns": c.median,
+                          "per_request_ns": i.median + cancelled * c.median})
+        if lines:
+            out.append({"shape": shape, "pending": pend, "n": n,
+                        "cancelled_share": cancelled, "lines": lines})
+    return out

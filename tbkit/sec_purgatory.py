@@ -207,6 +207,7 @@ def purgatory_section(ctx, doc, claims=None):
     doc.table(["subject", "shape", "target", "achieved / offered", "CPU per request",
                "player CPU", "fired", "p99 lateness", "peak pending", "peak zombies"],
               rows, numeric={2, 4, 5, 6, 7, 8, 9})
+    _prediction(doc, play, res)
     cl = _claim_of(claims)
     if cl is not None:
         doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
@@ -214,3 +215,27 @@ def purgatory_section(ctx, doc, claims=None):
             doc.table(["case", "decision", "why"],
                       [[c.name, c.decision, c.values.get("why", "")] for c in cl.cases])
         doc.p("Rule: ", cl.rule, ".")
+
+
+def _prediction(doc, play, res):
+    """What this run's micro-benchmarks predicted for the C pair."""
+    pred = PG.micro_prediction(res, play)
+    if not pred:
+        return
+    doc.p(Bold("What the micro-benchmarks predicted"), ": this run's insert and cancel "
+          "(series h2h, workload uniform, virtual clock) at the micro's N nearest the "
+          "most requests the delay queue held pending at its highest unsaturated rate, "
+          "a request costing one insert and, for the share the play cancelled, one "
+          "cancel (expiry left out: the micro's expire workload is not this one's). "
+          "The measured CPU per request above holds the player's own work too.")
+    rows = []
+    for x in pred:
+        best = min(l["per_request_ns"] for l in x["lines"])
+        for l in x["lines"]:
+            rows.append([x["shape"], A.fmt_num(x["pending"]), A.fmt_n(x["n"]),
+                         A.fmt_pct(x["cancelled_share"]), Code(l["label"]),
+                         A.fmt_ns(l["insert_ns"]), A.fmt_ns(l["cancel_ns"]),
+                         A.fmt_ns(l["per_request_ns"]),
+                         A.fmt_ratio(l["per_request_ns"] / best) if best else "n/a"])
+    doc.table(["shape", "pending", "micro N", "cancelled", "subject", "insert", "cancel",
+               "per request", "/ cheapest"], rows, numeric={1, 2, 3, 5, 6, 7, 8})

@@ -545,6 +545,29 @@ class Section(Temp):
         self.assertEqual(lim.count("purgatory.json is format 7"), 1)
         self.assertEqual(self.claim(vdoc)["kind"], V.UNTESTED)
 
+    def test_what_the_micro_predicted(self):
+        d = Dir(self.tmp, full=True)
+        d.write("purgatory.json", doc(c_rows()))
+        res = d.load()
+        pred = PG.micro_prediction(res, PG.load(res))
+        self.assertEqual([x["shape"] for x in pred], ["few", "many"])
+        few = pred[0]
+        # heapqueue kept up to 40k/s in few: 8,000 pending, nearest the micro's 10^4
+        self.assertEqual((few["pending"], few["n"]), (8000, 10000))
+        self.assertAlmostEqual(few["cancelled_share"], 0.9)
+        micro = {(m.op, m.backend, m.config): m.median for m in res.measurements.values()
+                 if m.series == "h2h" and m.workload == "uniform" and m.n == 10000}
+        hw = [l for l in few["lines"] if l["label"] == "hierwheel"][0]
+        ins = [v for (op, b, _), v in micro.items() if op == "insert" and b == "hierwheel"]
+        can = [v for (op, b, _), v in micro.items() if op == "cancel" and b == "hierwheel"]
+        self.assertEqual((hw["insert_ns"], hw["cancel_ns"]), (ins[0], can[0]))
+        self.assertAlmostEqual(hw["per_request_ns"], ins[0] + 0.9 * can[0])
+        # heapqueue's one insert beside each of its cancels
+        self.assertEqual(sorted(l["label"] for l in few["lines"] if "heapqueue" in l["label"]),
+                         ["heapqueue roc=off", "heapqueue roc=on"])
+        md = D.to_markdown(RP.build(res, figures(self.tmp, False))[0], self.tmp)
+        self.assertIn("What the micro-benchmarks predicted", self.section(md))
+
     def test_a_mismatched_flag_is_in_limitations(self):
         rows = c_rows()
         rows[0] = dict(rows[0], saturated=True)
