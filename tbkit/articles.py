@@ -487,7 +487,10 @@ STATEMENTS = (
         "Heap timers suit few tasks; with many, a wheel is faster (a crossover N).",
         "claim:crossover",
         "the timeouts micro-benchmark: the fastest heap against the fastest wheel at "
-        "the smallest and the largest N"),
+        "the smallest and the largest N; under load, the purgatory experiment: the "
+        "delay queue (heapqueue, the JDK's DelayQueue) against the wheels in requests "
+        "per second before saturation",
+        see=("claim:purgatory_saturation",)),
     Statement(
         "wheel_o1_add_remove", A3,
         "槽的内部用双向链表存着待执行的任务,添加和删除的链表操作时间复杂度都是 O(1)",

@@ -24,6 +24,7 @@ from tbkit import jvm as J
 from tbkit import libs as L
 from tbkit import numbers as A
 from tbkit import precision as P
+from tbkit import purgatory as PG
 from tbkit import replaydata as RD
 from tbkit import results as tb_results
 from tbkit import stats as S
@@ -403,6 +404,49 @@ CLAIMS = {
              % (", ".join(L.JUDGED), A.fmt_pct(S.MIN_EFFECT), A.fmt_num(S.ALPHA),
                 A.fmt_pct(S.MIN_EFFECT)),
         summary=21,
+    ),
+    "purgatory_saturation": Meta(
+        title="A delay queue of requests saturates before a timing wheel over a delay "
+              "queue of buckets, and worse when timeouts are frequent",
+        source="Kafka's purgatory redesign proposal (Apache Kafka wiki, \"Purgatory "
+               "Redesign Proposal\": the old purgatory \"saturated around 60,000 "
+               "requests per second\"); the source articles' \"frequent inserts and "
+               "deletes with many tasks\" (003_fde2585c5daaecda.txt)",
+        experiment="the purgatory experiment on real threads (timerbench-play: "
+                   "purgatory.json; jvm/Purgatory.java: purgatory-jvm.json): Poisson "
+                   "arrivals at target rates stepped up on a log grid, a %g ms timeout "
+                   "per request, completion at a log-normal time (few: p50 %g ms, p75 "
+                   "%g ms; many: p50 %g ms, p75 %g ms); C: heapqueue (the JDK's delay "
+                   "queue, the old purgatory's structure) against hierwheel (Kafka's "
+                   "wheel); JVM: DelayQueue against Netty's HashedWheelTimer (a wheel, "
+                   "not Kafka's own)" % ((PG.TIMEOUT_MS,) + PG.SHAPE_P50_P75_MS["few"]
+                                         + PG.SHAPE_P50_P75_MS["many"]),
+        rule="a play is saturated when its achieved rate is more than %s below the "
+             "offered rate or its lag grows by more than %s from the first tenth of "
+             "its operations to the last; a target rate is saturated when more than half "
+             "of its plays are, and a subject's saturation rate is the interval from the "
+             "rate below its first saturated rate to that rate, its lower end taken "
+             "below the first rate at which any play saturated (the repetitions' "
+             "spread). Per pair and shape the part holds when "
+             "the delay queue saturated at a rate at which every play of the wheel "
+             "ran unsaturated (its interval wholly below), does not hold when the "
+             "wheel saturated at a rate at which every play of the delay queue ran "
+             "unsaturated, and is undecided when the "
+             "intervals overlap, neither saturated, or the one that would rank higher "
+             "saturated where the floor (the player doing nothing) did: the player's "
+             "own limit. Worse when timeouts are frequent: the delay queue's interval "
+             "in many wholly below its interval in few; failing that, its CPU per "
+             "request in many over few at the highest rate both ran unsaturated: "
+             "worse at %s or more, not worse below %s, undecided between. Each part "
+             "holds when it holds for every pair tested, holds only in part when it "
+             "holds for some and not others. The saturation part decides: the claim "
+             "does not hold, or is undecided, when that part does not hold or is "
+             "undecided; when it holds (or in part), the claim holds when the "
+             "frequent part holds too, holds only in part when it does not, and is "
+             "undecided when it is"
+             % (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
+                A.fmt_ratio(PG.FREQUENT_CPU_WORSE), A.fmt_ratio(PG.FREQUENT_CPU_SAME)),
+        summary=14,
     ),
     "single_runner_delay": Meta(
         title="A slow task delays every other task in every single-runner design, not "
@@ -1752,6 +1796,108 @@ def rendering_vs_library(ctx):
             "%s, p = %s" % (said(p), S.fmt_p(p["decision"].p)) for p in open_]), measured)
     return _set(c, HOLDS, HOLDS + " (%d pairs, each within %s of its library or below)"
                 % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
+
+
+# ---- issue 41: the purgatory experiment ------------------------------------------
+
+def fmt_rate(r):
+    return "n/a" if r is None else "%sk/s" % A.fmt_num(r / 1e3)
+
+
+def interval_text(iv):
+    """A saturation interval in words: "40k/s-80k/s", "at or below 10k/s",
+    "not reached up to 160k/s", with the plays that disagreed ("80k/s: 1
+    of 3 plays saturated") and "(the player's limit)" when it is."""
+    if iv is None:
+        return "not run"
+    if iv.hi is None:
+        t = "not reached up to %s" % fmt_rate(iv.top)
+    elif iv.lo is None:
+        t = "at or below %s" % fmt_rate(iv.hi)
+    else:
+        t = "%s-%s" % (fmt_rate(iv.lo), fmt_rate(iv.hi))
+    if iv.mixed:
+        t += " (%s)" % ", ".join("%s: %d of %d plays saturated" % (fmt_rate(r), k, n)
+                                 for r, k, n in iv.mixed)
+    return t + (" (the player's limit)" if iv.limited else "")
+
+
+_PAIR_KIND = {PG.BELOW: HOLDS, PG.ABOVE: FAILS}
+_FREQ_KIND = {PG.WORSE: HOLDS, PG.NOT_WORSE: FAILS}
+
+
+def _iv_values(iv):
+    if iv is None:
+        return None
+    return {"lo": iv.lo, "hi": iv.hi, "lo_wide": iv.lo_wide, "top": iv.top,
+            "limited": iv.limited, "mixed": [list(x) for x in iv.mixed]}
+
+
+@claim()
+def purgatory_saturation(ctx):
+    c = _verdict("purgatory_saturation")
+    play = PG.load(ctx.res)
+    if not play.ran():
+        return _set(c, UNTESTED, UNTESTED + ": the purgatory experiment did not run (%s)"
+                    % "; ".join(play.absent[n] for n in sorted(play.absent)), "no data")
+    pairs, freq = PG.claim_cases(play)
+    rule = {"sat_rate_shortfall": PG.SAT_RATE_SHORTFALL,
+            "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS}
+    for p in pairs:
+        c.cases.append(V.Case(
+            p["name"], "saturation rate interval (target requests/s): the delay queue's "
+            "against the wheel's", p["decision"], thresholds=dict(rule),
+            values={"delay_queue": _iv_values(p["dq"]), "wheel": _iv_values(p["wheel"]),
+                    "why": p["why"]}))
+    for f in freq:
+        c.cases.append(V.Case(
+            f["name"], "the delay queue's saturation interval in many against few; "
+            "failing that, CPU per request at the highest rate both ran unsaturated",
+            f["decision"], effect=f["ratio"],
+            thresholds=dict(rule, frequent_cpu_worse=PG.FREQUENT_CPU_WORSE,
+                            frequent_cpu_same=PG.FREQUENT_CPU_SAME),
+            values={"few": _iv_values(f["few"]), "many": _iv_values(f["many"]),
+                    "basis": f["basis"], "rate": f["rate"], "cpu_ns_few": f["cpu_few"],
+                    "cpu_ns_many": f["cpu_many"], "why": f["why"]}))
+
+    def kind(cases, table):
+        ks = [table.get(x["decision"], UNDECIDED) for x in cases
+              if x["decision"] != PG.NOT_TESTED]
+        return _combine(ks) if ks else UNTESTED
+    k_pairs, k_freq = kind(pairs, _PAIR_KIND), kind(freq, _FREQ_KIND)
+    measured = _join([("%s, %s: %s %s, %s %s (%s)" % (
+        p["side"], p["shape"], p["dq_subject"], interval_text(p["dq"]), p["wheel_subject"],
+        interval_text(p["wheel"]), p["decision"]),) for p in pairs
+        if p["decision"] != PG.NOT_TESTED]
+        + [("%s: %s (%s)" % (f["name"], f["decision"], f["why"]),)
+           for f in freq if f["decision"] != PG.NOT_TESTED])
+    untested = ["%s (%s)" % (x["name"], x["why"]) for x in pairs + freq
+                if x["decision"] == PG.NOT_TESTED]
+    if k_pairs == UNTESTED:
+        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(untested), measured or "no data")
+    # the saturation part is the claim; the frequent part qualifies it, so
+    # it can narrow a verdict the first part reached, never make one
+    if k_pairs in (FAILS, UNDECIDED) or k_freq == UNTESTED:
+        overall = k_pairs
+    else:
+        overall = _combine([k_pairs, k_freq])
+    # the verdict is a sentence (the summary quotes it): the reasons are
+    # in the cases and the section's table
+    open_ = ["%s: %s" % (x["name"], x["decision"]) for cases, table in
+             ((pairs, _PAIR_KIND), (freq, _FREQ_KIND)) for x in cases
+             if x["decision"] != PG.NOT_TESTED and x["decision"] not in table]
+    detail = "saturates first: %s; worse when timeouts are frequent: %s" % (k_pairs, k_freq)
+    if overall == UNDECIDED and open_:
+        detail += " (%s%s)" % (open_[0], "; and %d more" % (len(open_) - 1)
+                               if len(open_) > 1 else "")
+    gone = [side for side, _, _, _ in PG.PAIRS
+            if all(x["decision"] == PG.NOT_TESTED for x in pairs + freq if x["side"] == side)]
+    if gone:
+        detail += "; the %s pair%s not tested" % (" and ".join(gone),
+                                                  "s" if len(gone) > 1 else "")
+    elif untested:
+        detail += "; %d case%s not tested" % (len(untested), "s" if len(untested) > 1 else "")
+    return _set(c, overall, "%s (%s)" % (overall, detail), measured)
 
 
 # ---- issue 29: single runners, an STPE of one thread, heap maintenance, signal() --

@@ -346,3 +346,25 @@ def draw_front(ctx, name, title, cands, ylabel):
         v["colours_%d" % k] = Words(" ".join(colours))
         v["dashes_%d" % k] = Words(" ".join(dashes))
     return name if ctx.figs.draw("front", name, v) else None
+
+
+def draw_lines(ctx, stem, title, panels, xlabel, ylabel):
+    """Lines on log-log axes with error bars (plots/micro.gp), from points
+    already made: panels [(panel title, [(label, colour #rrggbb, dash type,
+    rows [[x, median, low, high]])])].  Returns the figure's name, or None
+    when nothing could be drawn."""
+    panels = [(t, [s for s in ss if s[3]]) for t, ss in panels]
+    panels = [(t, ss) for t, ss in panels if ss]
+    if not panels:
+        return None
+    name = ctx.fig_name(stem)
+    v = {"data": RawPath(os.path.join(ctx.figs.out_dir, name)), "title": title,
+         "npanels": len(panels), "xlabel": xlabel, "ylabel": ylabel, "linx": 0}
+    for k, (pt, ss) in enumerate(panels, 1):
+        ctx.figs.write_blocks("%s_%d" % (name, k), [(s[0], s[3]) for s in ss],
+                              ["series", "median", "low", "high"])
+        v["ptitle_%d" % k] = pt
+        v["nseries_%d" % k] = len(ss)
+        v["colours_%d" % k] = Words(" ".join(s[1] for s in ss))
+        v["dashes_%d" % k] = Words(" ".join(str(int(s[2])) for s in ss))
+    return name if ctx.figs.draw("micro", name, v) else None

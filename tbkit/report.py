@@ -35,8 +35,8 @@ from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
 from tbkit import verdict as V
-from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_libs, sec_micro, sec_replay,
-                   sec_runtime, sec_summary)
+from tbkit import (sec_articles, sec_claims, sec_counts, sec_jvm, sec_libs, sec_micro, sec_purgatory,
+                   sec_replay, sec_runtime, sec_summary)
 from tbkit.doc import Bold, Doc, Link
 from tbkit.formats import write_synced as write_file
 from tbkit.page import Page
@@ -148,6 +148,7 @@ def build(res, figs):
     sec_jvm.jvm_section(ctx, body, claims)
     sec_libs.libs_section(ctx, body, claims)
     sec_libs.strategies_section(ctx, body)
+    sec_purgatory.purgatory_section(ctx, body, claims)
     for cid, prio in C.summary_ids():
         c = C.by_id(claims, cid)
         if c.kind != C.UNTESTED:

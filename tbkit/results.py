@@ -23,6 +23,9 @@ A results directory holds:
   - jvm.json (jvm/TimerBench.java, run by the standard and full profiles
     when the JDK and Netty are installed): the JVM originals measured,
     read into `Results.jvm` (see _read_jvm; jvm/README.md has the format).
+  - purgatory.json and purgatory-jvm.json (issue 41: the purgatory
+    experiment's players): read as JSON into `Results.purgatory` by name;
+    their schema is checked by tbkit.purgatory, which refuses another format.
 
 Nothing here raises on bad input: a file that cannot be read becomes a
 `Problem` naming the file and saying what is wrong, and the caller decides
@@ -51,9 +54,12 @@ _OWN_OUTPUTS = ("report.md", "report.html", "verdicts.json")
 # JSON under another name counts too when it says so in its first bytes
 # (results_dir_problem).  Every file of the format is at the top level:
 # nothing below it is read.
+# The purgatory experiment's files (issue 41): read here as JSON, their
+# rows checked by tbkit.purgatory.
+PURGATORY_FILES = ("purgatory.json", "purgatory-jvm.json")
 KNOWN_FILES = ("machine.json", "micro.json", "runtime.json", "shim.json", "libs.json",
                "probe.json", "counts.json", "replay.json", "samples.csv",
-               "jvm.json")
+               "jvm.json") + PURGATORY_FILES
 # In a directory a run wrote, a file of these endings under another name
 # than KNOWN_FILES is named as ignored (a copy, a file saved by hand): it
 # looks like results and is not read.  Other files (logs, notes, the lock,
@@ -201,6 +207,9 @@ class Results:
         self.libs = {}           # libs.json: key -> Measurement, the event-loop
                                  # libraries (bench/libs.c), apart from the
                                  # backends' measurements
+        self.purgatory = {}      # purgatory.json, purgatory-jvm.json: name -> the
+                                 # parsed JSON (None: there but unreadable, the
+                                 # reason in problems); tbkit.purgatory checks it
 
     @property
     def run(self):
@@ -1070,6 +1079,10 @@ def load(root):
             _read_replay(res, path)
         elif base == "jvm.json":
             _read_jvm(res, path)
+        elif base in PURGATORY_FILES:
+            res.purgatory[base] = _load_json(path, res.problems)
+            if res.purgatory[base] is not None:
+                res.files.append(path)
         elif base.endswith(".json"):
             data = _load_json(path, res.problems)
             if data is None:
