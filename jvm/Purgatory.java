@@ -20,8 +20,18 @@
  *
  *   java -cp timerbench-jvm.jar:/usr/share/java/netty-common.jar Purgatory
  *       [--shapes few,many] [--rates r1,r2,...] [--seconds S]
- *       [--repetitions K] [--stop first|two] [--subjects a,b,...]
+ *       [--repetitions K] [--stop first|two] [--confirm C] [--subjects a,b,...]
  *       [--seed N] [--profile NAME] [--out FILE]
+ *
+ * Rates go up the grid for every subject and shape, each played K times
+ * (the same plan, from the seed, for every subject), interleaved: at each
+ * rate every subject still sweeping plays in a shuffled order.  A rate is
+ * saturated when more than half of its plays are; --confirm C plays up to
+ * C more of a rate while its plays so far are (C = 1, K = 1: saturated only
+ * if two plays in a row are, so that one stall of a shared machine does
+ * not end a sweep); a subject's sweep of a shape ends at its first
+ * saturated rate (--stop first) or after two in a row (--stop two), the
+ * rule of the C sweep (tbkit/purgrun.py).
  *
  * Progress on stderr (one line per play), the JSON in FILE (written whole,
  * through a temporary name) or on stdout.  Exit 2 on a bad argument.
@@ -47,6 +57,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -171,21 +182,45 @@ public final class Purgatory {
         void close() throws Exception;
     }
 
-    /** What a play records; fire() runs on the subject's thread. */
+    /** What a play records; fire() runs on the subject's thread.  Each
+     *  request ends once, fired or cancelled, decided by its state: a fire
+     *  always counts (its callback ran), a cancel only if no fire came
+     *  first.  STPE's future.cancel(false) returns true for a task whose
+     *  run has begun (FutureTask's state stays NEW while the callable
+     *  runs), so a fire can follow a "successful" cancel: that request
+     *  counts as fired, not cancelled. */
     static final class Play {
+        static final int LIVE = 0, CANCELLED = 1, FIRED = 2;
         final long[] deadline;    // the player's issue time of the schedule + TIMEOUT_NS
         final long[] late;        // fire time - deadline, Long.MIN_VALUE until fired
+        final AtomicIntegerArray state;
         final AtomicLong fired = new AtomicLong();
+        final AtomicLong firedAfterCancel = new AtomicLong();
+        final AtomicLong firedTwice = new AtomicLong();
 
         Play(int n) {
             deadline = new long[n];
             late = new long[n];
             Arrays.fill(late, Long.MIN_VALUE);
+            state = new AtomicIntegerArray(n);
         }
 
         void fire(int id) {
-            late[id] = System.nanoTime() - deadline[id];
+            long now = System.nanoTime();
+            int prev = state.getAndSet(id, FIRED);
+            if (prev == FIRED) {
+                firedTwice.incrementAndGet();
+                return;
+            }
+            late[id] = now - deadline[id];
+            if (prev == CANCELLED)
+                firedAfterCancel.incrementAndGet();
             fired.incrementAndGet();
+        }
+
+        /** The player's cancel returned true: true if the request is cancelled. */
+        boolean cancelled(int id) {
+            return state.compareAndSet(id, LIVE, CANCELLED);
         }
     }
 
@@ -483,7 +518,7 @@ public final class Purgatory {
                 s.schedule(op);
                 scheduled++;
                 lastArrivalIssue = now;
-            } else if (s.cancel(~op)) {
+            } else if (s.cancel(~op) && play.cancelled(~op)) {
                 cancelled++;
             }
             lag[i] = now - due;
@@ -501,7 +536,8 @@ public final class Purgatory {
         long lastDeadline = 0;
         for (int id = 0; id < n; id++)
             lastDeadline = Math.max(lastDeadline, play.deadline[id]);
-        while (cancelled + play.fired.get() < n && System.nanoTime() < lastDeadline + DRAIN_NS) {
+        while (cancelled - play.firedAfterCancel.get() + play.fired.get() < n
+               && System.nanoTime() < lastDeadline + DRAIN_NS) {
             LockSupport.parkNanos(SAMPLE_NS);
             long held = s.held();
             if (held >= 0) {
@@ -512,6 +548,9 @@ public final class Purgatory {
         }
         long cpu = OS.getProcessCpuTime() - cpu0, pcpu = THREADS.getCurrentThreadCpuTime() - pcpu0;
         s.close();
+        cancelled -= play.firedAfterCancel.get();
+        if (play.firedTwice.get() > 0)
+            throw new IllegalStateException(play.firedTwice.get() + " timeouts fired twice");
 
         Row r = new Row();
         r.subject = s.name();
@@ -589,6 +628,7 @@ public final class Purgatory {
         double seconds = 0.4;
         int repetitions = 1;
         int stop = 1;               // saturated rates in a row that end a sweep
+        int confirm = 0;            // plays more of a rate found saturated
         List<String> subjects = new ArrayList<>(Arrays.asList(SUBJECTS));
         long seed = 1;
         String profile = "custom";
@@ -613,8 +653,9 @@ public final class Purgatory {
         }
         String cpus = cpusAllowed();
         progress("purgatory: JVM %s, %d subjects, shapes %s, rates %s, %.2f s plays x %d, "
-            + "stop after %d saturated, CPUs %s", System.getProperty("java.version"), subjects.size(),
-            shapeNames(o.shapes), rateList(o.rates), o.seconds, o.repetitions, o.stop, cpus);
+            + "+ %d to confirm, stop after %d saturated, CPUs %s", System.getProperty("java.version"),
+            subjects.size(), shapeNames(o.shapes), rateList(o.rates), o.seconds, o.repetitions,
+            o.confirm, o.stop, cpus);
 
         // JIT warm-up: a discarded play per subject (the class comment)
         Plan warm = new Plan(1, o.rates[0], o.seconds, playSeed(o.seed, 7, 0, 0));
@@ -642,14 +683,18 @@ public final class Purgatory {
             Arrays.fill(active[sh], true);
         SplittableRandom order = new SplittableRandom(o.seed);
         for (int ri = 0; ri < o.rates.length; ri++) {
+            // per shape and subject at this rate: plays, saturated plays
+            int[][] played = new int[SHAPES.length][subjects.size()];
             int[][] sat = new int[SHAPES.length][subjects.size()];
             boolean any = false;
-            for (int rep = 0; rep < o.repetitions; rep++) {
+            for (int rep = 0; rep < o.repetitions + o.confirm; rep++) {
                 for (int sh : o.shapes) {
                     int[] who = shuffled(subjects.size(), order);
                     Plan plan = null;
                     for (int k : who) {
-                        if (!active[sh][k])
+                        // a confirmation (rep >= repetitions) only of a rate
+                        // its plays so far found saturated
+                        if (!active[sh][k] || (rep >= o.repetitions && 2 * sat[sh][k] <= played[sh][k]))
                             continue;
                         if (plan == null)
                             plan = new Plan(sh, o.rates[ri], o.seconds, playSeed(o.seed, sh, ri, rep));
@@ -668,6 +713,7 @@ public final class Purgatory {
                             continue;
                         }
                         rows.add(r);
+                        played[sh][k]++;
                         if (r.saturated)
                             sat[sh][k]++;
                         progress("purgatory: %s %s %s/s rep %d: %d requests, achieved %s/s of %s/s, "
@@ -680,12 +726,13 @@ public final class Purgatory {
             }
             if (!any)
                 break;
-            // a rate counts as saturated when more than half its repetitions were
+            // a rate is saturated when more than half of its plays were
+            // (tbkit/purgrun.py rate_saturated, the C sweep's rule)
             for (int sh : o.shapes)
                 for (int k = 0; k < subjects.size(); k++) {
                     if (!active[sh][k])
                         continue;
-                    inRow[sh][k] = 2 * sat[sh][k] > o.repetitions ? inRow[sh][k] + 1 : 0;
+                    inRow[sh][k] = 2 * sat[sh][k] > played[sh][k] ? inRow[sh][k] + 1 : 0;
                     if (inRow[sh][k] >= o.stop) {
                         active[sh][k] = false;
                         progress("purgatory: %s %s: saturated at %s/s, its sweep stops",
@@ -829,7 +876,7 @@ public final class Purgatory {
     static void usage(String why) {
         System.err.println("Purgatory: " + why);
         System.err.println("usage: Purgatory [--shapes few,many] [--rates r1,r2,...] [--seconds S] "
-            + "[--repetitions K] [--stop first|two] [--subjects " + String.join(",", SUBJECTS)
+            + "[--repetitions K] [--stop first|two] [--confirm C] [--subjects " + String.join(",", SUBJECTS)
             + "] [--seed N] [--profile NAME] [--out FILE]");
         System.exit(2);
     }
@@ -840,7 +887,7 @@ public final class Purgatory {
             String a = args[i];
             if (a.equals("--help")) {
                 System.err.println("usage: Purgatory [--shapes few,many] [--rates r1,r2,...] "
-                    + "[--seconds S] [--repetitions K] [--stop first|two] [--subjects a,b] "
+                    + "[--seconds S] [--repetitions K] [--stop first|two] [--confirm C] [--subjects a,b] "
                     + "[--seed N] [--profile NAME] [--out FILE]  (jvm/README.md)");
                 System.exit(0);
             }
@@ -907,6 +954,9 @@ public final class Purgatory {
                     o.subjects = l;
                     break;
                 }
+                case "--confirm":
+                    o.confirm = (int) whole(a, v, 0, 10);
+                    break;
                 case "--seed":
                     o.seed = whole(a, v, 0, Long.MAX_VALUE);
                     break;

@@ -4,7 +4,8 @@ STPE, STPE-roc and Netty, one sweep inside one JVM) into
 outdir/purgatory-jvm.json and returns the facts for machine.json.
 
     jvm_purgatory(build_dir_or_jar, outdir, rates, seconds, repetitions,
-                  stop, seed, profile=None, subjects=None, build=True)
+                  stop, seed, profile=None, subjects=None, confirm=0,
+                  build=True)
 
 The grid (rates, play seconds, repetitions, stop rule) is the caller's
 (tbkit/purgrun.py's GRIDS per profile); the subjects default to
@@ -50,9 +51,11 @@ def heap(rates, seconds):
 
 SUBJECTS = ("DelayQueue", "STPE", "STPE-roc", "Netty")
 # The standard profile's budget is 45 s with the JVM's start: all four
-# subjects took 73 s at its grid, so it runs the two the claim compares
-# (Kafka's old purgatory and a wheel); full runs all four (DECISIONS.md).
-PROFILE_SUBJECTS = {"standard": ("DelayQueue", "Netty"), "full": SUBJECTS}
+# subjects took 51 s at its grid (0.25 s plays, a saturated rate confirmed
+# once), so quick and standard run the two the claim compares (Kafka's old
+# purgatory and a wheel) and full runs all four (DECISIONS.md).
+PROFILE_SUBJECTS = {"smoke": ("DelayQueue", "Netty"), "quick": ("DelayQueue", "Netty"),
+                    "standard": ("DelayQueue", "Netty"), "full": SUBJECTS}
 # The two cores the C players pin to (player on 0, subject on 1): the JVM
 # as a whole is confined to them when the machine has both.
 CPUS = (0, 1)
@@ -68,7 +71,8 @@ def missing():
     return "%s not installed" % " and ".join(gone) if gone else None
 
 
-def command(jar, out, rates, seconds, repetitions, stop, seed, profile, subjects):
+def command(jar, out, rates, seconds, repetitions, stop, seed, profile, subjects,
+            confirm=0):
     """The argument list that runs the sweep (taskset first when CPUS are
     this process's to use)."""
     pin = []
@@ -84,6 +88,7 @@ def command(jar, out, rates, seconds, repetitions, stop, seed, profile, subjects
                "--seconds", repr(float(seconds)),
                "--repetitions", str(int(repetitions)),
                "--stop", stop,
+               "--confirm", str(int(confirm)),
                "--subjects", ",".join(subjects),
                "--seed", str(int(seed)),
                "--profile", profile,
@@ -95,11 +100,12 @@ def _rate(r):
 
 
 def jvm_purgatory(build_dir_or_jar, outdir, rates, seconds, repetitions, stop,
-                  seed, profile=None, subjects=None, build=True):
+                  seed, profile=None, subjects=None, confirm=0, build=True):
     """Runs the JVM purgatory sweep into outdir/purgatory-jvm.json.
     `build_dir_or_jar` is a build directory (its jvm/timerbench-jvm.jar,
     built there first with ninja when `build`) or the jar itself; `stop`
-    is "first" or "two".  Returns machine.json's facts: {"status":
+    is "first" or "two"; `confirm` plays up to that many more of a rate
+    found saturated (purgrun.py's GRIDS "confirm").  Returns machine.json's facts: {"status":
     "complete", "skipped", "failed" or "stopped", "seconds", "why" (when
     not complete), "subjects", "rows" (complete: how many), "skipped_subjects"
     (complete: the document's skipped list)}."""
@@ -144,7 +150,7 @@ def jvm_purgatory(build_dir_or_jar, outdir, rates, seconds, repetitions, stop,
     out = os.path.join(outdir, "purgatory-jvm.json")
     tmp = out + ".part"
     cmd = command(jar, tmp, rates, seconds, repetitions, stop, seed, profile or "custom",
-                  subjects)
+                  subjects, confirm)
     RS.say("timerbench: purgatory-jvm: %s at %d rates, %g s plays"
            % (", ".join(subjects), len(rates), seconds))
     last = ""
