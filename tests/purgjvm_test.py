@@ -180,23 +180,26 @@ class TinySweep(unittest.TestCase):
 
 
 class TooFast(unittest.TestCase):
-    def test_too_fast_is_saturated(self):
+    def test_too_fast_is_saturated_and_ends_the_sweep(self):
         # 8 million requests a second on one player thread into STPE's
-        # locked heap: far beyond the machine, so saturated with its lag
+        # locked heap: far beyond the machine, so saturated with its lag;
+        # --confirm 1 plays the rate once more, both saturated end the
+        # sweep (--stop first), so 16 M/s is never played
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "p.json")
-            p = java("--shapes", "many", "--rates", "8000000", "--seconds", "0.05",
-                     "--subjects", "STPE", "--out", out)
+            p = java("--shapes", "many", "--rates", "8000000,16000000", "--seconds", "0.05",
+                     "--subjects", "STPE", "--confirm", "1", "--out", out)
             self.assertEqual(p.returncode, 0, p.stderr)
             rows = load(out)["rows"]
-        self.assertEqual(len(rows), 1)
-        r = rows[0]
-        self.assertTrue(r["saturated"], r)
-        self.assertIn("below offered", r["why"])
-        self.assertLess(r["achieved_rate"], 0.95 * r["offered_rate"])
-        self.assertGreater(r["lag_max_ns"], 1_000_000, r)
+        self.assertEqual([(r["target_rate"], r["repetition"]) for r in rows],
+                         [(8000000, 0), (8000000, 1)], p.stderr)
+        for r in rows:
+            self.assertTrue(r["saturated"], r)
+            self.assertIn("below offered", r["why"])
+            self.assertLess(r["achieved_rate"], 0.95 * r["offered_rate"])
+            self.assertGreater(r["lag_max_ns"], 1_000_000, r)
         self.assertIn("SATURATED", p.stderr)
-        self.assertIn("its sweep stops", p.stderr)
+        self.assertIn("STPE many: saturated at 8000000/s, its sweep stops", p.stderr)
 
 
 class Missing(unittest.TestCase):
@@ -248,6 +251,7 @@ class BadArguments(unittest.TestCase):
         (["--seconds", "0"], "play length"),
         (["--repetitions", "0"], "whole number from 1"),
         (["--seed", "-1"], "whole number from 0"),
+        (["--confirm", "x"], "whole number"),
         (["--bogus", "1"], "unknown option"),
         (["--rates"], "needs a value"),
         (["stray"], "unexpected argument"),
