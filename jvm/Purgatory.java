@@ -13,10 +13,11 @@
  *
  * JIT warm-up: before the measured sweep each subject plays one discarded
  * play at the grid's lowest rate, shape `many`, for the grid's play length
- * (at the standard grid 10,000/s for 0.4 s: about 4,000 requests and 6,000
- * operations, 0.6-0.8 s of wall time per subject, so about 3 s for the
- * four), which gets the player loop and the subject's schedule, cancel and
- * fire paths compiled; the progress says how long each took.
+ * (at the standard grid 10,000/s for 0.25 s: about 2,500 requests and
+ * 3,800 operations, 0.5-0.6 s of wall time per subject; at full, 2 s
+ * plays, about 2.3 s), which gets the player loop and the subject's
+ * schedule, cancel and fire paths compiled; the progress says how long
+ * each took.
  *
  *   java -cp timerbench-jvm.jar:/usr/share/java/netty-common.jar Purgatory
  *       [--shapes few,many] [--rates r1,r2,...] [--seconds S]
