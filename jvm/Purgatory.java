@@ -83,6 +83,13 @@ public final class Purgatory {
     static final double SAT_RATE_SHORTFALL = 0.05;
     /** ... or when the player's lag grew by more than this through the play. */
     static final long SAT_LAG_GROWTH_NS = 2_000_000L;
+    /** The expiry side (tbkit/purgatory.py SAT_EXPIRY_SHORTFALL,
+     *  SAT_LATENESS_GROWTH_NS, SAT_MIN_WINDOW; bench/player.h): a subject
+     *  whose own threads fall behind while the player keeps up leaves due
+     *  timeouts unfired at the drain's end, or fires them later and later. */
+    static final double SAT_EXPIRY_SHORTFALL = 0.05;
+    static final long SAT_LATENESS_GROWTH_NS = 50_000_000L;
+    static final int SAT_MIN_WINDOW = 20;
 
     // ---- the player ---------------------------------------------------------
 
@@ -116,6 +123,7 @@ public final class Purgatory {
         final int[] op;
         final long[] arrival;     // intended arrival of each request
         final int requests;
+        final int cancels;        // requests that complete before their timeout
 
         Plan(int shape, double rate, double seconds, long seed) {
             this.shape = shape;
@@ -149,6 +157,7 @@ public final class Purgatory {
             }
             Arrays.sort(cancels, 0, nc);
             requests = n;
+            this.cancels = nc;
             arrival = Arrays.copyOf(arr, n);
             at = new long[n + nc];
             op = new int[n + nc];
@@ -480,8 +489,8 @@ public final class Purgatory {
         String subject, structure, shape, why;
         int repetition, requests;
         double targetRate, offeredRate, achievedRate, seconds, cpuNs, playerCpuNs, firedShare;
-        long lagP50, lagP99, lagMax, lagGrowth, fired, cancelled;
-        Long lateP50, lateP99, peakPending, peakZombies;
+        long lagP50, lagP99, lagMax, lagGrowth, fired, cancelled, timeoutsDue;
+        Long lateP50, lateP99, lateGrowth, peakPending, peakZombies;
         boolean saturated;
     }
 
@@ -576,6 +585,8 @@ public final class Purgatory {
         r.fired = play.fired.get();
         r.cancelled = cancelled;
         r.firedShare = (double) r.fired / n;
+        r.timeoutsDue = n - p.cancels;
+        r.lateGrowth = latenessGrowth(play, n);
         long[] late = new long[n];
         int nl = 0;
         for (long v : play.late)
@@ -605,8 +616,36 @@ public final class Purgatory {
                 100.0 * (1.0 - r.achievedRate / r.offeredRate)));
         if (r.lagGrowth > SAT_LAG_GROWTH_NS)
             why.add(String.format(Locale.ROOT, "lag grew %.1f ms", r.lagGrowth / 1e6));
+        if (r.fired < (1.0 - SAT_EXPIRY_SHORTFALL) * r.timeoutsDue)
+            why.add(String.format(Locale.ROOT, "%.1f%% of the due timeouts unfired",
+                100.0 * (1.0 - (double) r.fired / r.timeoutsDue)));
+        if (r.lateGrowth != null && r.lateGrowth > SAT_LATENESS_GROWTH_NS)
+            why.add(String.format(Locale.ROOT, "lateness grew %.1f ms", r.lateGrowth / 1e6));
         r.saturated = !why.isEmpty();
         r.why = String.join("; ", why);
+    }
+
+    /** The median lateness of the last tenth of the fired timeouts, in
+     *  deadline order, less that of the first tenth; null with fewer than
+     *  SAT_MIN_WINDOW in a tenth. */
+    static Long latenessGrowth(Play play, int n) {
+        int nl = 0;
+        for (int id = 0; id < n; id++)
+            if (play.late[id] != Long.MIN_VALUE)
+                nl++;
+        long[][] byDeadline = new long[nl][];
+        nl = 0;
+        for (int id = 0; id < n; id++)
+            if (play.late[id] != Long.MIN_VALUE)
+                byDeadline[nl++] = new long[] {play.deadline[id], play.late[id]};
+        int tenth = nl / 10;
+        if (tenth < SAT_MIN_WINDOW)
+            return null;
+        Arrays.sort(byDeadline, (a, b) -> Long.compare(a[0], b[0]));
+        long[] late = new long[nl];
+        for (int i = 0; i < nl; i++)
+            late[i] = byDeadline[i][1];
+        return median(late, nl - tenth, nl) - median(late, 0, tenth);
     }
 
     /** The nearest-rank q-quantile of a sorted array. */
@@ -837,6 +876,8 @@ public final class Purgatory {
             b.append(", \"player_cpu_ns_per_request\": ").append(num(r.playerCpuNs));
             b.append(", \"fired\": ").append(r.fired);
             b.append(", \"fired_share\": ").append(num(r.firedShare));
+            b.append(", \"timeouts_due\": ").append(r.timeoutsDue);
+            b.append(", \"lateness_growth_ns\": ").append(r.lateGrowth);
             b.append(", \"lateness_p50_ns\": ").append(r.lateP50);
             b.append(", \"lateness_p99_ns\": ").append(r.lateP99);
             b.append(", \"peak_pending\": ").append(r.peakPending);

@@ -50,6 +50,17 @@ FLOOR = "floor"
 # (the JVM player); a change here is a change there.
 SAT_RATE_SHORTFALL = 0.05
 SAT_LAG_GROWTH_NS = 2_000_000
+# The expiry side (D40): a subject whose own threads fall behind while the
+# player keeps up (DelayQueue's reaper, seen at 160k/s) is saturated too:
+# more than SAT_EXPIRY_SHORTFALL of the timeouts the workload lets fire
+# have not fired when the drain ends, or the median lateness of the last
+# tenth of the fired timeouts (in deadline order) is more than
+# SAT_LATENESS_GROWTH_NS above the first tenth's, when each tenth holds at
+# least SAT_MIN_WINDOW (a quarter of the 200 ms timeout: far above a tick's
+# spread of 20 samples, far below a backlog's growth).
+SAT_EXPIRY_SHORTFALL = 0.05
+SAT_LATENESS_GROWTH_NS = 50_000_000
+SAT_MIN_WINDOW = 20
 
 # "Worse when timeouts are frequent", when the saturation intervals of the
 # two shapes do not settle it: the delay queue's CPU per request in `many`
@@ -116,7 +127,8 @@ ROW_SCHEMA = (
     ("lag_p50_ns", "num"), ("lag_p99_ns", "num"), ("lag_max_ns", "num"),
     ("lag_growth_ns", "num"), ("saturated", "bool"), ("why", "str"),
     ("cpu_ns_per_request", "num>=0"), ("player_cpu_ns_per_request", "num>=0"),
-    ("fired", "count"), ("fired_share", "share"),
+    ("fired", "count"), ("fired_share", "share"), ("timeouts_due", "count"),
+    ("lateness_growth_ns", "num?"),
     ("lateness_p50_ns", "num?"), ("lateness_p99_ns", "num?"),
     ("peak_pending", "count?"), ("peak_zombies", "count?"),
 )
@@ -193,22 +205,31 @@ def parse(doc, name):
 
 # ---- the rule ----------------------------------------------------------------
 
-def saturation(achieved_rate, offered_rate, lag_growth_ns):
+def saturation(achieved_rate, offered_rate, lag_growth_ns, fired=0, timeouts_due=0,
+               lateness_growth_ns=None):
     """(saturated, why) of one play by the rule: achieved more than
-    SAT_RATE_SHORTFALL below offered, or the lag grown by more than
-    SAT_LAG_GROWTH_NS; why says which, in the players' words
-    ("achieved 12.3% below offered", "lag grew 41.2 ms"), "" when neither."""
+    SAT_RATE_SHORTFALL below offered, the lag grown by more than
+    SAT_LAG_GROWTH_NS, more than SAT_EXPIRY_SHORTFALL of the due timeouts
+    unfired, or the lateness grown by more than SAT_LATENESS_GROWTH_NS
+    (None: too few fired to tell); why says which, in the players' words
+    ("achieved 12.3% below offered", "lag grew 41.2 ms", "60.0% of the due
+    timeouts unfired", "lateness grew 81.0 ms"), "" when none."""
     why = []
     if achieved_rate < (1 - SAT_RATE_SHORTFALL) * offered_rate:
         why.append("achieved %.1f%% below offered" % (100.0 * (1 - achieved_rate / offered_rate)))
     if lag_growth_ns > SAT_LAG_GROWTH_NS:
         why.append("lag grew %.1f ms" % (lag_growth_ns / 1e6))
+    if fired < (1 - SAT_EXPIRY_SHORTFALL) * timeouts_due:
+        why.append("%.1f%% of the due timeouts unfired" % (100.0 * (1 - fired / timeouts_due)))
+    if lateness_growth_ns is not None and lateness_growth_ns > SAT_LATENESS_GROWTH_NS:
+        why.append("lateness grew %.1f ms" % (lateness_growth_ns / 1e6))
     return bool(why), "; ".join(why)
 
 
 def rule_of(row):
     """The rule applied to a row's own fields: (saturated, why)."""
-    return saturation(row["achieved_rate"], row["offered_rate"], row["lag_growth_ns"])
+    return saturation(row["achieved_rate"], row["offered_rate"], row["lag_growth_ns"],
+                      row["fired"], row["timeouts_due"], row["lateness_growth_ns"])
 
 
 # ---- intervals -----------------------------------------------------------------

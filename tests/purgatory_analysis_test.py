@@ -52,6 +52,7 @@ def row(subject, side, shape, rate, rep=0, sat=False, cpu=2000.0, structure="a h
          "why": "achieved 40.0% below offered" if sat else "",
          "cpu_ns_per_request": cpu, "player_cpu_ns_per_request": cpu / 2,
          "fired": int(rate * 0.04), "fired_share": 0.1 if shape == "few" else 0.5,
+         "timeouts_due": int(rate * 0.04), "lateness_growth_ns": 1e6,
          "lateness_p50_ns": 60000.0, "lateness_p99_ns": 900000.0,
          "peak_pending": int(rate * 0.2), "peak_zombies": None}
     r.update(over)
@@ -219,6 +220,12 @@ class Rule(Temp):
         self.assertEqual(PG.saturation(95.5, 100.0, 0), (False, ""))
         self.assertEqual(PG.saturation(100.0, 100.0, PG.SAT_LAG_GROWTH_NS), (False, ""))
         self.assertEqual(PG.saturation(100.0, 100.0, 2.5e6), (True, "lag grew 2.5 ms"))
+        # the expiry side: due timeouts unfired at the drain's end, lateness grown
+        self.assertEqual(PG.saturation(100.0, 100.0, 0, 94, 100), (True, "6.0% of the due timeouts unfired"))
+        self.assertEqual(PG.saturation(100.0, 100.0, 0, 96, 100), (False, ""))
+        self.assertEqual(PG.saturation(100.0, 100.0, 0, 100, 100, PG.SAT_LATENESS_GROWTH_NS), (False, ""))
+        self.assertEqual(PG.saturation(100.0, 100.0, 0, 100, 100, 81e6), (True, "lateness grew 81.0 ms"))
+        self.assertEqual(PG.saturation(100.0, 100.0, 0, 100, 100, None), (False, ""))
         sat, why = PG.saturation(50.0, 100.0, 41.2e6)
         self.assertTrue(sat)
         self.assertEqual(why, "achieved 50.0% below offered; lag grew 41.2 ms")
