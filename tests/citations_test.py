@@ -214,7 +214,8 @@ class Tree(unittest.TestCase):
         self.assertEqual(["%s:%d: %s" % b for b in missing_documents()], [])
 
     def test_every_cited_section_is_in_its_document(self):
-        self.assertGreaterEqual(len(cited_sections(read(os.path.join(ROOT, "README.md")))), 3)
+        seen = sum(len(cited_sections(read(os.path.join(ROOT, rel)))) for rel in tree_files())
+        self.assertGreaterEqual(seen, 10)
         self.assertEqual(["%s:%d: %s, \"%s\"" % b for b in missing_sections()], [])
 
     def test_every_cited_decision_has_its_entry(self):
