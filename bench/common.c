@@ -92,8 +92,9 @@ static const struct bh_profile profiles[] = {
         .wide = true,
         /* Issue 27: the micro series and workloads no verdict reads
          * (orig, cover, burst; wide in fill and cancel) are in full only,
-         * so the precision sweep fits the 20 minutes (bench/README.md,
-         * "Profiles", has the measurement: 80 s of 175 s per repetition). */
+         * so the precision sweep fits the 20 minutes (docs/notes/
+         * 2026-12-02-profile-costs.md has the measurement: 80 s of 175 s
+         * per repetition). */
         .burst_micro = false,
         .orig_micro = false,
         .cover = false,

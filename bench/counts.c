@@ -335,7 +335,7 @@ static int usage(void)
             "                         [--workload W] [--roc on|off] "
             "[--seed S]\n"
             "Runs under valgrind --tool=callgrind --collect-atstart=no; "
-            "see bench/README.md.\n");
+            "see bench/COUNTS.md.\n");
     return 2;
 }
 

@@ -1,6 +1,6 @@
 /*
  * bench/replay.c — timerbench-replay: replays timer traces (the D4 format,
- * bench/README.md "Replay") on every backend's virtual clock and writes
+ * bench/REPLAY.md) on every backend's virtual clock and writes
  * what each backend did with them as JSON (replay.json).
  *
  *     timerbench-replay [--backends a,b] [--reps R] [--tick NS] [--out FILE]
@@ -109,13 +109,13 @@
  * wheel whose coarse levels run on multiples of a power of two ticks (the
  * kernel's: 8^n) is still seen at the exact tick it runs a timer. */
 #define STRIDE_STEPS 4096
-/* The trace format's bounds (bench/README.md, "The format"); the Python
+/* The trace format's bounds (bench/REPLAY.md, "The format"); the Python
  * reader (tbkit/trace.py, command tools/tb_trace.py) keeps the same. */
 #define MAX_LINE 4096            /* bytes of a line, without its LF or CR LF */
 #define MAX_DIGITS 20            /* digits of a field */
 #define MAX_PERIODIC_RUNS 10000000 /* runs of all periodic timers, a trace */
 #define SHOWN_BYTES 40           /* of a bad field, echoed in its error */
-/* The tick sweep (bench/README.md, "The tick sweep"): every ticked backend
+/* The tick sweep (bench/REPLAY.md, "The tick sweep"): every ticked backend
  * at each of SWEEP_TICKS.  What a point costs, measured (development
  * machine): crossing empty ticks is cheap (Netty's wheel, which visits
  * each, under 3 ns a tick; the others jump them), but the check pass
@@ -2213,7 +2213,7 @@ static void usage(FILE *o)
         "[--sweep-reps R]\n"
         "                         [--out FILE] [--parse-only] [--quiet] "
         "TRACE...\n"
-        "Replays timerbench traces (format v1 or v2, bench/README.md) on "
+        "Replays timerbench traces (format v1 or v2, bench/REPLAY.md) on "
         "each backend's\nvirtual clock; writes JSON to --out (default "
         "stdout).\n"
         "--lateness SPEC gives every timer the budget SPEC, over the "

@@ -137,6 +137,12 @@ def _md_spans(spans):
     return "".join(out)
 
 
+def inline_markdown(spans):
+    """The Markdown of inline `spans` (a paragraph's or a list item's text),
+    as to_markdown writes it: what a length bound on a bullet measures."""
+    return _md_spans(spans)
+
+
 def _cell(c):
     return c if isinstance(c, tuple) else (c,)
 

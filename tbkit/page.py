@@ -19,6 +19,7 @@ HEADINGS = {
     "choose": "Which one to use",
     "machine": "Machine and build",
     "appendix-machine": "Appendix: machine.json in full",
+    "replay": "Replayed traces: which one for this workload",
 }
 
 
@@ -42,7 +43,7 @@ class Page:
         self.colours = assign_colours([b for b in all_b if not is_floor(b)])
         for b in an.floor:
             self.colours[b] = FLOOR_COLOUR
-        self.findings = []       # (priority, spans) for the summary
+        self.findings = []       # (priority, spans, more) for the summary
         self.missing = []        # (section, what is missing)
         self.headline = None     # (figure name, series): the summary's figure
         self.fig_count = 0
@@ -55,8 +56,12 @@ class Page:
     def colour(self, backend):
         return self.colours.get(backend, "#777777")
 
-    def finding(self, priority, *spans):
-        self.findings.append((priority, spans))
+    def finding(self, priority, *spans, more=None):
+        """A finding the summary may quote (the lowest `priority` first):
+        `spans` its text, `more` a Link to the section that holds its
+        details, where the summary sends a reader of a finding it had to
+        cut to its bound (tbkit.sec_summary.bullet)."""
+        self.findings.append((priority, spans, more))
 
     def fig_name(self, stem):
         """A file name for the next figure; results name parts may hold

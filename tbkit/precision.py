@@ -2,8 +2,8 @@
 the grammar of a lateness budget (`--lateness SPEC`, tracegen's `--slack
 SPEC`) and the precision classes a candidate's lateness falls in.
 
-Pure functions on numbers and on the dicts of replay.json (bench/README.md,
-"Replay").  The verdict that recommends only structures which kept the
+Pure functions on numbers and on the dicts of replay.json (bench/REPLAY.md,
+"replay.json").  The verdict that recommends only structures which kept the
 trace's budgets is tbkit.replaydata.budget_verdict, which bench/replay.py
 writes into replay.json and the report calls, so the two never disagree.
 Standard library only.

@@ -13,7 +13,7 @@ release mode if new), has it parse every trace (a bad trace is refused
 with its FILE:LINE message, exit 2, before anything runs), then replays
 them, showing its progress, and writes into DIR:
 
-    replay.json    what bench/replay.c measured (bench/README.md, "Replay"),
+    replay.json    what bench/replay.c measured (bench/REPLAY.md),
                    with each trace's `verdict` (tbkit/replaydata.py)
     replay.log     its progress and messages
     machine.json   machine, build and run facts, as every results directory
@@ -64,7 +64,7 @@ TRACEGEN = os.path.join("tools", "tracegen.py")
 MODELS = ("purgatory", "clientserver", "hold")
 # counts: the Valgrind counts per event (deterministic) for the kernel
 # trace, about 15 s under callgrind; the generators' traces only in full.
-# sweep: the tick sweep of the ticked backends (bench/README.md, "The tick
+# sweep: the tick sweep of the ticked backends (bench/REPLAY.md, "The tick
 # sweep"), every point in both profiles (the standard one's whole sweep
 # took about 1 s over its four traces), with sweep_reps repetitions.
 PROFILE_REPLAY = {"quick": None,
@@ -377,7 +377,7 @@ def replay_into(profile, build_dir, outdir, backends=None, jobs=None,
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="./timerbench replay",
-        description="Replay timer traces (bench/README.md, \"Replay\") on "
+        description="Replay timer traces (bench/REPLAY.md) on "
                     "every backend into a results directory.")
     ap.add_argument("traces", nargs="*", metavar="TRACE")
     ap.add_argument("--backends", help="comma-separated backend names "

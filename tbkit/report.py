@@ -155,7 +155,8 @@ def build(res, figs):
             # the verdict only; its figures are behind the link (a summary
             # bullet is a sentence or two, issue 36)
             ctx.finding(prio, c.title, ": ", Bold(c.text), " (",
-                        Link("measured figures", "claims", CLAIMS_HEADING), ").")
+                        Link("measured figures", "claims", CLAIMS_HEADING), ").",
+                        more=Link("the claims checked", "claims", CLAIMS_HEADING))
     after = Doc("")
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)

@@ -16,7 +16,7 @@ from tbkit import numbers as A
 from tbkit import stats as S
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_front
-from tbkit.page import HEADINGS
+from tbkit.page import HEADINGS, link
 
 # Files with problems the Limitations section names one by one; the rest
 # are counted (a directory of 10^5 damaged files makes no 10^5-line report).
@@ -162,7 +162,8 @@ def _micro_front(ctx, doc):
     if rows:
         ctx.finding(16, "Server timeouts by precision: ", *_join(
             [(r[0].split("precision ", 1)[1], " → ", Bold(", ".join(
-                x for x in r[1] if isinstance(x, Code)))) for r in rows], "; "), ".")
+                x for x in r[1] if isinstance(x, Code)))) for r in rows], "; "), ".",
+            more=link("Which one to use", "choose"))
     return rows
 
 

@@ -14,7 +14,7 @@ from tbkit import numbers as A
 from tbkit import stats as S
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_n_figure, series_order
-from tbkit.page import HEADINGS, generic_table
+from tbkit.page import HEADINGS, generic_table, link
 
 
 # A panel of the summary's figure, in pixels: three across fill the
@@ -99,7 +99,8 @@ def micro_section(ctx, doc):
             parts.append((Code(op), " (N = %s): " % A.fmt_n(n), Code(bl), " %s, slowest " % A.fmt_ns(bt),
                           Code(wl_), " %s (%s)" % (A.fmt_ns(wt), A.fmt_ratio(wt / bt))))
     if parts:
-        ctx.finding(10, "Fastest per operation at the largest N, head-to-head: ", *_join(parts, "; "), ".")
+        ctx.finding(10, "Fastest per operation at the largest N, head-to-head: ", *_join(parts, "; "),
+                    ".", more=link("Micro-benchmarks", "micro"))
     return ops
 
 

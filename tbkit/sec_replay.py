@@ -30,6 +30,7 @@ from tbkit import replaydata as RD
 from tbkit import stats as S
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import RawPath, add_figure, colour_for, draw_bars, draw_front as _draw_front
+from tbkit.page import HEADINGS, link
 
 # Operation kinds in the order the figure and tables show them, with what
 # each one's time covers.
@@ -182,7 +183,7 @@ def replay_section(ctx, doc):
     skipped = [s for s in info.get("skipped", []) if isinstance(s, dict)]
     if not res.replay and not skipped and info.get("status") != "failed":
         return
-    doc.h(2, "Replayed traces: which one for this workload", "replay")
+    doc.h(2, HEADINGS["replay"], "replay")
     if not res.replay:
         doc.p("No trace was replayed: ", *_join(
             [(Code(str(s.get("trace"))), ": %s" % s.get("why")) for s in skipped]
@@ -337,7 +338,8 @@ def replay_section(ctx, doc):
                 "budgets: ", *_join(
                     [(Code(RD.trace_label(t)), " → ", Bold(", ".join(RD.verdict_names(t))),
                       " (%s)" % RD.precision_of_names(t, RD.verdict_names(t)))
-                     for t in res.replay], "; "), ".")
+                     for t in res.replay], "; "), ".",
+                more=link("Replayed traces", "replay"))
     doc.p("Rule: among the backends, and the ticked backends at each tick of their "
           "sweep, that ran no timer later than its budget, the one with the lowest "
           "median CPU time per event wins, unless others are within %s of it or not "

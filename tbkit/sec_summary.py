@@ -15,7 +15,7 @@ from tbkit import analysis as AN
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
-from tbkit.doc import Bold, Code, Doc, join as _join
+from tbkit.doc import Bold, Code, Doc, inline_markdown, join as _join
 from tbkit.figures import add_figure
 from tbkit.page import HEADINGS, link
 
@@ -61,6 +61,55 @@ def run_state_text(res):
 
 
 
+# A summary bullet is a sentence or two: at most this many characters of
+# Markdown (issue 36; the growth claim's bullet had been 2,400).  A finding
+# longer than this keeps its whole clauses that fit and links to the section
+# holding the rest.
+SUMMARY_BULLET_MAX = 400
+
+
+def _flat(spans):
+    out = []
+    for s in spans:
+        out.extend(_flat(s) if isinstance(s, tuple) else (s,))
+    return out
+
+
+def bullet(spans, more=None, limit=SUMMARY_BULLET_MAX):
+    """The spans of a summary bullet for a finding: `spans` whole when
+    their Markdown is at most `limit` characters; else cut after the last
+    clause (text up to a "; ", in plain or bold text) that leaves room for
+    "; the rest in <more>." (`more`: a Link to the section with the
+    details; without one, "; the rest below."), so no bullet is longer
+    (`limit` must leave room for that ending: about 100 characters)."""
+    spans = _flat(spans)
+    if len(inline_markdown(spans)) <= limit:
+        return tuple(spans)
+    tail = ("; the rest in ", more, ".") if more is not None else ("; the rest below.",)
+    room = limit - len(inline_markdown(tail))
+    best = None
+    for i, sp in enumerate(spans):
+        if type(sp) not in (str, Bold):
+            continue
+        at = sp.find("; ")
+        while at >= 0:
+            head = spans[:i] + ([type(sp)(sp[:at])] if at else [])
+            if len(inline_markdown(head)) <= room:
+                best = head
+            at = sp.find("; ", at + 1)
+    if best is None:
+        # no clause fits: the first words of the first text that do
+        words, best = [], []
+        first = next((sp for sp in spans if type(sp) in (str, Bold)), "")
+        for w in first.split(" "):
+            cand = [type(first)(" ".join(words + [w]))]
+            if len(inline_markdown(cand)) > room - 1:
+                break
+            words.append(w)
+        best = [type(first)(" ".join(words) + "…")] if words else []
+    return tuple(best) + tail
+
+
 def _short(spans):
     """A recommendation's spans with the granular wheels' caveat cut to a
     few words (the full table has it whole)."""
@@ -102,7 +151,7 @@ def summary_section(ctx, doc, claims, choice):
         doc.p("This results directory holds no measurement from which a finding "
               "could be computed; the sections below say what is missing.")
     else:
-        doc.ul([spans for _, spans in picked])
+        doc.ul([bullet(spans, more, SUMMARY_BULLET_MAX) for _, spans, more in picked])
     verdicts = {}
     for c in claims:
         verdicts[c.kind] = verdicts.get(c.kind, 0) + 1

@@ -55,7 +55,7 @@ fixture, tests/trace_test.py): `#` lines among the events are ignored;
 a delay on a cancel, or a period on an op other than periodic, is checked
 as an integer and ignored; bytes that are not UTF-8 in a comment are kept
 as U+FFFD, and in a field they are quoted as \\xNN in its error.  Format
-v2 adds the slack column (bench/README.md, "The format"): empty, or a
+v2 adds the slack column (bench/REPLAY.md, "The format"): empty, or a
 lateness budget that deadline + slack keeps below 2^62 ns; a cancel takes
 none.  A trace without events is an error, as in the replay.  The writer
 writes the strict subset: only the fields an op uses, comments before the

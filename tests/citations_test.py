@@ -9,6 +9,12 @@ the citing file's directory or to the checkout's root.  Left out: the
 report a run writes (`report.md`, in a results directory, never in the
 tree) and lower-case bare names (`self.md`: Python attributes).
 
+Sections: a document cited with a quoted section name after it
+(`bench/README.md`, "The format"; README.md ("Reading a results
+directory"); a comment's line break between the two is allowed) must have
+a heading that starts with that name, so a section moved to another
+document cannot leave its citations behind (issue 36).
+
 Decisions: every `Dn` (a decision number; `--D1=` and Valgrind's `D1mr`
 are cache options and event names, not citations) must have its entry,
 `## Dn — ...`, in DECISIONS.md.  DECISIONS.md's own preamble is left out:
@@ -40,6 +46,10 @@ SELF = os.path.join("tests", "citations_test.py")
 DOC = re.compile(r"(?<![\w./-])((?:\.\.?/)?(?:[\w-]+/)*[\w-]+\.md)\b")
 DECISION = re.compile(r"\bD(\d+)\b(?!=)")
 ENTRY = re.compile(r"^## D(\d+) ", re.M)
+# a document, then a quoted section name: `X.md`, "Name" / X.md ("Name" / X.md "Name"
+SECTION = re.compile(r"(?<![\w./-])((?:\.\.?/)?(?:[\w-]+/)*[A-Z][\w-]*\.md)(?!\x22)`?\)?,?"
+                     r"(?:[ \t]*\n[ \t]*(?:#|\*|//|--)?)?[ \t]*\(?\"([^\"\n]{2,80})\"")
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*$", re.M)
 
 
 def tree_files(root=ROOT):
@@ -85,6 +95,32 @@ def cited_decisions(text, path=""):
             continue            # the preamble, or an entry's own heading
         out += [(i, int(n)) for n in DECISION.findall(line)]
     return out
+
+
+def cited_sections(text):
+    """(line, path, section name) of every section citation in `text`."""
+    return [(text[:m.start()].count("\n") + 1, m.group(1), m.group(2))
+            for m in SECTION.finditer(text)]
+
+
+def headings(text):
+    """The headings of a Markdown text, code spans' backquotes dropped."""
+    return [h.replace("`", "") for h in HEADING.findall(text)]
+
+
+def missing_sections(root=ROOT):
+    """[(citing file, line, path, name)] whose document has no heading
+    starting with the name (citations of a document not in the tree are
+    missing_documents' to report)."""
+    bad = []
+    for rel in tree_files(root):
+        for line, p, name in cited_sections(read(os.path.join(root, rel))):
+            for cand in (os.path.join(root, os.path.dirname(rel), p), os.path.join(root, p)):
+                if os.path.isfile(cand):
+                    if not any(h.startswith(name.replace("`", "")) for h in headings(read(cand))):
+                        bad.append((rel, line, p, name))
+                    break
+    return bad
 
 
 def read(path):
@@ -133,6 +169,24 @@ class Scanners(unittest.TestCase):
         text = "# Decisions\nNo D3 was ever cited.\n\n## D1 — x\nD2 replaces it\n"
         self.assertEqual(cited_decisions(text, "DECISIONS.md"), [(5, 2)])
 
+    def test_sections(self):
+        text = ('see `bench/README.md`, "The format"; README.md ("Reading a\n'
+                'results") and "README.md", b"x", bench/replay.c\'s bench/README.md "Replay"\n'
+                ' * (bench/REPLAY.md,\n * "The tick sweep") and self.md, "Summary"\n')
+        self.assertEqual(cited_sections(text), [(1, "bench/README.md", "The format"),
+                                                (2, "bench/README.md", "Replay"),
+                                                (3, "bench/REPLAY.md", "The tick sweep")])
+        self.assertEqual(headings("# A `x` b\n\n## Two ##\nno # heading\n"), ["A x b", "Two"])
+
+    def test_a_moved_section_is_found(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "DOC.md"), "w") as f:
+                f.write("# Doc\n\n## The format (D4)\n")
+            with open(os.path.join(d, "x.py"), "w") as f:
+                f.write('# DOC.md, "The format"; DOC.md, "Replay"\n')
+            self.assertEqual(missing_sections(d), [("x.py", 1, "DOC.md", "Replay")])
+
     def test_a_missing_document_and_decision_are_found(self):
         import tempfile
         with tempfile.TemporaryDirectory() as d:
@@ -158,6 +212,11 @@ class Tree(unittest.TestCase):
 
     def test_every_cited_document_is_in_the_tree(self):
         self.assertEqual(["%s:%d: %s" % b for b in missing_documents()], [])
+
+    def test_every_cited_section_is_in_its_document(self):
+        seen = sum(len(cited_sections(read(os.path.join(ROOT, rel)))) for rel in tree_files())
+        self.assertGreaterEqual(seen, 10)
+        self.assertEqual(["%s:%d: %s, \"%s\"" % b for b in missing_sections()], [])
 
     def test_every_cited_decision_has_its_entry(self):
         self.assertTrue(cited_decisions(read(os.path.join(ROOT, "heapqueue", "heapqueue.c"))))

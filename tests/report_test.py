@@ -35,6 +35,7 @@ from tbkit import figures as tb_figures  # noqa: E402
 from tbkit import numbers as A  # noqa: E402
 from tbkit import replaydata as RD  # noqa: E402
 from tbkit import report as generate  # noqa: E402
+from tbkit import sec_summary as SS  # noqa: E402
 from tbkit import results as tb_results  # noqa: E402
 from tbkit import stats as tb_stats  # noqa: E402
 
@@ -223,7 +224,7 @@ class FixtureReport(unittest.TestCase):
         titles = [C.CLAIMS[cid].title for cid, _ in C.summary_ids()]
         claims = 0
         for item in items:
-            self.assertLessEqual(len(item), 400, item)
+            self.assertLessEqual(len(item) - 2, SS.SUMMARY_BULLET_MAX, item)
             if any(item.startswith("- " + t + ": **") for t in titles):
                 claims += 1
                 self.assertIn("](#what-the-classic-write-ups-claim-checked)", item)
