@@ -497,10 +497,10 @@ public final class TimerBench {
      *  full batches, more where the batch rule makes them short, so that
      *  every N times about sz.batches x maxBatch operations (at 10^2:
      *  860 batches of 12, not 10).  Ten batches of 12 were 120 operations,
-     *  about 10 us of timed work: a repetition was over before a
-     *  compilation could land in it, and one transient (the first
-     *  batches after the fill's collection, a worker's wake-up) was a
-     *  tenth of it.  The C micro gets the same: a few thousand batches a
+     *  about 10 us of timed work, and a repetition about 7 % noisy: the
+     *  two STPE policies' ratio within one attempt spread 0.105 on a log
+     *  scale at 10^2, 0.013-0.027 with 860 batches (DECISIONS.md, the
+     *  control at 10^2).  The C micro gets the same: a few thousand batches a
      *  repetition at every N (its minimum time scaled by the batch's
      *  share of 1024 operations, bench/README.md).  A subject's own cut
      *  (DelayQueue's linear remove at 10^6) does not add batches: the
@@ -562,6 +562,7 @@ public final class TimerBench {
         };
     }
 
+    /** insertSteps' batches one after the other (the warm-up). */
     Rep insertPhase(Subject s, Object[] base, int n, int batches) {
         return insertSteps(s, base, n, batches).all(batches);
     }
@@ -606,6 +607,7 @@ public final class TimerBench {
         };
     }
 
+    /** cancelSteps' batches one after the other (the warm-up). */
     Rep cancelPhase(Subject s, Object[] base, int n, int batches) {
         return cancelSteps(s, base, n, batches).all(batches);
     }
