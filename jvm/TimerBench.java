@@ -9,8 +9,11 @@
  * every measurement in several fresh JVMs (forks, issue 37) and merges
  * what they measured.  Each fork measures every subject; STPE's two
  * policies (the harness's control) are filled together at each N and
- * measured in alternation (A B, B A, ...), all insert repetitions on the
- * untouched fill before any cancel repetition (measure()).  A fork per
+ * measured in alternation (A B, B A, ..., attempt by attempt and, inside
+ * an attempt, batch by batch), all insert repetitions on the untouched
+ * fill before any cancel repetition, an attempt kept or dropped for JIT
+ * as a whole (measure()); at small N a repetition times as many
+ * operations as at large N (batchesAt()).  A fork per
  * subject instead was measured and rejected: it left the control's bias
  * where it was, tripled the repetitions dropped for JIT and took a third
  * longer (DECISIONS.md, D36).  A repetition that saw JIT
@@ -322,7 +325,13 @@ public final class TimerBench {
         private static final long serialVersionUID = 2L;
         double nsPerOp, meanNsPerOp, bytesPerOp, gcMs, jitMs, cpuNsPerTask, spanMs;
         long ops, gcCount, batches, fired, compiles;
-        int fork;
+        /** the fork's compilations finished before it began (-1: unknown) */
+        long compiledBefore = -1;
+        /** insert, cancel: the compilations finished over the whole
+         *  attempt of its group (every subject's phase of it, -1:
+         *  unknown); one > 0 drops every repetition of the attempt */
+        long attemptCompiles = -1;
+        int fork, attempt;
         /** JIT compilation finished inside it: kept, not used */
         boolean dropped;
         String extra = "";
@@ -335,6 +344,7 @@ public final class TimerBench {
     static final class Phase {
         final long gc0 = gcMs(), gcc0 = gcCount(), jit0 = jitMs(), c0 = compiles();
         void end(Rep r) {
+            r.compiledBefore = c0;
             r.gcMs = gcMs() - gc0;
             r.gcCount = gcCount() - gcc0;
             r.jitMs = jitMs() - jit0;
@@ -474,8 +484,30 @@ public final class TimerBench {
     long far() { return FAR_LO + rng.nextLong(FAR_HI - FAR_LO + 1); }
 
     int batchOf(Subject s, int n) {
-        int b = Math.min(sz.maxBatch, Math.max(1, n / 8));
-        return s.batchAt(n, b);
+        return s.batchAt(n, batchRule(n));
+    }
+
+    /** The batch rule of the C micro (bench/common.c, bh_clamp_batch): N/8
+     *  operations, 1 to maxBatch. */
+    int batchRule(int n) {
+        return Math.min(sz.maxBatch, Math.max(1, n / 8));
+    }
+
+    /** Timed batches per insert or cancel repetition at n: sz.batches at
+     *  full batches, more where the batch rule makes them short, so that
+     *  every N times about sz.batches x maxBatch operations (at 10^2:
+     *  860 batches of 12, not 10).  Ten batches of 12 were 120 operations,
+     *  about 10 us of timed work, and a repetition about 7 % noisy: the
+     *  two STPE policies' ratio within one attempt spread 0.105 on a log
+     *  scale at 10^2, 0.013-0.027 with 860 batches (DECISIONS.md, the
+     *  control at 10^2).  The C micro gets the same: a few thousand batches a
+     *  repetition at every N (its minimum time scaled by the batch's
+     *  share of 1024 operations, bench/README.md).  A subject's own cut
+     *  (DelayQueue's linear remove at 10^6) does not add batches: the
+     *  scale follows the rule, not the cut. */
+    int batchesAt(int n) {
+        int b = batchRule(n);
+        return sz.batches * ((sz.maxBatch + b - 1) / b);
     }
 
     /** Takes back what an insert batch added (untimed), releasing
@@ -493,60 +525,91 @@ public final class TimerBench {
         return base;
     }
 
+    /** One subject's timed batches of one phase (insert or cancel), a
+     *  batch at a time, so that a group's subjects can take turns batch by
+     *  batch (measure()); rep() ends the phase. */
+    abstract static class Steps {
+        final Subject s;
+        final Batches m;
+        Steps(Subject s, int batches) { this.s = s; this.m = new Batches(batches); }
+        /** Runs timed batch k (0, 1, ... in order) and puts the state back. */
+        abstract void batch(int k);
+        Rep rep() { return m.rep(); }
+        /** All batches, one after the other: the subject alone. */
+        Rep all(int batches) {
+            for (int k = 0; k < batches; k++) batch(k);
+            return rep();
+        }
+    }
+
     /** insert: batches of inserts into s holding n live tasks; each batch
      *  taken back untimed (Subject.takeBack: STPE removes it whatever its
      *  policy, so its two policies are the harness's control). */
-    Rep insertPhase(Subject s, Object[] base, int n, int batches) {
+    Steps insertSteps(Subject s, Object[] base, int n, int batches) {
         int b = batchOf(s, n);
         long[] delays = new long[b];
         Object[] hs = new Object[b];
-        Batches m = new Batches(batches);
-        for (int k = 0; k < batches; k++) {
-            for (int i = 0; i < b; i++) delays[i] = far();
-            long a0 = allocated();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < b; i++) hs[i] = s.insert(delays[i]);
-            long t1 = System.nanoTime();
-            m.add(b, t0, t1, allocated() - a0);
-            undo(s, hs, b, n);
-        }
-        return m.rep();
+        return new Steps(s, batches) {
+            void batch(int k) {
+                for (int i = 0; i < b; i++) delays[i] = far();
+                long a0 = allocated();
+                long t0 = System.nanoTime();
+                for (int i = 0; i < b; i++) hs[i] = s.insert(delays[i]);
+                long t1 = System.nanoTime();
+                m.add(b, t0, t1, allocated() - a0);
+                undo(s, hs, b, n);
+            }
+        };
+    }
+
+    /** insertSteps' batches one after the other (the warm-up). */
+    Rep insertPhase(Subject s, Object[] base, int n, int batches) {
+        return insertSteps(s, base, n, batches).all(batches);
     }
 
     /** cancel: batches of cancels of random pending tasks; each cancelled
-     *  task replaced untimed by a fresh far one. */
-    Rep cancelPhase(Subject s, Object[] base, int n, int batches) {
+     *  task replaced untimed by a fresh far one.  rep() releases what the
+     *  batches left cancelled, so that the next phase on this fill starts
+     *  from exactly N live tasks (measure() runs the insert phases before
+     *  any cancel phase). */
+    Steps cancelSteps(Subject s, Object[] base, int n, int batches) {
         int b = batchOf(s, n);
         int[] idx = new int[b];
         Object[] hs = new Object[b];
-        Batches m = new Batches(batches);
         int[] mark = new int[n];     // mark[j] == k + 1: slot j drawn in batch k
-        for (int k = 0; k < batches; k++) {
-            // b distinct slots (b <= n / 8), drawn outside the timing
-            for (int i = 0; i < b; i++) {
-                int j;
-                do j = rng.nextInt(n); while (mark[j] == k + 1);
-                mark[j] = k + 1;
-                idx[i] = j;
+        return new Steps(s, batches) {
+            void batch(int k) {
+                // b distinct slots (b <= n / 8), drawn outside the timing
+                for (int i = 0; i < b; i++) {
+                    int j;
+                    do j = rng.nextInt(n); while (mark[j] == k + 1);
+                    mark[j] = k + 1;
+                    idx[i] = j;
+                }
+                // the handles gathered untimed, as the C harness has them:
+                // the timed loop reads one array in order, not base[] at
+                // random
+                for (int i = 0; i < b; i++) hs[i] = base[idx[i]];
+                long a0 = allocated();
+                long t0 = System.nanoTime();
+                for (int i = 0; i < b; i++) s.cancel(hs[i]);
+                long t1 = System.nanoTime();
+                m.add(b, t0, t1, allocated() - a0);
+                for (int i = 0; i < b; i++) base[idx[i]] = s.insert(far());
+                if (s.lazy) s.zombies += b;
+                if (s.purgeable && s.zombies > n / 4) s.purge();
             }
-            // the handles gathered untimed, as the C harness has them: the
-            // timed loop reads one array in order, not base[] at random
-            for (int i = 0; i < b; i++) hs[i] = base[idx[i]];
-            long a0 = allocated();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < b; i++) s.cancel(hs[i]);
-            long t1 = System.nanoTime();
-            m.add(b, t0, t1, allocated() - a0);
-            for (int i = 0; i < b; i++) base[idx[i]] = s.insert(far());
-            if (s.lazy) s.zombies += b;
-            if (s.purgeable && s.zombies > n / 4) s.purge();
-        }
-        // what the batches left cancelled is released before the next
-        // phase on this fill, so that it starts from exactly N live tasks
-        // (measure() runs the insert phases before any cancel phase)
-        Rep r = m.rep();
-        if (s.purgeable) s.purge();
-        return r;
+            Rep rep() {
+                Rep r = m.rep();
+                if (s.purgeable) s.purge();
+                return r;
+            }
+        };
+    }
+
+    /** cancelSteps' batches one after the other (the warm-up). */
+    Rep cancelPhase(Subject s, Object[] base, int n, int batches) {
+        return cancelSteps(s, base, n, batches).all(batches);
     }
 
     /** The timeouts workload's one timeout at n, the same for every
@@ -784,9 +847,15 @@ public final class TimerBench {
      *  whose repetitions take milliseconds (on a loaded machine the JIT's
      *  threads are starved and compilations keep finishing: a standard
      *  run beside a test run left STPE's insert at 10^6 with 2 clean
-     *  repetitions of 18 at 6 attempts a fork). */
+     *  repetitions of 18 at 6 attempts a fork).  Insert and cancel get
+     *  8 reps + 8: a compilation anywhere in an attempt drops the whole
+     *  group's attempt (measure()), and the repetitions at small N are
+     *  batchesAt()'s longer ones, so about half their attempts see one
+     *  (at 4 reps + 4, STPE's insert at 10^2 came out with 1 clean
+     *  repetition of 12 in a fork); an attempt costs milliseconds. */
     int attempts(String op) {
-        return op.equals("expire") ? 2 * sz.reps + 2 : 4 * sz.reps + 4;
+        return op.equals("expire") ? 2 * sz.reps + 2
+            : op.equals("timeouts") ? 4 * sz.reps + 4 : 8 * sz.reps + 8;
     }
 
     static String num(double v) {
@@ -870,6 +939,7 @@ public final class TimerBench {
                 o.append(j > 0 ? ", " : "").append("{\"fork\": ").append(r.fork)
                  .append(", \"dropped\": ").append(r.dropped)
                  .append(", \"compiles\": ").append(r.compiles)
+                 .append(", \"compiled_before\": ").append(r.compiledBefore)
                  .append(", \"ns_per_op\": ").append(num(r.nsPerOp))
                  .append(", \"mean_ns_per_op\": ").append(num(r.meanNsPerOp))
                  .append(", \"bytes_per_op\": ").append(num(r.bytesPerOp))
@@ -877,6 +947,9 @@ public final class TimerBench {
                  .append(", \"gc_count\": ").append(r.gcCount)
                  .append(", \"jit_ms\": ").append(num(r.jitMs))
                  .append(", \"ops\": ").append(r.ops).append(", \"batches\": ").append(r.batches);
+                if (k[0].equals("insert") || k[0].equals("cancel"))
+                    o.append(", \"attempt\": ").append(r.attempt)
+                     .append(", \"attempt_compiles\": ").append(r.attemptCompiles);
                 if (k[0].equals("expire"))
                     o.append(", \"cpu_ns_per_task\": ").append(num(r.cpuNsPerTask))
                      .append(", \"span_ms\": ").append(num(r.spanMs));
@@ -914,9 +987,12 @@ public final class TimerBench {
      *  together; all their insert attempts run first, on the fill as it
      *  was made (an insert phase takes its batches back), then the
      *  cancel attempts, which change it; within each, the subjects
-     *  alternate in an order reversed every attempt (A B, B A, A B, ...).
-     *  So STPE's two policies, the harness's control, insert into fills
-     *  no cancel phase has touched, at the same moments of the same fork.
+     *  alternate in an order reversed every attempt (A B, B A, A B, ...)
+     *  and, inside an attempt, batch by batch in an order reversed every
+     *  batch; a compilation finished anywhere in an attempt drops all of
+     *  its repetitions.  So STPE's two policies, the harness's control,
+     *  insert into fills no cancel phase has touched, at the same moments
+     *  of the same fork, on the same compiled code.
      *  (An insert phase after a cancel phase on the same fill, as the
      *  coin once chose, met a heap the policy's own cancels had
      *  reshaped: removeOnCancel's inserts 1.15-1.25x slower at 10^2.) */
@@ -957,19 +1033,49 @@ public final class TimerBench {
                     // phases, which change it
                     for (String op : new String[] {"insert", "cancel"})
                         for (int t = 0; t < attempts(op); t++) {
-                            boolean ran = false;
+                            // one attempt: each subject of the group once,
+                            // A B, B A, A B, ...; a compilation finished
+                            // anywhere in it drops all of its repetitions
+                            // (attemptCompiles), so that the group's
+                            // subjects are measured on the same compiled
+                            // code: at 10^2 a compilation that finished
+                            // between two phases was in neither, yet left
+                            // one policy's repetitions on other code than
+                            // the other's (DECISIONS.md)
+                            // the attempt's count spans every phase's own
+                            long c0 = compiles();
+                            List<Subject> who = new ArrayList<>();
+                            List<Steps> steps = new ArrayList<>();
+                            int nb = batchesAt(n);
                             for (int jj = 0; jj < filled.size(); jj++) {
-                                // A B, B A, A B, ...
                                 int j = t % 2 == 0 ? jj : filled.size() - 1 - jj;
                                 Subject s = filled.get(j);
                                 if (!wants(op, s, n)) continue;
-                                ran = true;
-                                Rep r = op.equals("insert") ? insertPhase(s, base[j], n, sz.batches)
-                                                            : cancelPhase(s, base[j], n, sz.batches);
-                                keep(op, s, n, r);
-                                progress(op, s, n, t, r);
+                                who.add(s);
+                                steps.add(op.equals("insert") ? insertSteps(s, base[j], n, nb)
+                                                              : cancelSteps(s, base[j], n, nb));
                             }
-                            if (!ran) break;
+                            if (who.isEmpty()) break;
+                            // the subjects take turns batch by batch, in an
+                            // order reversed every batch (A B, B A, ...),
+                            // so that a slow spell of the machine falls on
+                            // both sides of the control alike
+                            for (int k = 0; k < nb; k++)
+                                for (int i = 0; i < steps.size(); i++)
+                                    steps.get(k % 2 == 0 ? i : steps.size() - 1 - i).batch(k);
+                            List<Rep> got = new ArrayList<>();
+                            for (Steps st : steps) got.add(st.rep());
+                            long c1 = compiles();
+                            boolean drop = false;
+                            for (Rep r : got) drop |= r.dropped;
+                            for (int i = 0; i < who.size(); i++) {
+                                Rep r = got.get(i);
+                                r.attempt = t;
+                                r.attemptCompiles = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+                                r.dropped = drop || r.attemptCompiles > 0;
+                                keep(op, who.get(i), n, r);
+                                progress(op, who.get(i), n, t, r);
+                            }
                         }
                     for (Subject s : filled) s.close();
                 }

@@ -519,7 +519,7 @@ class Harness(unittest.TestCase):
         for op in ("insert", "cancel", "timeouts", "expire"):
             for s in names:
                 self.assertIn((op, s), got)
-        timeouts, shares = {}, []
+        timeouts, shares, attempts = {}, [], {}
         for r in doc["results"]:
             clean = [x for x in r["reps"] if not x["dropped"]]
             # at most reps_per_fork clean repetitions from each fork (fewer
@@ -531,16 +531,31 @@ class Harness(unittest.TestCase):
             for f in (0, 1):
                 k = sum(1 for x in clean if x["fork"] == f)
                 self.assertLessEqual(k, doc["reps_per_fork"], r)
+                most = {"expire": 2, "timeouts": 4}.get(r["op"], 8)
                 self.assertLessEqual(sum(1 for x in r["reps"] if x["fork"] == f),
-                                     (2 if r["op"] == "expire" else 4) * doc["reps_per_fork"]
-                                     + (2 if r["op"] == "expire" else 4))
+                                     most * doc["reps_per_fork"] + most)
             self.assertEqual({x["fork"] for x in r["reps"]}, {0, 1})
             self.assertEqual(r["dropped"], len(r["reps"]) - len(clean))
             self.assertEqual(r["forks"], len({x["fork"] for x in clean}))
+            if r["op"] in ("insert", "cancel"):
+                # every N times about batches x max_batch operations: more
+                # batches where the rule N/8 makes them short (smoke: 36
+                # of 125 at 10^3, 4 of 1024 at 10^4)
+                rule = min(doc["max_batch"], max(1, r["n"] // 8))
+                want = doc["batches"] * -(-doc["max_batch"] // rule)
+                self.assertEqual({x["batches"] for x in r["reps"]}, {want}, r)
             for x in r["reps"]:
                 # a compilation finished (the count) or compiled time
-                # accrued (one still running at the end) inside it
-                self.assertEqual(x["dropped"], x["compiles"] > 0 or x["jit_ms"] > 0, x)
+                # accrued (one still running at the end) inside it, or,
+                # for insert and cancel, anywhere in its group's attempt
+                whole = x["compiles"] > 0 or x["jit_ms"] > 0
+                if r["op"] in ("insert", "cancel"):
+                    self.assertGreaterEqual(x["attempt_compiles"], x["compiles"], x)
+                    whole = whole or x["attempt_compiles"] > 0
+                    attempts.setdefault((r["op"], r["n"], x["fork"], x["attempt"]), {})[
+                        r["subject"]] = x
+                self.assertEqual(x["dropped"], whole, x)
+                self.assertGreaterEqual(x["compiled_before"], 0, x)
                 self.assertGreaterEqual(x["ns_per_op"], 0)
                 self.assertGreaterEqual(x["bytes_per_op"], 0)
                 if r["op"] == "expire":
@@ -571,6 +586,24 @@ class Harness(unittest.TestCase):
         # STPE's schedule allocates its ScheduledFutureTask: bytes per insert > 0
         ins = [r for r in doc["results"] if r["op"] == "insert" and r["subject"] == "stpe"]
         self.assertTrue(all(x["bytes_per_op"] >= 32 for r in ins for x in r["reps"]))
+        # the control's two policies are kept or dropped together, one
+        # attempt at a time: each clean attempt has both, on the same
+        # compiled code (the fork's count of compilations alike)
+        both = [a for a in attempts.values() if {"stpe", "stpe-roc"} <= set(a)]
+        self.assertTrue(both)
+        for a in both:
+            x, y = a["stpe"], a["stpe-roc"]
+            self.assertEqual(x["dropped"], y["dropped"], a)
+            self.assertEqual(x["attempt_compiles"], y["attempt_compiles"], a)
+            if not x["dropped"]:
+                self.assertEqual(x["compiled_before"], y["compiled_before"], a)
+        for op in ("insert", "cancel"):
+            for n in doc["n"][op]:
+                for f in (0, 1):
+                    k = {s: sum(1 for (o, m, g, _), a in attempts.items()
+                                if (o, m, g) == (op, n, f) and s in a and not a[s]["dropped"])
+                         for s in ("stpe", "stpe-roc")}
+                    self.assertEqual(k["stpe"], k["stpe-roc"], (op, n, f))
         rows = ja.side_by_side(doc, {})
         self.assertEqual(len(rows), len(doc["results"]))
         self.check_control_order(p.stderr)
