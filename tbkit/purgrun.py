@@ -64,8 +64,10 @@ FORMAT = 1
 # single repetition saturated is played once more (repetition 1) and is
 # saturated only if that one is too (the majority rule of rate_saturated:
 # both of two), so that one stall of this shared machine does not end a
-# sweep.  standard plays 0.25 s, not the design's 0.4 s, to keep the step
-# within its 90 s (DECISIONS.md D-NEW-w-purg).
+# sweep.  `stride` 2: standard climbs two grid steps at a time and plays
+# the step it skipped below its first saturated rate (sweep()).  standard
+# plays 0.25 s, not the design's 0.4 s.  Both keep the step within its 90 s
+# (DECISIONS.md D-NEW-w-purg).
 GRIDS = {
     "smoke": {"rates": [10000, 40000, 160000], "seconds": 0.2,
               "repetitions": 1, "stop_after": 1, "confirm": 0},
@@ -73,11 +75,15 @@ GRIDS = {
               "repetitions": 1, "stop_after": 1, "confirm": 1},
     "standard": {"rates": [10000 * 2 ** k for k in range(9)],
                  "seconds": 0.25, "repetitions": 1, "stop_after": 1,
-                 "confirm": 1},
+                 "confirm": 1, "stride": 2},
     "full": {"rates": [int(round(10000 * 2 ** (k / 2.0))) for k in range(19)],
              "seconds": 2.0, "repetitions": 3, "stop_after": 2,
              "confirm": 0},
 }
+
+# The profiles of bench/run.py that run the purgatory step (smoke, the
+# tests' profile, runs it only through this module).
+PROFILE_STEP = ("quick", "standard", "full")
 
 # The row's keys (bench/player.h pl_row_json; tbkit/purgatory.py reads them).
 ROW_KEYS = ("subject", "side", "structure", "shape", "repetition",
@@ -196,30 +202,61 @@ def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None):
     """The sweep: for each (name, side) and shape, rates up grid["rates"]
     with grid["repetitions"] plays each (play_fn(subject, shape, rate,
     seconds, seed, repetition) -> row), stopping after grid["stop_after"]
-    saturated rates in a row.  Returns (rows, skipped); progress(row) after
-    each play, after_subject(rows, skipped) after each subject."""
+    saturated rates in a row.  With grid["stride"] k > 1 (and stop_after
+    1) the rates go up k grid steps at a time, the last rate always among
+    them, and at the first saturated one the rates skipped just below it
+    are played, lowest first, up to the first saturated: the same first
+    saturated grid rate as a step-by-step sweep finds (saturation grows
+    with the rate), in fewer plays.  Rows come out in rate order per
+    subject and shape.  Returns (rows, skipped); progress(row) after each
+    play, after_subject(rows, skipped) after each subject."""
     rows, skipped = [], []
+    rates = list(grid["rates"])
+    stride = grid.get("stride", 1) if grid["stop_after"] == 1 else 1
+
+    def at_rate(name, shape, rate):
+        these = []
+        reps = grid["repetitions"]
+        for rep in range(reps + grid.get("confirm", 0)):
+            # a confirmation (rep >= repetitions) only of a rate its
+            # repetitions found saturated
+            if rep >= reps and not rate_saturated(these):
+                break
+            row = play_fn(name, shape, rate, grid["seconds"], seed + rep, rep)
+            these.append(row)
+            if progress:
+                progress(row)
+        return these
+
+    def sweep_shape(name, shape, played):
+        in_a_row, i, below = 0, 0, -1
+        while i < len(rates):
+            these = played[i] = at_rate(name, shape, rates[i])
+            if rate_saturated(these):
+                in_a_row += 1
+                # the rates skipped below this one, lowest first
+                for j in range(below + 1, i):
+                    played[j] = at_rate(name, shape, rates[j])
+                    if rate_saturated(played[j]):
+                        return
+                if in_a_row >= grid["stop_after"]:
+                    return
+            else:
+                in_a_row = 0
+            below = i
+            # k steps up, the last rate never stepped over
+            i = len(rates) - 1 if i < len(rates) - 1 < i + stride \
+                else i + stride
+
     for name, _side in subjects:
         try:
             for shape in SHAPES:
-                in_a_row = 0
-                for rate in grid["rates"]:
-                    these = []
-                    reps = grid["repetitions"]
-                    for rep in range(reps + grid.get("confirm", 0)):
-                        # a confirmation (rep >= repetitions) only of a
-                        # rate its repetitions found saturated
-                        if rep >= reps and not rate_saturated(these):
-                            break
-                        row = play_fn(name, shape, rate, grid["seconds"],
-                                      seed + rep, rep)
-                        these.append(row)
-                        rows.append(row)
-                        if progress:
-                            progress(row)
-                    in_a_row = in_a_row + 1 if rate_saturated(these) else 0
-                    if in_a_row >= grid["stop_after"]:
-                        break
+                played = {}
+                try:
+                    sweep_shape(name, shape, played)
+                finally:  # a failed play keeps the rows before it
+                    for j in sorted(played):
+                        rows.extend(played[j])
         except PlayError as e:
             skipped.append({"subject": name, "why": str(e)})
             RS.say("timerbench: purgatory: %s skipped: %s" % (name, e))
@@ -279,6 +316,8 @@ def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
     grid = GRIDS.get(profile)
     if not grid:
         return None
+    if isinstance(backends, str):  # bench/run.py's --backends a,b
+        backends = [b for b in backends.split(",") if b]
     t0 = time.monotonic()
     facts = {"grid": {"rates": grid["rates"], "seconds": grid["seconds"],
                       "repetitions": grid["repetitions"]}}

@@ -383,7 +383,7 @@ class StopRule(unittest.TestCase):
         return played, rows, skipped
 
     def test_first_saturated(self):
-        grid = dict(purgrun.GRIDS["standard"])
+        grid = dict(purgrun.GRIDS["standard"], stride=1)
         played, rows, skipped = self.run_sweep(
             grid, lambda s, sh, r, k: r >= (40000 if s == "a" else 160000))
         # the saturated rate confirmed by a second play (repetition 1)
@@ -394,8 +394,50 @@ class StopRule(unittest.TestCase):
         self.assertEqual(len(rows), len(played))
         self.assertEqual(skipped, [])
 
+    def first_saturated(self, rows, subject, shape):
+        by_rate = {}
+        for r in rows:
+            if (r["subject"], r["shape"]) == (subject, shape):
+                by_rate.setdefault(r["target_rate"], []).append(r)
+        sat = [rate for rate, rs in by_rate.items()
+               if purgrun.rate_saturated(rs)]
+        return min(sat) if sat else None
+
+    def test_stride_finds_the_same_rate(self):
+        grid = purgrun.GRIDS["standard"]
+        self.assertEqual(grid["stride"], 2)
+        rates = grid["rates"]
+        for limit in rates + [10 ** 9]:
+            with self.subTest(limit=limit):
+                played, rows, _ = self.run_sweep(
+                    grid, lambda s, sh, r, k: r >= limit)
+                self.assertEqual(self.first_saturated(rows, "a", "few"),
+                                 limit if limit in rates else None)
+                a = [p[2] for p in played if p[:2] == ("a", "few")]
+                # every other rate and the one skipped below the first
+                # saturated: at most one grid step past it
+                self.assertTrue(all(r <= 2 * limit for r in a), a)
+                # five coarse, one refined, each saturated one confirmed
+                self.assertLessEqual(len(a), 5 + 1 + 2)
+                # rows in rate order
+                got = [r["target_rate"] for r in rows
+                       if (r["subject"], r["shape"]) == ("a", "few")]
+                self.assertEqual(got, sorted(got))
+        played, _, _ = self.run_sweep(grid, lambda *a: False)
+        self.assertEqual([p[2] for p in played if p[:2] == ("a", "few")],
+                         [10000, 40000, 160000, 640000, 2560000])
+        # saturated at 40000: 20000 played after it, then the sweep stops
+        played, _, _ = self.run_sweep(grid, lambda s, sh, r, k: r >= 40000)
+        self.assertEqual([p[2:] for p in played if p[:2] == ("a", "few")],
+                         [(10000, 0), (40000, 0), (40000, 1), (20000, 0)])
+        # a grid of eight: the last rate is played, not stepped over
+        grid8 = dict(grid, rates=rates[:8])
+        played, _, _ = self.run_sweep(grid8, lambda *a: False)
+        self.assertEqual([p[2] for p in played if p[:2] == ("a", "few")],
+                         [10000, 40000, 160000, 640000, 1280000])
+
     def test_unconfirmed_saturation_goes_on(self):
-        grid = dict(purgrun.GRIDS["standard"])
+        grid = dict(purgrun.GRIDS["standard"], stride=1)
         self.assertEqual(grid["confirm"], 1)
         # a stall at 20000 (repetition 0 only), then saturated for real
         played, _, _ = self.run_sweep(
@@ -411,7 +453,7 @@ class StopRule(unittest.TestCase):
                          [10000, 20000])
 
     def test_never_saturated_plays_the_whole_grid(self):
-        grid = purgrun.GRIDS["standard"]
+        grid = dict(purgrun.GRIDS["standard"], stride=1)
         played, _, _ = self.run_sweep(grid, lambda *a: False)
         self.assertEqual(len(played), 2 * 2 * len(grid["rates"]))
         self.assertEqual(grid["rates"][-1], 2560000)
