@@ -950,7 +950,7 @@ static void json_num(FILE *o, double v)
     if (v < 0 || !isfinite(v))
         fputs("null", o);
     else
-        fprintf(o, "%.6g", v);
+        fprintf(o, "%.10g", v);
 }
 
 static void json_int_or_null(FILE *o, int64_t v)

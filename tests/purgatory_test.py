@@ -405,7 +405,7 @@ class StopRule(unittest.TestCase):
 
     def test_stride_finds_the_same_rate(self):
         grid = purgrun.GRIDS["standard"]
-        self.assertEqual(grid["stride"], 2)
+        self.assertEqual(grid["stride"], 3)
         rates = grid["rates"]
         for limit in rates + [10 ** 9]:
             with self.subTest(limit=limit):
@@ -414,27 +414,35 @@ class StopRule(unittest.TestCase):
                 self.assertEqual(self.first_saturated(rows, "a", "few"),
                                  limit if limit in rates else None)
                 a = [p[2] for p in played if p[:2] == ("a", "few")]
-                # every other rate and the one skipped below the first
-                # saturated: at most one grid step past it
-                self.assertTrue(all(r <= 2 * limit for r in a), a)
-                # five coarse, one refined, each saturated one confirmed
-                self.assertLessEqual(len(a), 5 + 1 + 2)
+                # every third rate and those skipped below the first
+                # saturated: at most two grid steps past it
+                self.assertTrue(all(r <= 4 * limit for r in a), a)
+                # four coarse, two refined, each saturated one confirmed
+                self.assertLessEqual(len(a), 4 + 2 + 2)
                 # rows in rate order
                 got = [r["target_rate"] for r in rows
                        if (r["subject"], r["shape"]) == ("a", "few")]
                 self.assertEqual(got, sorted(got))
         played, _, _ = self.run_sweep(grid, lambda *a: False)
         self.assertEqual([p[2] for p in played if p[:2] == ("a", "few")],
-                         [10000, 40000, 160000, 640000, 2560000])
-        # saturated at 40000: 20000 played after it, then the sweep stops
+                         [10000, 80000, 640000, 2560000])
+        # saturated from 40000: 80000 (confirmed), then 20000 and 40000
+        # (confirmed), lowest first, and the sweep stops
         played, _, _ = self.run_sweep(grid, lambda s, sh, r, k: r >= 40000)
         self.assertEqual([p[2:] for p in played if p[:2] == ("a", "few")],
-                         [(10000, 0), (40000, 0), (40000, 1), (20000, 0)])
+                         [(10000, 0), (80000, 0), (80000, 1), (20000, 0),
+                          (40000, 0), (40000, 1)])
+        # saturated from 80000: 20000 and 40000 below it played, neither
+        # saturated
+        played, _, _ = self.run_sweep(grid, lambda s, sh, r, k: r >= 80000)
+        self.assertEqual([p[2:] for p in played if p[:2] == ("a", "few")],
+                         [(10000, 0), (80000, 0), (80000, 1), (20000, 0),
+                          (40000, 0)])
         # a grid of eight: the last rate is played, not stepped over
         grid8 = dict(grid, rates=rates[:8])
         played, _, _ = self.run_sweep(grid8, lambda *a: False)
         self.assertEqual([p[2] for p in played if p[:2] == ("a", "few")],
-                         [10000, 40000, 160000, 640000, 1280000])
+                         [10000, 80000, 640000, 1280000])
 
     def test_unconfirmed_saturation_goes_on(self):
         grid = dict(purgrun.GRIDS["standard"], stride=1)
