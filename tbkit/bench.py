@@ -866,15 +866,15 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
             break
     # The purgatory step (issue 41; quick, standard and full profiles):
     # every C subject played in real time up the profile's grid (within 90 s
-    # at standard), after the libs harness; a resumed run does it once it
-    # is complete.  --backends narrows the backends (floor and libraries
-    # stay).
+    # at standard), after the libs harness; a resumed run does it again
+    # unless it completed.  --backends narrows the backends (floor and
+    # libraries stay).
     if not stop.signum and not opts.filter and not opts.no_purgatory \
             and (run.get("purgatory") or {}).get("status") != "complete" \
             and opts.profile in PURG.PROFILE_STEP:
         run["purgatory"] = PURG.purgatory_into(
             opts.profile, opts.build_dir, outdir, opts.backends, opts.jobs,
-            build=not opts.no_build, seed=opts.seed)
+            build=not opts.no_build, seed=opts.seed, stop=stop)
         seconds["purgatory"] = run["purgatory"]["seconds"]
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
     # The replay step (standard and full profiles): the shipped kernel

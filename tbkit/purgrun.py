@@ -100,6 +100,10 @@ class PlayError(Exception):
     """A play that did not give a row: its subject's sweep ends."""
 
 
+class Stopped(Exception):
+    """A signal stopped the sweep (bench/run.py's Stop)."""
+
+
 def build_play(build_dir, jobs=None, stop=None):
     """Configures build_dir once (release) and builds timerbench-play,
     holding the build directory's lock (runstate.build_lock)."""
@@ -199,7 +203,8 @@ def rate_saturated(rows):
     return sum(1 for r in rows if r["saturated"]) * 2 > len(rows)
 
 
-def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None):
+def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None,
+          stopped=None):
     """The sweep: for each (name, side) and shape, rates up grid["rates"]
     with grid["repetitions"] plays each (play_fn(subject, shape, rate,
     seconds, seed, repetition) -> row), stopping after grid["stop_after"]
@@ -210,7 +215,8 @@ def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None):
     saturated grid rate as a step-by-step sweep finds (saturation grows
     with the rate), in fewer plays.  Rows come out in rate order per
     subject and shape.  Returns (rows, skipped); progress(row) after each
-    play, after_subject(rows, skipped) after each subject."""
+    play, after_subject(rows, skipped) after each subject.  Raises Stopped
+    (the rows so far given to after_subject) once stopped() is true."""
     rows, skipped = [], []
     rates = list(grid["rates"])
     stride = grid.get("stride", 1) if grid["stop_after"] == 1 else 1
@@ -223,6 +229,8 @@ def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None):
             # repetitions found saturated
             if rep >= reps and not rate_saturated(these):
                 break
+            if stopped and stopped():
+                raise Stopped()
             row = play_fn(name, shape, rate, grid["seconds"], seed + rep, rep)
             these.append(row)
             if progress:
@@ -259,8 +267,14 @@ def sweep(subjects, grid, play_fn, seed=1, progress=None, after_subject=None):
                     for j in sorted(played):
                         rows.extend(played[j])
         except PlayError as e:
+            if stopped and stopped():  # the signal killed the play too
+                raise Stopped()
             skipped.append({"subject": name, "why": str(e)})
             RS.say("timerbench: purgatory: %s skipped: %s" % (name, e))
+        except Stopped:
+            if after_subject:
+                after_subject(rows, skipped)
+            raise
         if after_subject:
             after_subject(rows, skipped)
     return rows, skipped
@@ -275,7 +289,7 @@ def document(profile, pin, grid, rows, skipped):
             "rows": rows, "skipped": skipped}
 
 
-def run(binary, outdir, profile, grid, subjects, seed=1):
+def run(binary, outdir, profile, grid, subjects, seed=1, stopped=None):
     """Sweeps `subjects` with `grid` into outdir/purgatory.json; returns
     (rows, skipped)."""
     pin = pinning(binary)
@@ -303,17 +317,20 @@ def run(binary, outdir, profile, grid, subjects, seed=1):
     rows, skipped = sweep(
         subjects, grid,
         lambda *a: play(binary, *a), seed=seed, progress=progress,
-        after_subject=save)
+        after_subject=save, stopped=stopped)
     save(rows, skipped)
     return rows, skipped
 
 
 def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
-                   build=True, seed=None):
+                   build=True, seed=None, stop=None):
     """bench/run.py's purgatory step: the profile's sweep into
     outdir/purgatory.json; returns the facts for machine.json's
-    run.purgatory: {"status": "complete", "skipped" or "failed", "why"
-    (not complete), "seconds", "plays", "subjects_skipped"}."""
+    run.purgatory: {"status": "complete", "skipped", "failed" or
+    "stopped", "why" (not complete), "seconds", "plays",
+    "subjects_skipped"}.  `stop` (bench/run.py's Stop): a signal ends the
+    sweep before its next play ("stopped"; purgatory.json holds the
+    subjects done)."""
     grid = GRIDS.get(profile)
     if not grid:
         return None
@@ -340,7 +357,12 @@ def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
     try:
         subjects = choose_subjects(list_subjects(binary), backends)
         rows, skipped = run(binary, outdir, profile, grid, subjects,
-                            seed=1 if seed is None else seed)
+                            seed=1 if seed is None else seed,
+                            stopped=(lambda: bool(stop.signum)) if stop
+                            else None)
+    except Stopped:
+        return done("stopped", "stopped by a signal; a resume runs the step "
+                    "again")
     except (subprocess.CalledProcessError, OSError, ValueError) as e:
         return done("failed", str(e))
     facts["plays"] = len(rows)

@@ -501,6 +501,23 @@ class StopRule(unittest.TestCase):
         self.assertEqual(len([p for p in played if p[0] == "b"]), 6)
         self.assertEqual(len(rows), 7)
 
+    def test_stopped_by_a_signal(self):
+        grid = {"rates": [1, 2, 3], "seconds": 0.1, "repetitions": 1,
+                "stop_after": 1}
+        played, saved = [], []
+
+        def fake(subject, shape, rate, seconds, seed, rep):
+            played.append(rate)
+            return fake_row(subject, shape, rate, False, rep)
+        with self.assertRaises(purgrun.Stopped):
+            purgrun.sweep([("a", "backend"), ("b", "floor")], grid, fake,
+                          stopped=lambda: len(played) >= 4,
+                          after_subject=lambda rows, sk: saved.append(
+                              len(rows)))
+        # no play after the signal, and the rows so far saved
+        self.assertEqual(played, [1, 2, 3, 1])
+        self.assertEqual(saved, [4])
+
     def test_subjects(self):
         listed = [("heapqueue", "backend"), ("hierwheel", "backend"),
                   ("floor", "floor"), ("libuv", "library")]
