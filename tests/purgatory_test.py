@@ -28,6 +28,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -358,6 +359,44 @@ class BadInput(Base):
         self.bad("--scale is for --trace", "--subject", "floor", "--model",
                  "purgatory", "--shape", "few", "--rate", "1", "--seconds",
                  "1", "--scale", "2")
+
+
+class Pinning(Base):
+    """The player on the first usable CPU, the subject on the second; on
+    one CPU nothing is pinned and the note says so."""
+
+    def test_pinning(self):
+        cpus = sorted(os.sched_getaffinity(0))
+        rc, out, err = play("--pinning")
+        self.assertEqual(rc, 0, err)
+        pin = json.loads(out)
+        if len(cpus) >= 2:
+            self.assertEqual((pin["player_cpu"], pin["subject_cpu"]),
+                             (cpus[0], cpus[1]))
+        else:
+            self.assertIsNone(pin["player_cpu"])
+        rc, out, _ = play("--pinning", "--no-pin")
+        self.assertEqual(json.loads(out)["player_cpu"], None)
+        self.assertIn("--no-pin", json.loads(out)["note"])
+
+    def test_one_cpu(self):
+        if not shutil.which("taskset"):
+            self.skipTest("no taskset (util-linux)")
+        cpu = min(os.sched_getaffinity(0))
+        p = subprocess.run(["taskset", "-c", str(cpu), BINARY, "--pinning"],
+                           capture_output=True, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pin = json.loads(p.stdout)
+        self.assertEqual((pin["player_cpu"], pin["subject_cpu"]),
+                         (None, None))
+        self.assertIn("one CPU", pin["note"])
+        # and a play runs there, unpinned
+        p = subprocess.run(["taskset", "-c", str(cpu), BINARY, "--subject",
+                            "heapqueue", "--model", "purgatory", "--shape",
+                            "few", "--rate", "2000", "--seconds", "0.05"],
+                           capture_output=True, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["subject"], "heapqueue")
 
 
 def fake_row(subject, shape, rate, saturated, rep=0):
