@@ -2240,7 +2240,9 @@ static void add_entry(struct entry *es, size_t *n,
     (*n)++;
 }
 
-#ifndef TB_REPLAY_FUZZ
+/* TB_REPLAY_PARSER (bench/player_trace.c): the reader only, for the
+ * real-time player; a refusal prints and exits 2 as here. */
+#if !defined(TB_REPLAY_FUZZ) && !defined(TB_REPLAY_PARSER)
 /* Whether every selected backend takes the --tick: each is created with
  * it, as replay_body creates it, and destroyed at once.  One that refuses
  * it (timerwheel: tick * wheel size past INT64_MAX) is the argument's
@@ -2620,4 +2622,4 @@ int main(int argc, char **argv)
                 nfailed);
     return nfailed ? 1 : 0;
 }
-#endif /* TB_REPLAY_FUZZ */
+#endif /* TB_REPLAY_FUZZ, TB_REPLAY_PARSER */
