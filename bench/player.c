@@ -820,8 +820,8 @@ static void results(struct pl_player *p, struct pl_result *r,
             continue;
         if (p->cstate[id] == C_CANCELLED)
             r->unexpected++;
-        if (f < p->deadline[id])
-            r->early++;
+        if (f < p->deadline[id] - s->granularity_ns)
+            r->early++; /* before the subject's unit allows */
         p->deadline[nf++] = f - p->deadline[id];
     }
     r->fired = nf;
