@@ -4,7 +4,8 @@
  * tblib_all: open and close, never early, exactly once and never a stopped
  * timer, again(), a restart from the timer's own callback, fini() leaving
  * nothing behind (ASan's leak check judges that in the asan setup), bad
- * input, and a fixed_only subject's start_any() timers of other delays.
+ * input, a fixed_only subject's start_any() timers of other delays, and
+ * a due timer stopped from another's callback before its own has run.
  * Nothing here names a subject: what differs between them is read from
  * their fields (granularity_ns, fixed_only, a NULL again or start_any).
  *
@@ -696,6 +697,66 @@ static void test_start_any(void **state)
     }
 }
 
+/* ---- 9. Stopped by another timer's callback, both due ----------------- */
+
+/* Two timers due in the same pass of the loop (both started, then the
+ * thread sleeps past their deadline before the loop runs): the callback
+ * that runs first stops the other, which must answer 1 (its callback had
+ * not run: it was pending) and never fire.  A library that has moved an
+ * expired timer to its queue of callbacks to run (libev's pending queue,
+ * libevent's active list) still holds it pending until it runs: the
+ * purgatory player cancels requests from its pacer's callback. */
+static struct {
+    struct ctx *c;
+    int fires[2];
+    int stop_rc;
+} pair;
+static int pair_idx[2] = {0, 1};
+
+static void pair_fired(void *arg)
+{
+    int i = *(const int *)arg;
+    pair.fires[i]++;
+    if (pair.stop_rc == -2)
+        pair.stop_rc = subject->stop(pair.c->loop, timer_at(pair.c, 1 - i));
+}
+
+static void test_stopped_by_another(void **state)
+{
+    (void)state;
+    arm_alarm("stopped by another's callback");
+    struct ctx c;
+    ctx_open(&c, 2);
+    pair.c = &c;
+    pair.fires[0] = pair.fires[1] = 0;
+    pair.stop_rc = -2;
+    int64_t d = subject->fixed_only ? FIXED_DELAY : 2 * MS;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(subject->init(c.loop, timer_at(&c, (size_t)i),
+                                       pair_fired, &pair_idx[i]), 0);
+    subject->update_now(c.loop);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(subject->start(c.loop, timer_at(&c, (size_t)i), d),
+                         0);
+    struct timespec ts = {0, (long)(d + 5 * MS)};
+    while (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    nanosleep(&ts, NULL);
+    run_until(&c, 30 * MS, 30 * MS, NULL, NULL, "a 30 ms run");
+    fini_all(&c);
+    ctx_close(&c);
+    alarm(0);
+    if (pair.stop_rc != 1 || pair.fires[0] + pair.fires[1] != 1) {
+        print_error("%s: two timers due together, the first callback's "
+                    "stop() of the other answered %d (want 1); fires %d "
+                    "and %d (want one in all)\n", subject->name,
+                    pair.stop_rc, pair.fires[0], pair.fires[1]);
+        fail();
+    }
+}
+
 int main(void)
 {
     if (tblib_count == 0) {
@@ -720,6 +781,7 @@ int main(void)
         {"fini leaves nothing behind", test_fini_leaves_nothing},
         {"bad input", test_bad_input},
         {"start_any", test_start_any},
+        {"stopped by another's callback", test_stopped_by_another},
     };
     enum { N_CHECKS = sizeof checks / sizeof checks[0] };
     int failed = 0;
