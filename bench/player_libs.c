@@ -157,8 +157,10 @@ static void *lp_open(const struct pl_subject *s, uint32_t max_ids,
                      pl_fire_fn fire, void *fire_arg, char *err,
                      size_t errlen)
 {
-    size_t i = (size_t)(s - lp_subjects);
-    if (s < lp_subjects || i >= lp_nsubjects) {
+    size_t i = 0;
+    while (i < lp_nsubjects && s != &lp_subjects[i])
+        i++;
+    if (i == lp_nsubjects) {
         snprintf(err, errlen, "%s: not a library subject", s->name);
         return NULL;
     }
