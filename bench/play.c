@@ -8,6 +8,8 @@
  *                   [--scale F]) [--repetition K] [--no-pin] [--json OUT]
  *   timerbench-play --list       every subject: name, side, structure
  *   timerbench-play --pinning    the pinning a play would use, as JSON
+ *   --lags FILE writes each operation's intended time and lag (CSV: op,
+ *   kind, id, intended_ns from the play's start, lag_ns), for the tests.
  *   --dump FILE writes the workload as a trace file (format v1, unit=ns)
  *   instead of playing it: what the tests check the generator with, and a
  *   trace --trace plays back.
@@ -32,7 +34,7 @@ static void usage(FILE *o)
     fprintf(o,
             "usage: timerbench-play --subject NAME (--model purgatory "
             "--shape few|many --rate R --seconds S [--seed N] | --trace FILE "
-            "[--scale F]) [--repetition K] [--no-pin] [--json OUT | --dump FILE]\n"
+            "[--scale F]) [--repetition K] [--no-pin] [--json OUT] [--lags FILE] | --dump FILE\n"
             "       timerbench-play --list | --pinning\n");
 }
 
@@ -99,6 +101,32 @@ static int write_row(const char *path, const struct pl_result *r)
     return 0;
 }
 
+/* Each operation's intended time and lag, CSV, written whole. */
+static int write_lags(const char *path, const struct pl_trace *t,
+                      const int64_t *lag)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *o = fopen(tmp, "w");
+    if (!o) {
+        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", tmp,
+                strerror(errno));
+        return -1;
+    }
+    fputs("op,kind,id,intended_ns,lag_ns\n", o);
+    for (size_t i = 0; i < t->nops; i++)
+        fprintf(o, "%zu,%s,%u,%lld,%lld\n", i,
+                t->ops[i].kind == PL_SCHEDULE ? "schedule" : "cancel",
+                t->ops[i].id, (long long)t->ops[i].t, (long long)lag[i]);
+    if (fclose(o) || rename(tmp, path)) {
+        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", path,
+                strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 /* The play as a trace file (v1, ns), written whole (rename). */
 static int write_trace(const char *path, struct pl_trace *t)
 {
@@ -141,7 +169,7 @@ static int write_trace(const char *path, struct pl_trace *t)
 int main(int argc, char **argv)
 {
     const char *subject = NULL, *model = NULL, *shape = NULL;
-    const char *trace = NULL, *json = NULL, *dump = NULL;
+    const char *trace = NULL, *json = NULL, *dump = NULL, *lags = NULL;
     double rate = NAN, seconds = NAN, scale = NAN;
     unsigned long long seed = 1;
     long repetition = 0;
@@ -181,6 +209,8 @@ int main(int argc, char **argv)
             json = v;
         else if (!strcmp(a, "--dump"))
             dump = v;
+        else if (!strcmp(a, "--lags"))
+            lags = v;
         else if (!strcmp(a, "--rate"))
             rate = number(a, v);
         else if (!strcmp(a, "--seconds"))
@@ -263,13 +293,21 @@ int main(int argc, char **argv)
     }
     if (dump)
         return write_trace(dump, &t);
-    struct pl_result r;
-    int rc = pl_play(&t, s, &pn, &r, err, sizeof err);
-    pl_trace_free(&t);
-    if (rc) {
-        fprintf(stderr, "timerbench-play: %s: %s\n", subject, err);
+    struct pl_result r = {.lag_out = NULL};
+    if (lags && !(r.lag_out = malloc(t.nops * sizeof *r.lag_out))) {
+        fprintf(stderr, "timerbench-play: out of memory\n");
+        pl_trace_free(&t);
         return 1;
     }
+    int rc = pl_play(&t, s, &pn, &r, err, sizeof err);
+    if (!rc && lags)
+        rc = write_lags(lags, &t, r.lag_out);
+    else if (rc)
+        fprintf(stderr, "timerbench-play: %s: %s\n", subject, err);
+    free(r.lag_out);
+    pl_trace_free(&t);
+    if (rc)
+        return 1;
     r.repetition = (int)repetition;
     r.target_rate = target >= 0 ? target : r.offered_rate;
     if (r.early || r.unexpected) {

@@ -28,7 +28,7 @@
 /* The subject's pending and zombies are sampled at most this often. */
 #define SAMPLE_NS ((int64_t)1000000)
 /* Between open() and the first operation: the subject's threads start. */
-#define SETTLE_NS ((int64_t)20000000)
+#define SETTLE_NS ((int64_t)10000000)
 
 /* ---- Small helpers ------------------------------------------------------ */
 
@@ -799,6 +799,8 @@ static void results(struct pl_player *p, struct pl_result *r,
     r->achieved_rate = t->requests >= 2 && done > 0
                            ? (double)t->requests / done : -1;
     size_t n = t->nops, n10 = n / 10 ? n / 10 : 1;
+    if (r->lag_out) /* before the selections reorder them */
+        memcpy(r->lag_out, p->lag, n * sizeof *p->lag);
     int64_t first = quantile(p->lag, n10, 0.5);
     int64_t last = quantile(p->lag + (n - n10), n10, 0.5);
     r->lag_growth_ns = last - first;
@@ -838,7 +840,9 @@ int pl_play(const struct pl_trace *t, const struct pl_subject *s,
             const struct pl_pinning *pin, struct pl_result *r, char *err,
             size_t errlen)
 {
+    int64_t *lag_out = r->lag_out;
     memset(r, 0, sizeof *r);
+    r->lag_out = lag_out;
     if (!t->nops || !t->requests) {
         set_err(err, errlen, "nothing to play: no request in the trace");
         return -1;

@@ -213,7 +213,7 @@ int pl_fail(struct pl_player *p, const char *why);
 /** The play's error, "" if none. */
 const char *pl_error(const struct pl_player *p);
 
-#define PL_DRAIN_GRACE_NS ((int64_t)50000000)   /* 50 ms */
+#define PL_DRAIN_GRACE_NS ((int64_t)20000000)   /* 20 ms */
 
 /* ---- Playing ------------------------------------------------------------ */
 
@@ -256,6 +256,9 @@ struct pl_result {
     uint64_t cancels_late;   /* cancels that found the timeout fired */
     uint64_t early;          /* fires before their deadline (a bug) */
     uint64_t unexpected;     /* fires of a cancelled or unknown id */
+    /* in (kept by pl_play): NULL, or room for the trace's nops lags, filled
+     * in operation order (what the tests check each operation with) */
+    int64_t *lag_out;
 };
 
 /** Plays t on subject s (threaded or in-loop model, see the top), pinned

@@ -26,6 +26,11 @@ on stdout (./timerbench report captures it):
                                           (bench/replay.py; skipped, with the
                                           reason in machine.json, when a file
                                           is missing)
+    purgatory.json                        quick, standard and full profiles:
+                                          the purgatory experiment on the C
+                                          subjects in real time (issue 41,
+                                          tbkit/purgrun.py; machine.json
+                                          run.purgatory)
     jvm.json, jvm.log                     standard and full profiles: the
                                           JVM originals (jvm/TimerBench.java,
                                           size standard or full), when the
@@ -93,6 +98,7 @@ import tempfile
 import time
 
 from tbkit import precision as P
+from tbkit import purgrun as PURG
 from tbkit import replayrun as REPLAY
 from tbkit import runstate as RS
 from tbkit.machine import (COUNTS_CACHES, ROOT, git, machine_facts, parse_callgrind,
@@ -546,6 +552,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-replay", action="store_true",
                     help="standard and full profiles: do not replay the "
                     "kernel trace and the generators' traces")
+    ap.add_argument("--no-purgatory", action="store_true",
+                    help="quick, standard and full profiles: do not run the "
+                    "purgatory experiment (tbkit/purgrun.py)")
     ap.add_argument("--no-jvm", action="store_true",
                     help="standard and full profiles: do not measure the JVM "
                     "originals (jvm/)")
@@ -855,6 +864,19 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
         # the others still run.  A signal stops everything.
         if stop.signum:
             break
+    # The purgatory step (issue 41; quick, standard and full profiles):
+    # every C subject played in real time up the profile's grid (within 90 s
+    # at standard), after the libs harness; a resumed run does it once it
+    # is complete.  --backends narrows the backends (floor and libraries
+    # stay).
+    if not stop.signum and not opts.filter and not opts.no_purgatory \
+            and (run.get("purgatory") or {}).get("status") != "complete" \
+            and opts.profile in PURG.PROFILE_STEP:
+        run["purgatory"] = PURG.purgatory_into(
+            opts.profile, opts.build_dir, outdir, opts.backends, opts.jobs,
+            build=not opts.no_build, seed=opts.seed)
+        seconds["purgatory"] = run["purgatory"]["seconds"]
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
     # The replay step (standard and full profiles): the shipped kernel
     # trace and one trace per generator model on every backend, a few
     # seconds; a resumed run does it once.
