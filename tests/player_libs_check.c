@@ -3,12 +3,13 @@
  * (bench/player_libs.c, issue 41) on real plays: every library subject in
  * tblib_all is a player subject; a small purgatory play of each shape (2000
  * requests/s for 0.2 s) issues every operation from inside the loop's
- * thread, accounts for every request (fired + cancelled = requests, nothing
- * pending at close, no fire of a cancelled one, none twice), fires about
+ * thread, each with its lag, accounts for every request (fired +
+ * cancelled = requests, nothing pending at close, no fire of a cancelled
+ * one, none twice), fires about
  * the shape's share, never before its deadline by more than the library's
  * unit (tblib granularity_ns), and the row says what the counts say; a
  * trace far faster than any loop is reported saturated, every request
- * still accounted for; a played trace file's other delays; bad input.
+ * still accounted for; a trace of another delay; bad input.
  *
  * Each subject is wrapped in a subject of this file's own, which counts
  * what passes between the player and it and reads the clock just before
@@ -189,6 +190,10 @@ static struct pl_subject wrapped(void)
     };
 }
 
+/* Every operation's lag of the last play (pl_result.lag_out), -1 where
+ * none was recorded. */
+static int64_t *lags;
+
 /* Plays t on the wrapped subject, pinned as timerbench-play pins. */
 static int play(const struct pl_trace *t, struct pl_result *r, char *err,
                 size_t errlen)
@@ -198,6 +203,13 @@ static int play(const struct pl_trace *t, struct pl_result *r, char *err,
     pl_pinning_choose(&pin);
     memset(&last, 0, sizeof last);
     last_pending = last_zombies = -2;
+    free(lags);
+    lags = malloc(t->nops * sizeof *lags);
+    assert_non_null(lags);
+    for (size_t i = 0; i < t->nops; i++)
+        lags[i] = -1;
+    memset(r, 0, sizeof *r);
+    r->lag_out = lags;
     return pl_play(t, &ws, &pin, r, err, errlen);
 }
 
@@ -247,6 +259,17 @@ static void check_accounted(const struct pl_trace *t,
                     (long long)lib->granularity_ns);
         fail();
     }
+    /* a lag for every operation, the row's maximum among them */
+    int64_t lag_max = -1;
+    for (size_t i = 0; i < t->nops; i++) {
+        if (lags[i] < 0) {
+            print_error("%s: operation %zu of %zu has no lag (%lld)\n",
+                        subject->name, i, t->nops, (long long)lags[i]);
+            fail();
+        }
+        lag_max = lags[i] > lag_max ? lags[i] : lag_max;
+    }
+    assert_int_equal(r->lag_max_ns, lag_max);
     assert_true(r->lag_p50_ns >= 0);
     assert_true(r->lag_p50_ns <= r->lag_p99_ns);
     assert_true(r->lag_p99_ns <= r->lag_max_ns);
@@ -502,5 +525,6 @@ int main(void)
         snprintf(group, sizeof group, "play/%s", subject->name);
         failed += cmocka_run_group_tests_name(group, tests, NULL, NULL);
     }
+    free(lags);
     return failed ? 1 : 0;
 }
