@@ -14,10 +14,13 @@
  * by a non-blocking pass of the loop that fires what is due, as a server's
  * loop interleaves its ready events with its timers), and re-arms for the
  * next one.  Once every operation is issued the play ends, as the
- * threaded one does, when nothing is left to fire or at pl_drain_until
- * (the last deadline plus a grace), whichever comes first: the pacer
- * armed for the latter, the last fire or cancel breaking the loop at once
- * for the former.
+ * threaded one does, when nothing is left to fire (the last fire or cancel
+ * breaks the loop at once) or at pl_drain_until (the last deadline plus a
+ * grace), where the pacer is armed; a loop that has timeouts still pending
+ * there (it stalled past them, or has found them due and not yet run
+ * them: libevent runs its due callbacks after the pacer's, sd-event one a
+ * pass) gets a pass at a time, re-armed at once, until none is pending,
+ * for at most LP_DRAIN_LIMIT_NS more; what is left then is not fired.
  *
  * Per request id: schedule is init() of the id's storage (ids are never
  * reused), update_now() and start(delay); cancel is stop(); a request's
@@ -73,6 +76,12 @@
 /* Operations the pacer issues before the loop gets a pass (a loop's own
  * batch: libuv polls at most 1024 events an iteration). */
 #define LP_BATCH 1024
+
+/* After pl_drain_until, how long the pacer gives timeouts still pending
+ * (the loop stalled past their deadline plus the grace, or has found them
+ * due but not yet run them): a pass of the loop at a time, re-armed at
+ * once, until none is pending or this has passed. */
+#define LP_DRAIN_LIMIT_NS ((int64_t)200000000)
 
 /* The most library subjects tblib_all may hold. */
 #define LP_MAX_SUBJECTS 16
@@ -293,10 +302,14 @@ static void lp_pace(void *arg)
         return;
     }
     int64_t at = pl_issued_all(p) ? pl_drain_until(p) : pl_next_due(p);
-    if (pl_issued_all(p) &&
-        (h->pending == 0 || tb_monotonic_ns() >= at)) {
-        h->lib->break_loop(h->loop); /* drained, or the grace is over */
-        return;
+    if (pl_issued_all(p)) {
+        int64_t now = tb_monotonic_ns();
+        if (h->pending == 0 || now >= at + LP_DRAIN_LIMIT_NS) {
+            h->lib->break_loop(h->loop); /* drained, or given up */
+            return;
+        }
+        if (now >= at)
+            at = now; /* one more pass: what is due runs before the end */
     }
     int rc = lp_arm_pacer(h, at);
     if (rc != 0) {
