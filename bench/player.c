@@ -117,67 +117,43 @@ struct due {
     uint32_t id;
 };
 
-/* A min-heap of pending completions, by time then id. */
-struct dueheap {
-    struct due *v;
-    size_t n, cap;
-};
-
-static bool due_less(struct due a, struct due b)
+/* Sorts v[0..n) by t, stably (LSD radix, 16 bits a pass, passes whose
+ * digit is the same everywhere skipped; t >= 0): completions are made in
+ * id order, so equal times stay in id order, as tracegen.py's heap of
+ * (time, id) pops them.  A heap of 10^5 pending completions cost the
+ * generator 400 ns a request in its pops' cache misses. */
+static bool sort_dues(struct due *v, size_t n)
 {
-    return a.t < b.t || (a.t == b.t && a.id < b.id);
-}
-
-static bool dh_push(struct dueheap *h, struct due d)
-{
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 1024;
-        struct due *v = realloc(h->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        h->v = v;
-        h->cap = cap;
+    struct due *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return false;
     }
-    size_t k = h->n++;
-    while (k > 0 && due_less(d, h->v[(k - 1) / 2])) {
-        h->v[k] = h->v[(k - 1) / 2];
-        k = (k - 1) / 2;
+    struct due *from = v, *to = tmp;
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(uint64_t)from[i].t >> shift & 0xffff]++;
+        if (n && count[(uint64_t)from[0].t >> shift & 0xffff] == n)
+            continue; /* one digit everywhere: nothing moves */
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[count[(uint64_t)from[i].t >> shift & 0xffff]++] = from[i];
+        struct due *x = from;
+        from = to;
+        to = x;
     }
-    h->v[k] = d;
-    return true;
-}
-
-static struct due dh_pop(struct dueheap *h)
-{
-    struct due top = h->v[0], x = h->v[--h->n];
-    size_t k = 0;
-    for (;;) {
-        size_t c = 2 * k + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && due_less(h->v[c + 1], h->v[c]))
-            c++;
-        if (!due_less(h->v[c], x))
-            break;
-        h->v[k] = h->v[c];
-        k = c;
-    }
-    if (h->n)
-        h->v[k] = x;
-    return top;
-}
-
-static bool push_op(struct pl_trace *t, size_t *cap, struct pl_op op)
-{
-    if (t->nops == *cap) {
-        size_t c = *cap ? 2 * *cap : 1024;
-        struct pl_op *v = realloc(t->ops, c * sizeof *v);
-        if (!v)
-            return false;
-        t->ops = v;
-        *cap = c;
-    }
-    t->ops[t->nops++] = op;
+    if (from != v)
+        memcpy(v, from, n * sizeof *v);
+    free(tmp);
+    free(count);
     return true;
 }
 
@@ -225,48 +201,74 @@ int pl_purgatory(struct pl_trace *t, const char *shape, double rate,
     uint64_t rng = bh_mix(seed ^ 0x7075726761746f72ULL); /* "purgator" */
     if (!rng)
         rng = 1;
-    struct dueheap h = {0};
-    size_t cap = 0;
+    /* room for the expected count and 8 standard deviations (Poisson) */
+    double want = rate * seconds;
+    size_t cap = (size_t)(want + 8 * sqrt(want) + 64);
+    int64_t *arr = malloc(cap * sizeof *arr);
+    struct due *cancels = malloc(cap * sizeof *cancels);
+    size_t n = 0, nc = 0;
+    bool ok = arr && cancels;
     double tt = 0;
-    uint32_t next_id = 0;
-    bool ok = true;
     snprintf(t->shape, sizeof t->shape, "%s", shape);
-    for (;;) {
+    while (ok) {
         /* Poisson arrivals: exponential gaps of mean 1/rate */
         tt += -log(1.0 - bh_unit(&rng)) / rate * 1e9;
         int64_t now = (int64_t)tt;
         if (now >= end)
             break;
-        while (ok && h.n && h.v[0].t <= now) {
-            struct due d = dh_pop(&h);
-            ok = push_op(t, &cap, (struct pl_op){.t = d.t, .id = d.id,
-                                                 .kind = PL_CANCEL});
+        if (n == cap) {
+            size_t c = 2 * cap;
+            int64_t *a2 = realloc(arr, c * sizeof *a2);
+            if (a2)
+                arr = a2;
+            struct due *c2 = a2 ? realloc(cancels, c * sizeof *c2) : NULL;
+            if (c2)
+                cancels = c2;
+            ok = a2 && c2;
+            if (!ok)
+                break;
+            cap = c;
         }
-        uint32_t id = next_id++;
-        ok = ok && push_op(t, &cap,
-                           (struct pl_op){.t = now, .delay = PURG_TIMEOUT_NS,
-                                          .id = id, .kind = PL_SCHEDULE,
-                                          .arrival = 1});
-        t->requests++;
+        uint32_t id = (uint32_t)n;
+        arr[n++] = now;
         int64_t latency = (int64_t)exp(mu + sigma * std_normal(&rng));
-        if (ok && latency < PURG_TIMEOUT_NS)
-            ok = dh_push(&h, (struct due){now + latency, id});
-        if (!ok)
-            break;
+        /* a completion before the timeout cancels it then */
+        if (latency < PURG_TIMEOUT_NS)
+            cancels[nc++] = (struct due){now + latency, id};
     }
-    while (ok && h.n) {
-        struct due d = dh_pop(&h);
-        ok = push_op(t, &cap, (struct pl_op){.t = d.t, .id = d.id,
-                                             .kind = PL_CANCEL});
-    }
-    free(h.v);
-    if (!ok) {
+    ok = ok && sort_dues(cancels, nc);
+    t->ops = ok ? malloc((n + nc ? n + nc : 1) * sizeof *t->ops) : NULL;
+    if (!t->ops) {
+        free(arr);
+        free(cancels);
         pl_trace_free(t);
         set_err(err, errlen, "out of memory generating %g requests",
                 rate * seconds);
         return -1;
     }
-    t->max_ids = next_id;
+    /* merged in time order, a cancel before an arrival at the same time
+     * (tracegen.py pops the completions due by an arrival's time first) */
+    size_t i = 0, j = 0;
+    while (i < n || j < nc) {
+        if (j < nc && (i == n || (cancels[j].t <= arr[i] &&
+                                  cancels[j].id < i))) {
+            t->ops[t->nops++] = (struct pl_op){.t = cancels[j].t,
+                                               .id = cancels[j].id,
+                                               .kind = PL_CANCEL};
+            j++;
+        } else {
+            t->ops[t->nops++] = (struct pl_op){.t = arr[i],
+                                               .delay = PURG_TIMEOUT_NS,
+                                               .id = (uint32_t)i,
+                                               .kind = PL_SCHEDULE,
+                                               .arrival = 1};
+            i++;
+        }
+    }
+    free(arr);
+    free(cancels);
+    t->requests = n;
+    t->max_ids = (uint32_t)n;
     t->seconds = seconds;
     t->max_delay = PURG_TIMEOUT_NS;
     return 0;

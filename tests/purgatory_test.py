@@ -565,6 +565,16 @@ class Driver(Base):
         self.assertEqual(p.returncode, 2)
         self.assertFalse(os.path.exists(out))
 
+    def test_run_py_step(self):
+        """bench/run.py runs the step in quick, standard and full, each with
+        a grid, and --no-purgatory leaves it out."""
+        from tbkit import bench
+        self.assertEqual(purgrun.PROFILE_STEP, ("quick", "standard", "full"))
+        for profile in purgrun.PROFILE_STEP:
+            self.assertIn(profile, purgrun.GRIDS)
+        self.assertTrue(bench.parse_args(["--no-purgatory"]).no_purgatory)
+        self.assertFalse(bench.parse_args([]).no_purgatory)
+
     def test_into_without_binary(self):
         facts = purgrun.purgatory_into("standard", self.dir, self.dir,
                                        build=False)
