@@ -727,8 +727,10 @@ void pl_pinning_choose(struct pl_pinning *pin)
     pin->subject_cpu = second;
     snprintf(pin->note, sizeof pin->note,
              "player on CPU %d, the subject's threads on CPU %d "
-             "(sched_setaffinity; threads inherit it at creation)",
-             first, second);
+             "(sched_setaffinity; threads inherit it at creation); a "
+             "library's player runs in its loop's thread on CPU %d, one "
+             "core by design",
+             first, second, second);
 }
 
 static int pin_to(int cpu, char *err, size_t errlen)

@@ -221,7 +221,7 @@ const char *pl_error(const struct pl_player *p);
 struct pl_pinning {
     int player_cpu;    /* -1: not pinned */
     int subject_cpu;   /* -1: not pinned */
-    char note[160];    /* why, one line */
+    char note[256];    /* why, one line */
 };
 
 /** Chooses the pinning: the player on CPU 0 and the subject on CPU 1 when
