@@ -66,7 +66,7 @@ FORMAT = 1
 # both of two), so that one stall of this shared machine does not end a
 # sweep.  `stride` 2: standard climbs two grid steps at a time and plays
 # the step it skipped below its first saturated rate (sweep()).  standard
-# plays 0.2 s, not the design's 0.4 s.  Both keep the step within its 90 s
+# plays 0.15 s, not the design's 0.4 s.  Both keep the step within its 90 s
 # (DECISIONS.md D-NEW-w-purg).
 GRIDS = {
     "smoke": {"rates": [10000, 40000, 160000], "seconds": 0.2,
@@ -74,7 +74,7 @@ GRIDS = {
     "quick": {"rates": [10000, 40000, 160000], "seconds": 0.2,
               "repetitions": 1, "stop_after": 1, "confirm": 1},
     "standard": {"rates": [10000 * 2 ** k for k in range(9)],
-                 "seconds": 0.2, "repetitions": 1, "stop_after": 1,
+                 "seconds": 0.15, "repetitions": 1, "stop_after": 1,
                  "confirm": 1, "stride": 2},
     "full": {"rates": [int(round(10000 * 2 ** (k / 2.0))) for k in range(19)],
              "seconds": 2.0, "repetitions": 3, "stop_after": 2,
