@@ -727,8 +727,10 @@ void pl_pinning_choose(struct pl_pinning *pin)
     pin->subject_cpu = second;
     snprintf(pin->note, sizeof pin->note,
              "player on CPU %d, the subject's threads on CPU %d "
-             "(sched_setaffinity; threads inherit it at creation)",
-             first, second);
+             "(sched_setaffinity; threads inherit it at creation); a "
+             "library's player runs in its loop's thread on CPU %d, one "
+             "core by design",
+             first, second, second);
 }
 
 static int pin_to(int cpu, char *err, size_t errlen)
@@ -824,8 +826,8 @@ static void results(struct pl_player *p, struct pl_result *r,
             continue;
         if (p->cstate[id] == C_CANCELLED)
             r->unexpected++;
-        if (f < p->deadline[id])
-            r->early++;
+        if (f < p->deadline[id] - s->granularity_ns)
+            r->early++; /* before the subject's unit allows */
         p->deadline[nf++] = f - p->deadline[id];
     }
     r->fired = nf;

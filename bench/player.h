@@ -161,6 +161,11 @@ struct pl_subject {
      * file) and returns once pl_drain_until(p) has passed: 0, or -errno
      * (p's error, if the play failed, via pl_fail). */
     int (*play)(void *h, struct pl_player *p);
+    /* How much before its deadline a timeout may fire by the subject's
+     * documented unit, not counted as early (a library counting whole ms
+     * from a now truncated to ms: libuv, GLib; libs/tblib.h
+     * granularity_ns); 0: never before it. */
+    int64_t granularity_ns;
 };
 
 /** Every subject timerbench-play knows: the registered backends (side
@@ -216,7 +221,7 @@ const char *pl_error(const struct pl_player *p);
 struct pl_pinning {
     int player_cpu;    /* -1: not pinned */
     int subject_cpu;   /* -1: not pinned */
-    char note[160];    /* why, one line */
+    char note[256];    /* why, one line */
 };
 
 /** Chooses the pinning: the player on CPU 0 and the subject on CPU 1 when

@@ -92,6 +92,14 @@ struct tblib {
     int (*run)(void *loop);
     /** From a callback: makes run() return after this callback. */
     void (*break_loop)(void *loop);
+    /** A fixed_only subject's timer of any other delay, NULL where every
+     *  delay is start()'s: arms the stopped (or fired) timer t delay_ns
+     *  from the loop's now as a timer of the library's general kind in the
+     *  same loop (libevent-common: a plain event in the base's min-heap),
+     *  for a caller's own timer beside the fixed-delay ones (the purgatory
+     *  player's pacer, bench/player_libs.c).  0 or a negative errno; a
+     *  negative delay_ns is -EINVAL, as for start(). */
+    int (*start_any)(void *loop, void *t, int64_t delay_ns);
 };
 
 /** The subjects of every library found at build time, in report order. */

@@ -3,9 +3,11 @@
  * (libs/tblib.h, issue 40 item 5), run on a real loop of every subject in
  * tblib_all: open and close, never early, exactly once and never a stopped
  * timer, again(), a restart from the timer's own callback, fini() leaving
- * nothing behind (ASan's leak check judges that in the asan setup), and
- * bad input.  Nothing here names a subject: what differs between them is
- * read from their fields (granularity_ns, fixed_only, a NULL again).
+ * nothing behind (ASan's leak check judges that in the asan setup), bad
+ * input, a fixed_only subject's start_any() timers of other delays, and
+ * a due timer stopped from another's callback before its own has run.
+ * Nothing here names a subject: what differs between them is read from
+ * their fields (granularity_ns, fixed_only, a NULL again or start_any).
  *
  * The checks bound earliness only, never lateness: the machines are shared
  * and noisy, so a loop is given seconds to deliver what is due in tens of
@@ -195,21 +197,28 @@ static void probe_fired(void *arg)
                                         p->delay);
 }
 
-/* Starts timer i of c delay_ns from now, as every check does: the loop's
- * time refreshed, our clock read just before start(). */
-static void start_probe(struct probe *p, int64_t delay_ns)
+/* Starts timer i of c delay_ns from now with `start` (the subject's
+ * start() or start_any()), as every check does: the loop's time
+ * refreshed, our clock read just before it. */
+static void start_probe_with(struct probe *p, int64_t delay_ns,
+                             int (*start)(void *, void *, int64_t))
 {
     int64_t t_before = now_ns();
     subject->update_now(p->c->loop);
     int64_t t_start = now_ns();
     p->delay = delay_ns;
     p->bound = earliest(t_before, t_start, delay_ns);
-    int rc = subject->start(p->c->loop, timer_at(p->c, p->idx), delay_ns);
+    int rc = start(p->c->loop, timer_at(p->c, p->idx), delay_ns);
     if (rc != 0) {
         print_error("%s: start(%lld ns) answered %d\n", subject->name,
                     (long long)delay_ns, rc);
         fail();
     }
+}
+
+static void start_probe(struct probe *p, int64_t delay_ns)
+{
+    start_probe_with(p, delay_ns, subject->start);
 }
 
 static void init_probes(struct ctx *c, struct probe *p, size_t n)
@@ -638,6 +647,116 @@ static void test_bad_input(void **state)
     }
 }
 
+/* ---- 8. start_any: a fixed_only subject's timers of other delays ------ */
+
+enum { N_ANY = 20 };
+
+/* 20 timers of 1, 3, .. 39 ms (never the fixed delay) by start_any(),
+ * beside one of the fixed delay by start(): each fires once, none early;
+ * a negative delay is refused and arms nothing. */
+static void test_start_any(void **state)
+{
+    (void)state;
+    if (!subject->start_any) {
+        print_message("# %s: no start_any (start() takes every delay): "
+                      "skipped\n", subject->name);
+        return;
+    }
+    arm_alarm("start_any");
+    struct ctx c;
+    static struct probe p[N_ANY + 1];
+    ctx_open(&c, N_ANY + 1);
+    init_probes(&c, p, N_ANY + 1);
+    subject->update_now(c.loop);
+    assert_int_equal(subject->start_any(c.loop, timer_at(&c, 0), -1),
+                     -EINVAL);
+    assert_int_equal(subject->stop(c.loop, timer_at(&c, 0)), 0);
+    for (size_t i = 0; i < N_ANY; i++)
+        start_probe_with(&p[i], (int64_t)(1 + 2 * i) * MS,
+                         subject->start_any);
+    start_probe(&p[N_ANY], subject->fixed_only ? FIXED_DELAY : 20 * MS);
+    struct probe_set set = {p, N_ANY + 1};
+    run_until(&c, 60 * MS, 10 * MS, all_unstopped_fired, &set,
+              "every start_any timer fired");
+    fini_all(&c);
+    ctx_close(&c);
+    alarm(0);
+    for (size_t i = 0; i <= N_ANY; i++) {
+        if (p[i].fires != 1) {
+            print_error("%s: timer %zu (%lld ms, %s) fired %d times, want "
+                        "1\n", subject->name, i, (long long)(p[i].delay / MS),
+                        i < N_ANY ? "start_any" : "start", p[i].fires);
+            fail();
+        }
+        if (p[i].fired_at < p[i].bound) {
+            print_error("%s: timer %zu (%lld ms) fired %.3f ms early\n",
+                        subject->name, i, (long long)(p[i].delay / MS),
+                        (double)(p[i].bound - p[i].fired_at) / 1e6);
+            fail();
+        }
+    }
+}
+
+/* ---- 9. Stopped by another timer's callback, both due ----------------- */
+
+/* Two timers due in the same pass of the loop (both started, then the
+ * thread sleeps past their deadline before the loop runs): the callback
+ * that runs first stops the other, which must answer 1 (its callback had
+ * not run: it was pending) and never fire.  A library that has moved an
+ * expired timer to its queue of callbacks to run (libev's pending queue,
+ * libevent's active list) still holds it pending until it runs: the
+ * purgatory player cancels requests from its pacer's callback. */
+static struct {
+    struct ctx *c;
+    int fires[2];
+    int stop_rc;
+} pair;
+static int pair_idx[2] = {0, 1};
+
+static void pair_fired(void *arg)
+{
+    int i = *(const int *)arg;
+    pair.fires[i]++;
+    if (pair.stop_rc == -2)
+        pair.stop_rc = subject->stop(pair.c->loop, timer_at(pair.c, 1 - i));
+}
+
+static void test_stopped_by_another(void **state)
+{
+    (void)state;
+    arm_alarm("stopped by another's callback");
+    struct ctx c;
+    ctx_open(&c, 2);
+    pair.c = &c;
+    pair.fires[0] = pair.fires[1] = 0;
+    pair.stop_rc = -2;
+    int64_t d = subject->fixed_only ? FIXED_DELAY : 2 * MS;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(subject->init(c.loop, timer_at(&c, (size_t)i),
+                                       pair_fired, &pair_idx[i]), 0);
+    subject->update_now(c.loop);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(subject->start(c.loop, timer_at(&c, (size_t)i), d),
+                         0);
+    struct timespec ts = {0, (long)(d + 5 * MS)};
+    while (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    nanosleep(&ts, NULL);
+    run_until(&c, 30 * MS, 30 * MS, NULL, NULL, "a 30 ms run");
+    fini_all(&c);
+    ctx_close(&c);
+    alarm(0);
+    if (pair.stop_rc != 1 || pair.fires[0] + pair.fires[1] != 1) {
+        print_error("%s: two timers due together, the first callback's "
+                    "stop() of the other answered %d (want 1); fires %d "
+                    "and %d (want one in all)\n", subject->name,
+                    pair.stop_rc, pair.fires[0], pair.fires[1]);
+        fail();
+    }
+}
+
 int main(void)
 {
     if (tblib_count == 0) {
@@ -661,6 +780,8 @@ int main(void)
         {"restart from its own callback", test_restart_from_callback},
         {"fini leaves nothing behind", test_fini_leaves_nothing},
         {"bad input", test_bad_input},
+        {"start_any", test_start_any},
+        {"stopped by another's callback", test_stopped_by_another},
     };
     enum { N_CHECKS = sizeof checks / sizeof checks[0] };
     int failed = 0;

@@ -81,7 +81,10 @@ static int libev_start(void *loop, void *tp, int64_t delay_ns)
 static int libev_stop(void *loop, void *tp)
 {
     struct libev_timer *t = tp;
-    int was = ev_is_active(&t->w) != 0;
+    /* An expired timer is no longer active but pending (in the loop's
+     * queue of callbacks to run) until its callback runs; ev_timer_stop
+     * clears that too, so the callback never runs: it was pending. */
+    int was = ev_is_active(&t->w) || ev_is_pending(&t->w);
     ev_timer_stop(loop, &t->w);
     return was;
 }

@@ -262,4 +262,6 @@ const struct tblib tblib_libevent_common = {
     .run_nowait = libevent_run_nowait,
     .run = libevent_run,
     .break_loop = libevent_break,
+    /* a plain event of the same base, in its min-heap */
+    .start_any = libevent_start,
 };
