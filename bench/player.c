@@ -531,6 +531,8 @@ struct pl_player {
     _Atomic uint64_t fired;
     _Atomic uint64_t fired_twice;
     uint64_t scheduled, cancelled_ok, cancels_late;
+    int64_t call_ns;            /* time inside the subject's schedule and
+                                   cancel, read around each call */
     int64_t first_arrival_due;  /* intended time of the first arrival */
     int64_t last_arrival_due;
     int64_t last_arrival_at;    /* actual issue time of the last arrival */
@@ -612,6 +614,7 @@ static void issue(struct pl_player *p, size_t i, int64_t due, int64_t now)
         p->deadline[o->id] = dl;
         p->max_deadline = dl > p->max_deadline ? dl : p->max_deadline;
         int rc = p->s->schedule(p->h, o->id, o->delay);
+        p->call_ns += tb_monotonic_ns() - now;
         if (rc) {
             char why[160];
             snprintf(why, sizeof why, "schedule of request %u failed: %s",
@@ -624,6 +627,7 @@ static void issue(struct pl_player *p, size_t i, int64_t due, int64_t now)
             p->last_arrival_at = now;
     } else {
         int rc = p->s->cancel(p->h, o->id);
+        p->call_ns += tb_monotonic_ns() - now;
         if (rc < 0) {
             char why[160];
             snprintf(why, sizeof why, "cancel of request %u failed: %s",
@@ -774,9 +778,52 @@ void pl_saturation(struct pl_result *r)
     }
     if (r->lag_growth_ns > PL_SAT_LAG_GROWTH_NS && len < sizeof r->why) {
         r->saturated = true;
-        snprintf(r->why + len, sizeof r->why - len, "%slag grew %.1f ms",
-                 len ? "; " : "", (double)r->lag_growth_ns / 1e6);
+        len += (size_t)snprintf(r->why + len, sizeof r->why - len,
+                                "%slag grew %.1f ms", len ? "; " : "",
+                                (double)r->lag_growth_ns / 1e6);
     }
+    if ((double)r->fired < (1 - PL_SAT_EXPIRY_SHORTFALL) *
+                               (double)r->timeouts_due &&
+        len < sizeof r->why) {
+        r->saturated = true;
+        len += (size_t)snprintf(
+            r->why + len, sizeof r->why - len,
+            "%s%.1f%% of the due timeouts unfired", len ? "; " : "",
+            100.0 * (1 - (double)r->fired / (double)r->timeouts_due));
+    }
+    if (r->lateness_growth_ns != INT64_MIN &&
+        r->lateness_growth_ns > PL_SAT_LATENESS_GROWTH_NS &&
+        len < sizeof r->why) {
+        r->saturated = true;
+        snprintf(r->why + len, sizeof r->why - len, "%slateness grew %.1f ms",
+                 len ? "; " : "", (double)r->lateness_growth_ns / 1e6);
+    }
+}
+
+/* Fired timeouts by deadline, for the lateness growth. */
+struct fire { int64_t deadline, late; };
+
+static int cmp_fire(const void *a, const void *b)
+{
+    const struct fire *x = a, *y = b;
+    return (x->deadline > y->deadline) - (x->deadline < y->deadline);
+}
+
+/* The median lateness of the last tenth of the fired timeouts, in deadline
+ * order, less the first tenth's (f reordered); INT64_MIN with fewer than
+ * PL_SAT_MIN_WINDOW in a tenth. */
+static int64_t lateness_growth(struct fire *f, size_t nf, int64_t *scratch)
+{
+    size_t tenth = nf / 10;
+    if (tenth < PL_SAT_MIN_WINDOW)
+        return INT64_MIN;
+    qsort(f, nf, sizeof *f, cmp_fire);
+    for (size_t i = 0; i < tenth; i++) {
+        scratch[i] = f[i].late;
+        scratch[tenth + i] = f[nf - tenth + i].late;
+    }
+    return quantile(scratch + tenth, tenth, 0.5) -
+           quantile(scratch, tenth, 0.5);
 }
 
 /* Fills r from the play p (after close: every fire is in). */
@@ -814,6 +861,15 @@ static void results(struct pl_player *p, struct pl_result *r,
     double req = t->requests ? (double)t->requests : 1;
     r->cpu_ns_per_request = (double)cpu_process / req;
     r->player_cpu_ns_per_request = (double)cpu_thread / req;
+    /* the timer's own: its threads' CPU and the time the player spent in
+     * its calls, not the player's pacing (a spin between close arrivals);
+     * an in-loop subject's thread is its loop, which blocks in its poll
+     * between operations, so all of its CPU is the loop's */
+    r->subject_cpu_ns_per_request =
+        s->play ? (double)cpu_process / req
+                : (double)(cpu_process - cpu_thread + p->call_ns) / req;
+    if (r->subject_cpu_ns_per_request < 0)
+        r->subject_cpu_ns_per_request = 0;
     /* lateness of the fires, in the deadline array (no longer needed) */
     size_t nf = 0;
     r->unexpected = atomic_load_explicit(&p->fired_twice,
@@ -832,6 +888,33 @@ static void results(struct pl_player *p, struct pl_result *r,
     }
     r->fired = nf;
     r->fired_share = (double)nf / req;
+    /* the timeouts the workload lets fire: every schedule never cancelled
+     * (the floor runs nothing, so it has none) */
+    size_t schedules = 0;
+    for (size_t i = 0; i < n; i++)
+        schedules += t->ops[i].kind == PL_SCHEDULE;
+    r->timeouts_due = strcmp(s->side, "floor") == 0 ? 0
+                                                    : schedules - (n - schedules);
+    r->lateness_growth_ns = INT64_MIN;
+    struct fire *fs = nf / 10 >= PL_SAT_MIN_WINDOW ? malloc(nf * sizeof *fs)
+                                                   : NULL;
+    int64_t *scratch = fs ? malloc(2 * (nf / 10) * sizeof *scratch) : NULL;
+    if (fs && scratch) {
+        /* p->deadline[0..nf) holds the lateness of the fired ids in id
+         * order now; each one's deadline is its fire time less that */
+        size_t k = 0;
+        for (uint32_t id = 0; id < t->max_ids && k < nf; id++) {
+            int64_t f = atomic_load_explicit(&p->fire_ns[id],
+                                             memory_order_relaxed);
+            if (f) {
+                fs[k] = (struct fire){f - p->deadline[k], p->deadline[k]};
+                k++;
+            }
+        }
+        r->lateness_growth_ns = lateness_growth(fs, nf, scratch);
+    }
+    free(fs);
+    free(scratch);
     r->lateness_p50_ns = nf ? quantile(p->deadline, nf, 0.5) : -1;
     r->lateness_p99_ns = nf ? quantile(p->deadline, nf, 0.99) : -1;
     r->peak_pending = p->pending_known ? p->peak_pending : -1;
@@ -989,10 +1072,18 @@ void pl_row_json(FILE *o, const struct pl_result *r)
             r->saturated ? "true" : "false");
     json_str(o, r->why);
     fprintf(o, ", \"cpu_ns_per_request\": %.1f, "
-            "\"player_cpu_ns_per_request\": %.1f",
-            r->cpu_ns_per_request, r->player_cpu_ns_per_request);
+            "\"player_cpu_ns_per_request\": %.1f, "
+            "\"subject_cpu_ns_per_request\": %.1f",
+            r->cpu_ns_per_request, r->player_cpu_ns_per_request,
+            r->subject_cpu_ns_per_request);
     fprintf(o, ", \"fired\": %llu, \"fired_share\": %.6f",
             (unsigned long long)r->fired, r->fired_share);
+    fprintf(o, ", \"timeouts_due\": %llu, \"lateness_growth_ns\": ",
+            (unsigned long long)r->timeouts_due);
+    if (r->lateness_growth_ns == INT64_MIN) /* too few fired to tell */
+        fputs("null", o);
+    else
+        fprintf(o, "%lld", (long long)r->lateness_growth_ns);
     if (r->fired) /* null when nothing fired */
         fprintf(o, ", \"lateness_p50_ns\": %lld, \"lateness_p99_ns\": %lld",
                 (long long)r->lateness_p50_ns, (long long)r->lateness_p99_ns);

@@ -61,12 +61,19 @@ extern "C" {
 
 /* ---- The saturation rule ------------------------------------------------ */
 
-/* A play is saturated iff achieved_rate < (1 - PL_SAT_RATE_SHORTFALL) *
- * offered_rate, or lag_growth_ns > PL_SAT_LAG_GROWTH_NS.  The same constants
- * are SAT_RATE_SHORTFALL / SAT_LAG_GROWTH_NS in tbkit/purgatory.py and the
- * JVM player's (jvm/Purgatory.java): change all three together. */
+/* A play is saturated iff the player fell behind: achieved_rate <
+ * (1 - PL_SAT_RATE_SHORTFALL) * offered_rate, or lag_growth_ns >
+ * PL_SAT_LAG_GROWTH_NS; or the subject's expiry did (DECISIONS.md D40):
+ * fired < (1 - PL_SAT_EXPIRY_SHORTFALL) * timeouts_due when the drain ends
+ * (PL_DRAIN_GRACE_NS after the last deadline), or lateness_growth_ns >
+ * PL_SAT_LATENESS_GROWTH_NS (measured when each tenth of the fired
+ * timeouts holds PL_SAT_MIN_WINDOW).  The same constants are SAT_* in
+ * tbkit/purgatory.py and jvm/Purgatory.java: change all three together. */
 #define PL_SAT_RATE_SHORTFALL 0.05
 #define PL_SAT_LAG_GROWTH_NS ((int64_t)2000000)
+#define PL_SAT_EXPIRY_SHORTFALL 0.05
+#define PL_SAT_LATENESS_GROWTH_NS ((int64_t)50000000)
+#define PL_SAT_MIN_WINDOW 20
 
 /* ---- Traces ------------------------------------------------------------- */
 
@@ -213,7 +220,10 @@ int pl_fail(struct pl_player *p, const char *why);
 /** The play's error, "" if none. */
 const char *pl_error(const struct pl_player *p);
 
-#define PL_DRAIN_GRACE_NS ((int64_t)20000000)   /* 20 ms */
+/* A timeout not fired this long after its deadline (the purgatory's own
+ * timeout: 200 ms) is counted as not served; the drain ends sooner when
+ * every request is accounted for.  jvm/Purgatory.java DRAIN_NS. */
+#define PL_DRAIN_GRACE_NS ((int64_t)200000000)   /* 200 ms */
 
 /* ---- Playing ------------------------------------------------------------ */
 
@@ -248,8 +258,13 @@ struct pl_result {
     char why[160];
     double cpu_ns_per_request;
     double player_cpu_ns_per_request;
+    double subject_cpu_ns_per_request; /* the subject's threads' CPU plus
+                                          the player's time in its calls */
     uint64_t fired;
     double fired_share;
+    uint64_t timeouts_due;     /* schedules the trace never cancels (the
+                                  floor: 0, it runs nothing) */
+    int64_t lateness_growth_ns; /* INT64_MIN: too few fired to tell */
     int64_t lateness_p50_ns, lateness_p99_ns;  /* -1: none fired */
     int64_t peak_pending, peak_zombies;        /* -1: unknown */
     /* not in the row: what the play checked */
@@ -270,9 +285,10 @@ int pl_play(const struct pl_trace *t, const struct pl_subject *s,
             const struct pl_pinning *pin, struct pl_result *r, char *err,
             size_t errlen);
 
-/** Applies the saturation rule to r's rates and lag growth: sets
- *  r->saturated and r->why ("" or e.g. "achieved 12.3% below offered",
- *  "lag grew 41.2 ms", both joined by "; "). */
+/** Applies the saturation rule to r's rates, lag growth, fired against
+ *  due timeouts and lateness growth: sets r->saturated and r->why ("" or
+ *  e.g. "achieved 12.3% below offered", "lag grew 41.2 ms", "60.0% of the
+ *  due timeouts unfired", "lateness grew 81.0 ms", joined by "; "). */
 void pl_saturation(struct pl_result *r);
 
 /** Writes r as one JSON object (the row's keys exactly, no newline). */

@@ -98,6 +98,7 @@ import tempfile
 import time
 
 from tbkit import precision as P
+from tbkit import purgjvm as PURGJVM
 from tbkit import purgrun as PURG
 from tbkit import replayrun as REPLAY
 from tbkit import runstate as RS
@@ -899,6 +900,20 @@ def run_missing(binary, opts, outdir, lock, facts, stop, entry, t_session, at):
         run["jvm"] = jvm_into(opts.profile, opts.build_dir, outdir, opts.jobs,
                               build=not opts.no_build, seed=opts.seed)
         seconds["jvm"] = run["jvm"]["seconds"]
+        RS.write_json(os.path.join(outdir, "machine.json"), facts)
+    # The purgatory experiment on the JVM's timers (issue 41; standard and
+    # full): the C step's grid, swept inside one JVM (tbkit/purgjvm.py).
+    if not stop.signum and not opts.filter and not opts.no_jvm \
+            and not opts.no_purgatory \
+            and (run.get("purgatory_jvm") or {}).get("status") != "complete" \
+            and JVM_SIZE.get(opts.profile):
+        g = PURG.GRIDS[opts.profile]
+        run["purgatory_jvm"] = PURGJVM.jvm_purgatory(
+            opts.build_dir, outdir, g["rates"], g["seconds"], g["repetitions"],
+            "first" if g["stop_after"] == 1 else "two",
+            1 if opts.seed is None else opts.seed, profile=opts.profile,
+            confirm=g.get("confirm", 0), build=not opts.no_build)
+        seconds["purgatory_jvm"] = run["purgatory_jvm"]["seconds"]
         RS.write_json(os.path.join(outdir, "machine.json"), facts)
     RS.commit(outdir, facts)
     return finish(opts, outdir, lock, facts, stop, stopped, entry, t_session)

@@ -127,6 +127,7 @@ ROW_SCHEMA = (
     ("lag_p50_ns", "num"), ("lag_p99_ns", "num"), ("lag_max_ns", "num"),
     ("lag_growth_ns", "num"), ("saturated", "bool"), ("why", "str"),
     ("cpu_ns_per_request", "num>=0"), ("player_cpu_ns_per_request", "num>=0"),
+    ("subject_cpu_ns_per_request", "num>=0"),
     ("fired", "count"), ("fired_share", "share"), ("timeouts_due", "count"),
     ("lateness_growth_ns", "num?"),
     ("lateness_p50_ns", "num?"), ("lateness_p99_ns", "num?"),
@@ -412,7 +413,8 @@ class Play:
 
     def points(self, name, subject, shape):
         """Per target rate (ascending): {rate, reps, offered, achieved,
-        cpu, player_cpu: (median, min, max) over repetitions; lateness_p99:
+        cpu (the subject's: its threads and the player's time in its calls),
+        process_cpu, player_cpu: (median, min, max) over repetitions; lateness_p99:
         median or None; peak_pending, peak_zombies: the largest or None;
         saturated: the repetitions the rule calls saturated; why: theirs}."""
         by = {}
@@ -433,7 +435,8 @@ class Play:
             out.append({"rate": rate, "reps": len(rs),
                         "offered": spread(rs, "offered_rate"),
                         "achieved": spread(rs, "achieved_rate"),
-                        "cpu": spread(rs, "cpu_ns_per_request"),
+                        "cpu": spread(rs, "subject_cpu_ns_per_request"),
+                        "process_cpu": spread(rs, "cpu_ns_per_request"),
                         "player_cpu": spread(rs, "player_cpu_ns_per_request"),
                         "fired_share": spread(rs, "fired_share"),
                         "lateness_p99": statistics.median(lat) if lat else None,

@@ -66,17 +66,20 @@ FORMAT = 1
 # both of two), so that one stall of this shared machine does not end a
 # sweep.  `stride` 3: standard climbs three grid steps at a time (10k,
 # 80k, 640k, 2.56M) and plays the steps it skipped below its first
-# saturated rate, lowest first (sweep()).  standard plays 0.1 s, not the
-# design's 0.4 s.  Both keep the step, with the library subjects, near its
-# 90 s (DECISIONS.md D43).
+# saturated rate, lowest first (sweep()).  standard plays 0.5 s: a play
+# shorter than the 200 ms timeout never has the structure expiring while
+# it inserts (its first timeout fires after its last arrival), so
+# standard's plays are 2.5 timeouts long, and it plays the backends and
+# the floor; the libraries (`sides`) are quick's and full's (DECISIONS.md
+# D43, D45).  quick's 0.2 s plays are the reduced sweep the issue allows.
 GRIDS = {
     "smoke": {"rates": [10000, 40000, 160000], "seconds": 0.2,
               "repetitions": 1, "stop_after": 1, "confirm": 0},
     "quick": {"rates": [10000, 40000, 160000], "seconds": 0.2,
               "repetitions": 1, "stop_after": 1, "confirm": 1},
     "standard": {"rates": [10000 * 2 ** k for k in range(9)],
-                 "seconds": 0.1, "repetitions": 1, "stop_after": 1,
-                 "confirm": 1, "stride": 3},
+                 "seconds": 0.5, "repetitions": 1, "stop_after": 1,
+                 "confirm": 1, "stride": 3, "sides": ("backend", "floor")},
     "full": {"rates": [int(round(10000 * 2 ** (k / 2.0))) for k in range(19)],
              "seconds": 2.0, "repetitions": 3, "stop_after": 2,
              "confirm": 0},
@@ -91,7 +94,8 @@ ROW_KEYS = ("subject", "side", "structure", "shape", "repetition",
             "target_rate", "offered_rate", "achieved_rate", "requests",
             "seconds", "lag_p50_ns", "lag_p99_ns", "lag_max_ns",
             "lag_growth_ns", "saturated", "why", "cpu_ns_per_request",
-            "player_cpu_ns_per_request", "fired", "fired_share",
+            "player_cpu_ns_per_request", "subject_cpu_ns_per_request",
+            "fired", "fired_share", "timeouts_due", "lateness_growth_ns",
             "lateness_p50_ns", "lateness_p99_ns", "peak_pending",
             "peak_zombies")
 
@@ -289,9 +293,10 @@ def document(profile, pin, grid, rows, skipped):
             "rows": rows, "skipped": skipped}
 
 
-def run(binary, outdir, profile, grid, subjects, seed=1, stopped=None):
+def run(binary, outdir, profile, grid, subjects, seed=1, stopped=None, left=()):
     """Sweeps `subjects` with `grid` into outdir/purgatory.json; returns
-    (rows, skipped)."""
+    (rows, skipped).  `left`: the subjects the profile does not play,
+    [{subject, why}], listed first in the file's skipped list."""
     pin = pinning(binary)
     out = os.path.join(outdir, "purgatory.json")
     t0 = time.monotonic()
@@ -307,7 +312,7 @@ def run(binary, outdir, profile, grid, subjects, seed=1, stopped=None):
                    count[0], time.monotonic() - t0))
 
     def save(rows, skipped):
-        F.write_json(out, document(profile, pin, grid, rows, skipped))
+        F.write_json(out, document(profile, pin, grid, rows, list(left) + skipped))
 
     RS.say("timerbench: purgatory: %d subjects, rates %s..%s/s, %g s plays, "
            "%d repetition(s); %s" % (len(subjects), grid["rates"][0],
@@ -319,7 +324,7 @@ def run(binary, outdir, profile, grid, subjects, seed=1, stopped=None):
         lambda *a: play(binary, *a), seed=seed, progress=progress,
         after_subject=save, stopped=stopped)
     save(rows, skipped)
-    return rows, skipped
+    return rows, list(left) + skipped
 
 
 def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
@@ -356,7 +361,13 @@ def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
         return done("skipped", "%s is not built" % binary)
     try:
         subjects = choose_subjects(list_subjects(binary), backends)
-        rows, skipped = run(binary, outdir, profile, grid, subjects,
+        sides = grid.get("sides")
+        left = [{"subject": n, "why": "a %s subject: the %s profile plays only "
+                 "the %s (the others are in quick and full)" % (
+                     s, profile, " and ".join(sides))}
+                for n, s in subjects if sides and s not in sides]
+        subjects = [(n, s) for n, s in subjects if not sides or s in sides]
+        rows, skipped = run(binary, outdir, profile, grid, subjects, left=left,
                             seed=1 if seed is None else seed,
                             stopped=(lambda: bool(stop.signum)) if stop
                             else None)

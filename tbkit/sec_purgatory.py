@@ -111,11 +111,12 @@ def _figures(ctx, doc, play, subjects):
         "keep up beyond it."), "achieved against offered request rate per subject")
     name = draw_lines(ctx, "purgatory-cpu", "CPU time per request against request rate",
                       cpu_panels, "offered rate (requests/s)",
-                      "process CPU time per request (ns)")
+                      "the subject's CPU time per request (ns)")
     add_figure(ctx, doc, name, (
-        "The process's CPU time per request (the player's and the subject's threads) "
-        "against the offered rate, one panel per shape, log-log, median and spread over "
-        "repetitions."), "CPU time per request against request rate per subject")
+        "The subject's CPU time per request (its own threads' CPU and the time the "
+        "player spent inside its schedule and cancel calls, not the player's pacing; a "
+        "library's loop thread whole) against the offered rate, one panel per shape, "
+        "log-log, median and spread over repetitions."), "CPU time per request against request rate per subject")
 
 
 def _cell(iv):
@@ -196,16 +197,17 @@ def purgatory_section(ctx, doc, claims=None):
                 continue
             rows.append([Code(_label(n, s)), shape, _rate(p["rate"]),
                          "%s / %s" % (_rate(p["achieved"][0]), _rate(p["offered"][0])),
-                         A.fmt_ns(p["cpu"][0]), A.fmt_ns(p["player_cpu"][0]),
+                         A.fmt_ns(p["cpu"][0]), A.fmt_ns(p["process_cpu"][0]),
                          A.fmt_pct(p["fired_share"][0]), A.fmt_ns(p["lateness_p99"]),
                          A.fmt_num(p["peak_pending"]), A.fmt_num(p["peak_zombies"])])
     doc.p("At the highest rate each subject ran unsaturated (or the lowest, when it "
-          "saturated at every rate): CPU time per request of the process and of the "
-          "playing thread, the share of timeouts that fired, the p99 lateness of those, and "
+          "saturated at every rate): CPU time per request of the subject (its threads' "
+          "CPU and the player's time inside its calls, not the player's pacing) and of the "
+          "whole process, the share of timeouts that fired, the p99 lateness of those, and "
           "the most tasks pending and cancelled-but-kept (zombies: what a lazy cancel holds) "
           "the player sampled (n/a where the subject cannot say):")
-    doc.table(["subject", "shape", "target", "achieved / offered", "CPU per request",
-               "player CPU", "fired", "p99 lateness", "peak pending", "peak zombies"],
+    doc.table(["subject", "shape", "target", "achieved / offered", "subject CPU per request",
+               "process CPU", "fired", "p99 lateness", "peak pending", "peak zombies"],
               rows, numeric={2, 4, 5, 6, 7, 8, 9})
     _prediction(doc, play, res)
     cl = _claim_of(claims)

@@ -61,7 +61,7 @@ MODULES = {
     "runstate": "runstate",
     "claims": "claims",
     "bench": "runners", "replayrun": "runners", "countscmd": "runners",
-    "purgjvm": "runners",
+    "purgjvm": "runners", "purgrun": "runners",
     "figures": "figures", "page": "figures",
     "sec_summary": "sections", "sec_micro": "sections", "sec_runtime": "sections",
     "sec_counts": "sections", "sec_replay": "sections", "sec_claims": "sections",

@@ -50,7 +50,8 @@ def row(subject, side, shape, rate, rep=0, sat=False, cpu=2000.0, structure="a h
          "lag_p50_ns": 2000.0, "lag_p99_ns": 9000.0, "lag_max_ns": 50000.0,
          "lag_growth_ns": lag_growth, "saturated": sat if flag is None else flag,
          "why": "achieved 40.0% below offered" if sat else "",
-         "cpu_ns_per_request": cpu, "player_cpu_ns_per_request": cpu / 2,
+         "cpu_ns_per_request": cpu * 2, "player_cpu_ns_per_request": cpu,
+         "subject_cpu_ns_per_request": cpu,
          "fired": int(rate * 0.04), "fired_share": 0.1 if shape == "few" else 0.5,
          "timeouts_due": int(rate * 0.04), "lateness_growth_ns": 1e6,
          "lateness_p50_ns": 60000.0, "lateness_p99_ns": 900000.0,
@@ -377,7 +378,7 @@ class Claim(Temp):
     def test_undecided_when_both_are_at_the_players_limit(self):
         rows = c_rows(dq=(160000, 160000), wheel=(160000, 160000), floor=(160000, 160000))
         # dearer per request in many: the frequent part holds on CPU
-        rows = [dict(r, cpu_ns_per_request=3000.0) if r["subject"] == "heapqueue"
+        rows = [dict(r, subject_cpu_ns_per_request=3000.0) if r["subject"] == "heapqueue"
                 and r["shape"] == "many" else r for r in rows]
         v = verdict(self.res(rows))
         self.assertEqual(v.case("C heapqueue, many against few").decision, PG.WORSE)
