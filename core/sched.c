@@ -206,6 +206,7 @@ static const struct tb_allocator malloc_allocator = {default_alloc,
 
 static int schedule_monotonic(struct tb_sched *s, int64_t delay, tb_fn fn,
                               void *arg, tb_handle *handle, int64_t period);
+static int cancel_monotonic(struct tb_sched *s, tb_handle handle);
 
 int tb_create(const struct tb_backend *backend, const struct tb_config *config,
               struct tb_sched **out)
@@ -261,6 +262,7 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
         a->free(a->ctx, s, ops->sched_size);
         return rc;
     }
+    s->cancel_entry = s->threaded ? cancel_monotonic : s->cancel;
     *out = s;
     return TB_OK;
 }
@@ -297,6 +299,15 @@ static inline bool forked(const struct tb_sched *s)
     return s->started_epoch &&
            s->started_epoch !=
                atomic_load_explicit(&fork_epoch, memory_order_relaxed) + 1;
+}
+
+/* tb_cancel's entry on the monotonic clock (s->cancel_entry there): a
+ * forked copy answers TB_ESTATE, as every entry point does. */
+static int cancel_monotonic(struct tb_sched *s, tb_handle handle)
+{
+    if (forked(s))
+        return TB_ESTATE;
+    return s->cancel(s, handle);
 }
 
 void tb_destroy(struct tb_sched *s)
@@ -492,11 +503,11 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
 {
     if (!s)
         return TB_EINVAL;
-    if (forked(s))
-        return TB_ESTATE;
     /* TB_HANDLE_NONE needs no test: no record's word has generation 0, so
-     * every backend's lookup answers "not pending" for it */
-    return s->cancel(s, handle);
+     * every backend's lookup answers "not pending" for it.  The fork test
+     * is the monotonic entry's (cancel_monotonic): a virtual scheduler is
+     * never started, so it cannot be a forked copy of a started one. */
+    return s->cancel_entry(s, handle);
 }
 
 int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns)

@@ -522,6 +522,11 @@ struct tb_sched {
      * core's step that reads the clock instead */
     int (*enter)(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                  tb_handle *handle, int64_t period);
+    /* what tb_cancel tail-calls, chosen once at tb_create after the
+     * backend's init: `cancel` on the virtual clock, where no thread was
+     * started and so no fork can have lost one; on the monotonic one the
+     * core's step that tests for a forked copy first */
+    int (*cancel_entry)(struct tb_sched *s, tb_handle handle);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;
     _Atomic uint64_t bytes_held;
