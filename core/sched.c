@@ -576,18 +576,42 @@ int tb_spend(struct tb_sched *s, int64_t ns)
     return TB_OK;
 }
 
+/* After a virtual scheduler's shutdown every later schedule and cancel
+ * takes the backend's general ops, which test for it: the virtual fast
+ * paths tb_create chose (schedule_virtual, cancel_virtual, a variant an
+ * init put in their place) are then never called again, so they need not
+ * test for a shutdown on every call.  One thread only on the virtual
+ * clock (a task calling tb_shutdown runs inside tb_advance, on it), so
+ * the pointers change under no other caller. */
+static void stopped_virtual(struct tb_sched *s)
+{
+    if (s->threaded)
+        return;
+    const struct tb_backend_ops *ops = s->backend->ops;
+    s->schedule = s->enter = ops->schedule;
+    s->cancel = s->cancel_entry = ops->cancel;
+}
+
 long tb_shutdown(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
-    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown(s);
+    if (forked(s))
+        return TB_ESTATE;
+    long n = s->backend->ops->shutdown(s);
+    stopped_virtual(s);
+    return n;
 }
 
 long tb_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 {
     if (!s)
         return TB_EINVAL;
-    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown_now(s, visit, ctx);
+    if (forked(s))
+        return TB_ESTATE;
+    long n = s->backend->ops->shutdown_now(s, visit, ctx);
+    stopped_virtual(s);
+    return n;
 }
 
 int tb_await_termination(struct tb_sched *s, int64_t timeout_ns)

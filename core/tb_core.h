@@ -474,8 +474,10 @@ struct tb_backend_ops {
     /* optional: schedule for the virtual clock and no max_pending, cancel
      * for the virtual clock, neither testing what they assume (tb_create
      * takes them for such a scheduler, so that the mode and the limit are
-     * tested once, not on every call); NULL: schedule and cancel serve
-     * every scheduler */
+     * tested once, not on every call), nor a shutdown: after tb_shutdown
+     * or tb_shutdown_now of a virtual scheduler the core calls schedule
+     * and cancel instead; NULL: schedule and cancel serve every
+     * scheduler */
     int (*schedule_virtual)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                             void *arg, tb_handle *handle, int64_t period);
     int (*cancel_virtual)(struct tb_sched *s, tb_handle handle);
