@@ -338,7 +338,12 @@ int tb_start(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
-    if (!s->threaded || forked(s))
+    /* started once already (the epoch is put back when a start fails):
+     * every backend refuses a second start, and writing the epoch again
+     * while the first start's threads read it (a task's tb_shutdown_now
+     * tests for a fork) was a data race (TSan, unit-timerthread's
+     * test_shutdown_now_inside_task_threaded) */
+    if (!s->threaded || s->started_epoch)
         return TB_ESTATE;
     pthread_once(&fork_once, fork_hook);
     if (fork_hook_rc)
