@@ -83,6 +83,14 @@
  * tb_advance once they pass a quarter of the structure, which the batches'
  * own tb_advance(s, now) already gives it: it holds up to 1.33 N.
  *
+ * The interface's floor.  Besides the registry's backends, insert and
+ * cancel (uniform workload, series h2h) are registered for
+ * tb_backend_floor ("floor", core/floor.c): the interface's checks, its
+ * pool and its handles with a structure that does nothing, through this
+ * file's batches unchanged, so a backend's figure less the floor's is what
+ * its structure costs at that N.  It is not a timer: the report shows it
+ * beside the harness's empty operation and never ranks it.
+ *
  * Nothing else in the timed part (bench/README.md, "Method").  Set-up
  * reserves the most records an instance will hold (tb_reserve) and runs
  * one untimed cycle of batches up to the first flush, so no pool or array
@@ -1670,5 +1678,16 @@ void bh_register_micro(void)
             add_precision(b);
         add_op(OP_PERIODIC, b, BH_PERIODIC);
         add_reschedule(b);
+    }
+    /* The interface's floor (issue 39, tb_backend_floor: not in the
+     * registry, so not in bh.backends): insert and cancel at every N of
+     * the profile, through the same families, batches and tb_schedule /
+     * tb_cancel calls as every backend's, so that each small-N figure has
+     * beside it what the interface alone costs.  Registered whenever a
+     * backend is; its name's backend is "floor", which the report keeps
+     * apart from the timers (tbkit/results.py, Results.floor). */
+    if (bh.nbackends > 0) {
+        add_op(OP_INSERT, &tb_backend_floor, BH_UNIFORM);
+        add_op(OP_CANCEL, &tb_backend_floor, BH_UNIFORM);
     }
 }

@@ -63,12 +63,13 @@ schedule_slow(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
 }
 
 /* The path a backend's virtual schedule takes, and nothing after it (no
- * max_pending: tb_create takes fl_schedule for a scheduler with one). */
+ * max_pending: tb_create takes fl_schedule for a scheduler with one; not
+ * stopped: after a shutdown the core calls fl_schedule instead). */
 static int fl_schedule_virtual(struct tb_sched *s, int64_t deadline, tb_fn fn,
                                void *arg, tb_handle *handle, int64_t period)
 {
     struct fl *f = fl_of(s);
-    if (__builtin_expect(f->stopped || s->pool.free_head == TB_POOL_NIL, 0))
+    if (__builtin_expect(s->pool.free_head == TB_POOL_NIL, 0))
         return schedule_slow(s, deadline, fn, arg, handle, period);
     tb_task_set(tb_pool_get_unlocked(&s->pool, handle), deadline, period, fn,
                 arg);

@@ -206,6 +206,7 @@ static const struct tb_allocator malloc_allocator = {default_alloc,
 
 static int schedule_monotonic(struct tb_sched *s, int64_t delay, tb_fn fn,
                               void *arg, tb_handle *handle, int64_t period);
+static int cancel_monotonic(struct tb_sched *s, tb_handle handle);
 
 int tb_create(const struct tb_backend *backend, const struct tb_config *config,
               struct tb_sched **out)
@@ -261,6 +262,7 @@ int tb_create(const struct tb_backend *backend, const struct tb_config *config,
         a->free(a->ctx, s, ops->sched_size);
         return rc;
     }
+    s->cancel_entry = s->threaded ? cancel_monotonic : s->cancel;
     *out = s;
     return TB_OK;
 }
@@ -299,6 +301,15 @@ static inline bool forked(const struct tb_sched *s)
                atomic_load_explicit(&fork_epoch, memory_order_relaxed) + 1;
 }
 
+/* tb_cancel's entry on the monotonic clock (s->cancel_entry there): a
+ * forked copy answers TB_ESTATE, as every entry point does. */
+static int cancel_monotonic(struct tb_sched *s, tb_handle handle)
+{
+    if (forked(s))
+        return TB_ESTATE;
+    return s->cancel(s, handle);
+}
+
 void tb_destroy(struct tb_sched *s)
 {
     if (!s || forked(s))
@@ -327,7 +338,12 @@ int tb_start(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
-    if (!s->threaded || forked(s))
+    /* started once already (the epoch is put back when a start fails):
+     * every backend refuses a second start, and writing the epoch again
+     * while the first start's threads read it (a task's tb_shutdown_now
+     * tests for a fork) was a data race (TSan, unit-timerthread's
+     * test_shutdown_now_inside_task_threaded) */
+    if (!s->threaded || s->started_epoch)
         return TB_ESTATE;
     pthread_once(&fork_once, fork_hook);
     if (fork_hook_rc)
@@ -492,11 +508,11 @@ int tb_cancel(struct tb_sched *s, tb_handle handle)
 {
     if (!s)
         return TB_EINVAL;
-    if (forked(s))
-        return TB_ESTATE;
     /* TB_HANDLE_NONE needs no test: no record's word has generation 0, so
-     * every backend's lookup answers "not pending" for it */
-    return s->cancel(s, handle);
+     * every backend's lookup answers "not pending" for it.  The fork test
+     * is the monotonic entry's (cancel_monotonic): a virtual scheduler is
+     * never started, so it cannot be a forked copy of a started one. */
+    return s->cancel_entry(s, handle);
 }
 
 int tb_reschedule(struct tb_sched *s, tb_handle handle, int64_t delay_ns)
@@ -565,18 +581,42 @@ int tb_spend(struct tb_sched *s, int64_t ns)
     return TB_OK;
 }
 
+/* After a virtual scheduler's shutdown every later schedule and cancel
+ * takes the backend's general ops, which test for it: the virtual fast
+ * paths tb_create chose (schedule_virtual, cancel_virtual, a variant an
+ * init put in their place) are then never called again, so they need not
+ * test for a shutdown on every call.  One thread only on the virtual
+ * clock (a task calling tb_shutdown runs inside tb_advance, on it), so
+ * the pointers change under no other caller. */
+static void stopped_virtual(struct tb_sched *s)
+{
+    if (s->threaded)
+        return;
+    const struct tb_backend_ops *ops = s->backend->ops;
+    s->schedule = s->enter = ops->schedule;
+    s->cancel = s->cancel_entry = ops->cancel;
+}
+
 long tb_shutdown(struct tb_sched *s)
 {
     if (!s)
         return TB_EINVAL;
-    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown(s);
+    if (forked(s))
+        return TB_ESTATE;
+    long n = s->backend->ops->shutdown(s);
+    stopped_virtual(s);
+    return n;
 }
 
 long tb_shutdown_now(struct tb_sched *s, tb_unrun_fn visit, void *ctx)
 {
     if (!s)
         return TB_EINVAL;
-    return forked(s) ? TB_ESTATE : s->backend->ops->shutdown_now(s, visit, ctx);
+    if (forked(s))
+        return TB_ESTATE;
+    long n = s->backend->ops->shutdown_now(s, visit, ctx);
+    stopped_virtual(s);
+    return n;
 }
 
 int tb_await_termination(struct tb_sched *s, int64_t timeout_ns)

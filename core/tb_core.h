@@ -474,8 +474,10 @@ struct tb_backend_ops {
     /* optional: schedule for the virtual clock and no max_pending, cancel
      * for the virtual clock, neither testing what they assume (tb_create
      * takes them for such a scheduler, so that the mode and the limit are
-     * tested once, not on every call); NULL: schedule and cancel serve
-     * every scheduler */
+     * tested once, not on every call), nor a shutdown: after tb_shutdown
+     * or tb_shutdown_now of a virtual scheduler the core calls schedule
+     * and cancel instead; NULL: schedule and cancel serve every
+     * scheduler */
     int (*schedule_virtual)(struct tb_sched *s, int64_t deadline, tb_fn fn,
                             void *arg, tb_handle *handle, int64_t period);
     int (*cancel_virtual)(struct tb_sched *s, tb_handle handle);
@@ -522,6 +524,11 @@ struct tb_sched {
      * core's step that reads the clock instead */
     int (*enter)(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                  tb_handle *handle, int64_t period);
+    /* what tb_cancel tail-calls, chosen once at tb_create after the
+     * backend's init: `cancel` on the virtual clock, where no thread was
+     * started and so no fork can have lost one; on the monotonic one the
+     * core's step that tests for a forked copy first */
+    int (*cancel_entry)(struct tb_sched *s, tb_handle handle);
     struct tb_config cfg;          /* resolved: defaults filled in */
     struct tb_allocator alloc;
     _Atomic uint64_t bytes_held;

@@ -353,7 +353,9 @@ hq_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct hq *q = hq_of(s);
-    if ((!virt && (s->threaded || s->cfg.max_pending)) || q->shutdown ||
+    /* virt: not shut down either (after a shutdown the core calls
+     * hq_schedule instead, D48) */
+    if ((!virt && (s->threaded || s->cfg.max_pending || q->shutdown)) ||
         q->size >= q->cap || s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(q, deadline, period, fn, arg, handle);
     struct hq_task *t =

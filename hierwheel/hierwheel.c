@@ -670,7 +670,9 @@ hw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
 {
     struct hw *w = hw_of(s);
     struct hw_place p;
-    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
+    /* virt: not shut down either (after a shutdown the core calls
+     * hw_schedule instead, D48) */
+    if ((!virt && (s->threaded || s->cfg.max_pending || w->shutdown)) ||
         s->pool.free_head == TB_POOL_NIL ||
         (p = locate(w, deadline)).level < 0)
         return schedule_slow(w, deadline, period, fn, arg, handle);

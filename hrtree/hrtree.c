@@ -493,8 +493,10 @@ hr_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct hr *q = hr_of(s);
-    if (__builtin_expect((!virt && (s->threaded || s->cfg.max_pending)) ||
-                             q->stopped ||
+    /* virt: not stopped either (after a shutdown the core calls
+     * hr_schedule instead, D48) */
+    if (__builtin_expect((!virt && (s->threaded || s->cfg.max_pending ||
+                                    q->stopped)) ||
                              s->pool.free_head == TB_POOL_NIL,
                          0))
         return schedule_slow(q, deadline, deadline, period, fn, arg, handle);

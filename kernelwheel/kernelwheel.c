@@ -614,7 +614,9 @@ kw_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct kw *w = kw_of(s);
-    if ((!virt && (s->threaded || s->cfg.max_pending)) || w->shutdown ||
+    /* virt: not shut down either (after a shutdown the core calls
+     * kw_schedule instead, D48) */
+    if ((!virt && (s->threaded || s->cfg.max_pending || w->shutdown)) ||
         s->pool.free_head == TB_POOL_NIL)
         return schedule_slow(w, deadline, period, fn, arg, handle);
     struct kw_timer *t =

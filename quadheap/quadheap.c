@@ -462,7 +462,9 @@ qh_schedule_on(struct tb_sched *s, int64_t deadline, tb_fn fn, void *arg,
                 tb_handle *handle, int64_t period, bool virt)
 {
     struct qh *q = qh_of(s);
-    if (__builtin_expect((!virt && s->threaded) || q->stopped || q->len == q->cap ||
+    /* virt: not stopped either (after a shutdown the core calls
+     * qh_schedule instead, D48) */
+    if (__builtin_expect((!virt && (s->threaded || q->stopped)) || q->len == q->cap ||
                              s->pool.free_head == TB_POOL_NIL ||
                              (!virt && s->cfg.max_pending &&
                               q->len >= s->cfg.max_pending),

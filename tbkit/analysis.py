@@ -154,6 +154,15 @@ def is_floor(backend):
     return backend.lower() in FLOOR_NAMES
 
 
+def interface_floor(res, op):
+    """The micro's interface floor for `op` (Results.floor, bench/micro.c:
+    tb_backend_floor through the same batches), the measured ones in order
+    of N; [] when the run has none."""
+    return sorted((m for m in res.floor.values()
+                   if m.op == op and m.n is not None and not m.error and m.median),
+                  key=lambda m: m.n)
+
+
 def floor_text(backend):
     """What a floor pseudo-backend of bench/runtime.c measures."""
     if backend == "floor":

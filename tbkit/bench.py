@@ -1287,6 +1287,25 @@ def counts_plan(binary, backends, ops, ns):
     return plan
 
 
+def counts_profile_plan(binary, backends_opt=None):
+    """(the timers, the plan) of --profile counts: the interface's floor's
+    insert and cancel first (issue 39; unless `backends_opt`, a comma list
+    as --backends gives it, leaves the floor out), then every timer's
+    COUNTS_OPS and its worst workload's COUNTS_WORST_OPS at COUNTS_N."""
+    floor = counts_floor(binary)
+    names = backends_opt.split(",") if backends_opt else None
+    backends = [b for b in names if b != floor] if names else \
+        list(counts_backends(binary))
+    plan = []
+    if floor and (names is None or floor in names):
+        plan += [(floor, op, n, []) for op in COUNTS_OPS if op in FLOOR_OPS
+                 for n in COUNTS_N]
+    plan += counts_plan(binary, backends, COUNTS_OPS, COUNTS_N)
+    plan += [(b, op, n, extra + ["--workload", "worst"]) for b, op, n, extra
+             in counts_plan(binary, backends, COUNTS_WORST_OPS, COUNTS_N)]
+    return backends, plan
+
+
 def counts_one(binary, backend, op, n, extra, tmpdir, seed=None):
     """Runs the driver under callgrind; returns one result dict, or a dict
     with "error"."""
@@ -1363,11 +1382,7 @@ def counts_main(opts):
         binary = os.path.join(opts.build_dir, "bench", "timerbench-counts")
     else:
         binary = build_counts(opts.build_dir, opts.jobs)
-    backends = opts.backends.split(",") if opts.backends else \
-        list(counts_backends(binary))
-    plan = counts_plan(binary, backends, COUNTS_OPS, COUNTS_N)
-    plan += [(b, op, n, extra + ["--workload", "worst"]) for b, op, n, extra
-             in counts_plan(binary, backends, COUNTS_WORST_OPS, COUNTS_N)]
+    backends, plan = counts_profile_plan(binary, opts.backends)
     t0 = time.monotonic()
     results = run_counts(binary, plan, opts.jobs or 2, opts.seed)
     doc = {

@@ -16,6 +16,9 @@ from tbkit import numbers as A
 WORK = ("sift_levels", "visits", "rounds", "cascades", "bucket_offers",
         "ticks", "transfers")
 OPS = ("insert", "cancel", "expire")
+# The interface's floor (issue 39, tb_backend_floor; bench/counts.c
+# --backend floor): its rows come first, and it is not a timer.
+FLOOR = "floor"
 
 
 def variant(r):

@@ -74,6 +74,16 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 # Operations in which bench/ measures itself (shim overhead, self-tests):
 # their second name segment is not a backend.
 SELF_OPS = ("shim", "selftest")
+
+# The micro's interface floor (issue 39: tb_backend_floor, insert and cancel
+# through the interface with a structure that does nothing): the backend
+# name its results carry.  Not a timer: Results.floor keeps them apart.
+INTERFACE_FLOOR = "floor"
+# The micro's operations (bench/micro.c, op_names): a "floor" of one of
+# these is the interface's; the runtime experiments' floor (bench/runtime.c,
+# the wait primitive) has operations of its own and stays a measurement.
+MICRO_OP_NAMES = ("fill", "insert", "cancel", "expire", "timeouts",
+                  "periodic", "reschedule")
 # A time beyond this (about 31 years) is a damaged file, not a measurement.
 MAX_TIME_NS = 1e18
 
@@ -210,6 +220,10 @@ class Results:
         self.purgatory = {}      # purgatory.json, purgatory-jvm.json: name -> the
                                  # parsed JSON (None: there but unreadable, the
                                  # reason in problems); tbkit.purgatory checks it
+        self.floor = {}          # micro.json's interface floor (backend
+                                 # INTERFACE_FLOOR, bench/micro.c): key ->
+                                 # Measurement, apart from the timers', so
+                                 # no section ranks it or fits it
 
     @property
     def run(self):
@@ -502,9 +516,12 @@ def _read_benchmark_json(res, path, data):
                 fit["rms"] = _number(e.get("rms"))
             used += 1
             continue
-        m = into.get(key)
+        # the micro's interface floor is not a timer: apart, as the libraries
+        dest = res.floor if into is res.measurements and key[1] == INTERFACE_FLOOR \
+            and key[0] in MICRO_OP_NAMES else into
+        m = dest.get(key)
         if m is None:
-            m = into[key] = Measurement(key, path)
+            m = dest[key] = Measurement(key, path)
         if e.get("error_occurred"):
             msg = e.get("error_message")
             m.error = msg if isinstance(msg, str) else "the benchmark reported an error"
@@ -1093,7 +1110,8 @@ def load(root):
             _read_benchmark_json(res, path, data)
         elif base.endswith(".csv"):
             _read_csv(res, path)
-    for m in list(res.measurements.values()) + list(res.libs.values()):
+    for m in list(res.measurements.values()) + list(res.libs.values()) + \
+            list(res.floor.values()):
         if m.error is None and not m.times and "median" not in m.agg:
             m.error = "no timing in the file"
         elif m.error is None and not (m.median or 0) > 0:
@@ -1101,7 +1119,8 @@ def load(root):
             m.error = "a time of zero"
     # An instance whose results are in the files is not missing, whatever
     # machine.json says (a run stopped while "running", its journal gone).
-    res.missing = [k for k in res.missing if k not in res.measurements and k not in res.libs]
+    res.missing = [k for k in res.missing if k not in res.measurements and k not in res.libs
+                   and k not in res.floor]
     fit_missing_complexity(res)
     return res
 

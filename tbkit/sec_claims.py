@@ -243,6 +243,15 @@ def limitations_section(ctx, doc):
                       *_join([("%s per iteration in batches of %s (%s)" % (
                           A.fmt_ns(m.median), A.fmt_num(m.n), m.cfg.get("timing", m.config)),)
                           for m in shim]), "; every time per operation includes it."))
+    floor = [(op, AN.interface_floor(res, op)) for op in ("insert", "cancel")]
+    floor = [(op, ms) for op, ms in floor if ms]
+    if floor:
+        items.append(("Interface overhead: the interface alone (", Code(floor[0][1][0].backend),
+                      ", a structure that does nothing behind the same calls; not a timer, "
+                      "never ranked) costs ",
+                      *_join([(Code(op), " %s at N = %s" % (A.fmt_ns(ms[0].median), A.fmt_n(ms[0].n)))
+                              for op, ms in floor], "; "),
+                      ": every backend's time for these operations includes it."))
     selftest_errs = [m for m in res.select(op="selftest") if m.error and "error" not in m.workload + m.backend]
     if selftest_errs:
         items.append(("The harness self-tests reported errors: ",

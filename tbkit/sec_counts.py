@@ -8,7 +8,7 @@ without the noise of the timings.
 """
 
 from tbkit import numbers as A
-from tbkit.countsdata import OPS, cache_model_text, order_results, variant, work_text
+from tbkit.countsdata import FLOOR, OPS, cache_model_text, order_results, variant, work_text
 from tbkit.doc import Code, join as _join
 
 def counts_section(ctx, doc):
@@ -37,13 +37,18 @@ def counts_section(ctx, doc):
             continue
         doc.h(3, "%s (counts)" % op, "counts-" + op)
         table = []
-        for r in order_results(rows, ctx.backends):
+        for r in order_results(rows, [FLOOR] + list(ctx.backends)):
             label = " ".join(x for x in (r["backend"], variant(r)) if x)
             table.append([Code(label), Code(r["workload"]), A.fmt_n(r["n"]),
                           "%.1f" % r["instructions_per_op"], "%.2f" % r["d1_misses_per_op"],
                           "%.3f" % r["ll_misses_per_op"], work_text(r)])
         doc.table(["backend", "workload", "N", "instructions / op", "D1 misses / op",
                    "LL misses / op", "structure's work / op"], table, numeric={2, 3, 4, 5})
+        if any(r["backend"] == FLOOR for r in rows):
+            doc.p(Code(FLOOR), ": the interface alone (tb_backend_floor: the core's checks, "
+                  "the pool and the handle's check reaching a structure that does nothing; "
+                  "not a timer). A backend's row less the floor's at the same N is what its "
+                  "structure costs.")
         items = []
         ns = sorted({r["n"] for r in rows})
         if len(ns) >= 2:

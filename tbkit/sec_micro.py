@@ -144,6 +144,13 @@ def micro_op_section(ctx, doc, op):
               ["N = %s" % A.fmt_n(n) for n in ns], rows,
               numeric=set(range(3, 3 + len(ns))))
     doc.p("Cells: median ns per operation (coefficient of variation of the repetitions).")
+    floor = AN.interface_floor(res, op)
+    if floor:
+        doc.p("The interface alone (", Code(floor[0].backend), ": the same calls reaching a "
+              "structure that does nothing, tb_backend_floor; not a timer, so in no table, "
+              "figure, finding or ranking of the backends): ",
+              *_join(["%s at N = %s" % (A.fmt_ns(m.median), A.fmt_n(m.n)) for m in floor]),
+              ". Every backend's time above includes it.")
     work_table(ctx, doc, groups, ns, sorder, worder, key)
     errors = [m for m in res.select(op=op) if m.error]
     if errors:

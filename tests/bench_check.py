@@ -184,6 +184,24 @@ def check_micro(doc, backends):
         for be in backends:
             check((op, be) in seen, "micro: %s has no %s results" % (be, op))
     check_reschedule(doc, seen, backends)
+    # the interface's floor (issue 39, tb_backend_floor): insert and cancel
+    # only, each at every N, a structure that does nothing, so none of the
+    # structure's work counters moves and a cancel holds exactly N
+    floor_ops = {op for op, be in seen if be == "floor"}
+    check(floor_ops == {"insert", "cancel"},
+          "micro: the interface floor ran %s, expected insert and cancel" %
+          sorted(floor_ops))
+    for b in iteration_runs(doc):
+        p = b.get("_p")
+        if not p or p["backend"] != "floor" or b.get("error_occurred"):
+            continue
+        check(b["real_time"] > 0 and b.get("pending_per_n") == 1,
+              "micro: %s: time %r, holds %r N" % (
+                  b["name"], b["real_time"], b.get("pending_per_n")))
+        for c in ("sift_levels_per_op", "visits_per_op", "rounds_per_op",
+                  "cascades_per_op", "bucket_offers_per_op", "ticks_per_op"):
+            check(b.get(c) == 0, "micro: %s: the floor did structure work "
+                  "(%s = %r)" % (b["name"], c, b.get(c)))
     families = {canonical(b["run_name"]).rsplit("/N:", 1)[0]
                 for b in iteration_runs(doc)}
     # one family per N (each with its own minimum time): every family

@@ -150,6 +150,25 @@ class Counts(unittest.TestCase):
                             "--n", str(N)], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2, p.stderr)
 
+    def test_profile_plan_counts_the_floor(self):
+        # run.py --profile counts: the floor's insert and cancel at every N
+        # of the profile, first, and nothing else of it (no expiry, no worst
+        # workload); the timers after it, the floor not among them
+        timers, plan = run.counts_profile_plan(BINARY)
+        self.assertNotIn("floor", timers)
+        floor = [p for p in plan if p[0] == "floor"]
+        self.assertEqual(floor, [("floor", op, n, []) for op in ("insert", "cancel")
+                                 for n in run.COUNTS_N])
+        self.assertEqual(plan[:len(floor)], floor)
+        self.assertTrue({p[0] for p in plan[len(floor):]} == set(timers))
+        # --backends without it leaves it out; naming it keeps it
+        timers, plan = run.counts_profile_plan(BINARY, BACKEND)
+        self.assertEqual(timers, [BACKEND])
+        self.assertFalse([p for p in plan if p[0] == "floor"])
+        timers, plan = run.counts_profile_plan(BINARY, BACKEND + ",floor")
+        self.assertEqual(timers, [BACKEND])
+        self.assertEqual(len([p for p in plan if p[0] == "floor"]), 2 * len(run.COUNTS_N))
+
     def test_floor_costs_less_than_a_backend(self):
         # under callgrind: the floor is the interface alone, so a
         # backend's insert (heapqueue's) costs more than it does
