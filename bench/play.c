@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "player.h"
@@ -75,30 +76,57 @@ static void json_escaped(FILE *o, const char *s)
     fputc('"', o);
 }
 
-/* Writes the row to `path` whole: a temporary file beside it, renamed. */
-static int write_row(const char *path, const struct pl_result *r)
+/* Opens `path` to be written whole: a temporary file beside it (tmp),
+ * renamed onto it by done(); a path that exists and is no regular file
+ * (/dev/null, /dev/stdout, a FIFO) is written to directly (tmp ""), since
+ * a rename would put a file in its place.  NULL with a message. */
+static FILE *begin(const char *path, char *tmp, size_t size)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >=
-        (int)sizeof tmp) {
+    struct stat st;
+    tmp[0] = '\0';
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        FILE *o = fopen(path, "w");
+        if (!o)
+            fprintf(stderr, "timerbench-play: cannot write %s: %s\n", path,
+                    strerror(errno));
+        return o;
+    }
+    if (snprintf(tmp, size, "%s.tmp%ld", path, (long)getpid()) >=
+        (int)size) {
         fprintf(stderr, "timerbench-play: path too long: %s\n", path);
-        return -1;
+        return NULL;
     }
     FILE *o = fopen(tmp, "w");
-    if (!o) {
+    if (!o)
         fprintf(stderr, "timerbench-play: cannot write %s: %s\n", tmp,
                 strerror(errno));
-        return -1;
-    }
-    pl_row_json(o, r);
-    fputc('\n', o);
-    if (fclose(o) || rename(tmp, path)) {
+    return o;
+}
+
+/* Closes what begin() opened and renames its temporary file onto path:
+ * 0, or -1 with a message (the temporary file removed). */
+static int done(FILE *o, const char *path, const char *tmp)
+{
+    if (fclose(o) || (tmp[0] && rename(tmp, path))) {
         fprintf(stderr, "timerbench-play: cannot write %s: %s\n", path,
                 strerror(errno));
-        remove(tmp);
+        if (tmp[0])
+            remove(tmp);
         return -1;
     }
     return 0;
+}
+
+/* Writes the row to `path` whole. */
+static int write_row(const char *path, const struct pl_result *r)
+{
+    char tmp[4096];
+    FILE *o = begin(path, tmp, sizeof tmp);
+    if (!o)
+        return -1;
+    pl_row_json(o, r);
+    fputc('\n', o);
+    return done(o, path, tmp);
 }
 
 /* Each operation's intended time and lag, CSV, written whole. */
@@ -106,41 +134,23 @@ static int write_lags(const char *path, const struct pl_trace *t,
                       const int64_t *lag)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *o = fopen(tmp, "w");
-    if (!o) {
-        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", tmp,
-                strerror(errno));
+    FILE *o = begin(path, tmp, sizeof tmp);
+    if (!o)
         return -1;
-    }
     fputs("op,kind,id,intended_ns,lag_ns\n", o);
     for (size_t i = 0; i < t->nops; i++)
         fprintf(o, "%zu,%s,%u,%lld,%lld\n", i,
                 t->ops[i].kind == PL_SCHEDULE ? "schedule" : "cancel",
                 t->ops[i].id, (long long)t->ops[i].t, (long long)lag[i]);
-    if (fclose(o) || rename(tmp, path)) {
-        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", path,
-                strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    return done(o, path, tmp);
 }
 
 /* The play as a trace file (v1, ns), written whole (rename). */
 static int write_trace(const char *path, struct pl_trace *t)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >=
-        (int)sizeof tmp) {
-        fprintf(stderr, "timerbench-play: path too long: %s\n", path);
-        pl_trace_free(t);
-        return 1;
-    }
-    FILE *o = fopen(tmp, "w");
+    FILE *o = begin(path, tmp, sizeof tmp);
     if (!o) {
-        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", tmp,
-                strerror(errno));
         pl_trace_free(t);
         return 1;
     }
@@ -157,13 +167,7 @@ static int write_trace(const char *path, struct pl_trace *t)
             fprintf(o, "%lld,cancel,%u,,\n", (long long)op->t, op->id);
     }
     pl_trace_free(t);
-    if (fclose(o) || rename(tmp, path)) {
-        fprintf(stderr, "timerbench-play: cannot write %s: %s\n", path,
-                strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
+    return done(o, path, tmp) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -797,9 +797,14 @@ public final class Purgatory {
             System.out.print(doc);
         } else {
             Path out = Paths.get(o.out);
-            Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
-            Files.write(tmp, doc.getBytes(StandardCharsets.UTF_8));
-            Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            if (Files.exists(out) && !Files.isRegularFile(out)) {
+                // /dev/null, /dev/stdout, a FIFO: a rename would put a file in its place
+                Files.write(out, doc.getBytes(StandardCharsets.UTF_8));
+            } else {
+                Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+                Files.write(tmp, doc.getBytes(StandardCharsets.UTF_8));
+                Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
         }
         progress("purgatory: %d rows in %.1f s", rows.size(), (System.nanoTime() - t0) / 1e9);
     }

@@ -361,6 +361,33 @@ class BadInput(Base):
                  "1", "--scale", "2")
 
 
+class NotARegularFile(Base):
+    """--json, --lags and --dump onto a path that is no regular file (a
+    FIFO here; /dev/null and /dev/stdout alike) write to it directly: a
+    write-then-rename would replace the device or FIFO with a file (it
+    once did, to this machine's /dev/null)."""
+
+    def test_fifo_stays_a_fifo(self):
+        import stat
+        import threading
+        with tempfile.TemporaryDirectory() as d:
+            for opt in ("--json", "--lags", "--dump"):
+                fifo = os.path.join(d, "out" + opt)
+                os.mkfifo(fifo)
+                got = []
+                reader = threading.Thread(
+                    target=lambda: got.append(open(fifo, "rb").read()))
+                reader.start()
+                rc, out, err = play("--subject", "floor", "--model", "purgatory",
+                                    "--shape", "few", "--rate", "2000",
+                                    "--seconds", "0.05", opt, fifo)
+                reader.join(60)
+                self.assertEqual(rc, 0, err)
+                self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), opt)
+                self.assertTrue(got and got[0], opt)
+                self.assertEqual([n for n in os.listdir(d) if ".tmp" in n], [])
+
+
 class Pinning(Base):
     """The player on the first usable CPU, the subject on the second; on
     one CPU nothing is pinned and the note says so."""
