@@ -538,6 +538,8 @@ struct pl_player {
     int64_t last_arrival_at;    /* actual issue time of the last arrival */
     int64_t max_deadline;
     int64_t drain_until;        /* INT64_MAX until every op is issued */
+    int64_t drain_end;          /* when the play ended: no fire after it
+                                   counts */
     int64_t last_sample;
     int64_t peak_pending, peak_zombies;
     bool pending_known, zombies_known;
@@ -754,49 +756,52 @@ static int pin_to(int cpu, char *err, size_t errlen)
 
 /* ---- Results ------------------------------------------------------------ */
 
+/* Appends one reason to r->why ("; " between them), as far as it fits. */
+static void why_add(struct pl_result *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->why);
+    if (len && len + 2 < sizeof r->why) {
+        memcpy(r->why + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why + len, sizeof r->why - len, fmt, ap);
+    va_end(ap);
+}
+
 void pl_saturation(struct pl_result *r)
 {
     r->why[0] = '\0';
     r->saturated = false;
-    size_t len = 0;
     if (r->offered_rate < 0) {
         /* every arrival at one instant: no rate is offered at all */
         r->saturated = true;
-        len += (size_t)snprintf(r->why + len, sizeof r->why - len,
-                                "every arrival at one instant: no rate "
-                                "offered");
+        why_add(r, "every arrival at one instant: no rate offered");
     } else if (r->achieved_rate < 0 ||
                r->achieved_rate < (1 - PL_SAT_RATE_SHORTFALL) *
                                       r->offered_rate) {
         r->saturated = true;
-        double below = r->achieved_rate < 0
-                           ? 100.0
-                           : 100.0 * (1 - r->achieved_rate /
-                                              r->offered_rate);
-        len += (size_t)snprintf(r->why + len, sizeof r->why - len,
-                                "achieved %.1f%% below offered", below);
+        why_add(r, "achieved %.1f%% below offered",
+                r->achieved_rate < 0
+                    ? 100.0
+                    : 100.0 * (1 - r->achieved_rate / r->offered_rate));
     }
-    if (r->lag_growth_ns > PL_SAT_LAG_GROWTH_NS && len < sizeof r->why) {
+    if (r->lag_growth_ns > PL_SAT_LAG_GROWTH_NS) {
         r->saturated = true;
-        len += (size_t)snprintf(r->why + len, sizeof r->why - len,
-                                "%slag grew %.1f ms", len ? "; " : "",
-                                (double)r->lag_growth_ns / 1e6);
+        why_add(r, "lag grew %.1f ms", (double)r->lag_growth_ns / 1e6);
     }
-    if ((double)r->fired < (1 - PL_SAT_EXPIRY_SHORTFALL) *
-                               (double)r->timeouts_due &&
-        len < sizeof r->why) {
+    if ((double)r->fired <
+        (1 - PL_SAT_EXPIRY_SHORTFALL) * (double)r->timeouts_due) {
         r->saturated = true;
-        len += (size_t)snprintf(
-            r->why + len, sizeof r->why - len,
-            "%s%.1f%% of the due timeouts unfired", len ? "; " : "",
-            100.0 * (1 - (double)r->fired / (double)r->timeouts_due));
+        why_add(r, "%.1f%% of the due timeouts unfired",
+                100.0 * (1 - (double)r->fired / (double)r->timeouts_due));
     }
     if (r->lateness_growth_ns != INT64_MIN &&
-        r->lateness_growth_ns > PL_SAT_LATENESS_GROWTH_NS &&
-        len < sizeof r->why) {
+        r->lateness_growth_ns > PL_SAT_LATENESS_GROWTH_NS) {
         r->saturated = true;
-        snprintf(r->why + len, sizeof r->why - len, "%slateness grew %.1f ms",
-                 len ? "; " : "", (double)r->lateness_growth_ns / 1e6);
+        why_add(r, "lateness grew %.1f ms",
+                (double)r->lateness_growth_ns / 1e6);
     }
 }
 
@@ -878,6 +883,12 @@ static void results(struct pl_player *p, struct pl_result *r,
     for (uint32_t id = 0; id < t->max_ids; id++) {
         int64_t f = atomic_load_explicit(&p->fire_ns[id],
                                          memory_order_relaxed);
+        /* a fire after the drain's end was not served (D40): the subject
+         * closed late, not in time; not counted, as the JVM player's */
+        if (f > p->drain_end) {
+            atomic_store_explicit(&p->fire_ns[id], 0, memory_order_relaxed);
+            f = 0;
+        }
         if (!f)
             continue;
         if (p->cstate[id] == C_CANCELLED)
@@ -998,6 +1009,9 @@ int pl_play(const struct pl_trace *t, const struct pl_subject *s,
     }
     int64_t c1 = cpu_clock(CLOCK_PROCESS_CPUTIME_ID);
     int64_t th1 = cpu_clock(CLOCK_THREAD_CPUTIME_ID);
+    p.drain_end = tb_monotonic_ns();
+    if (p.drain_end > p.drain_until)
+        p.drain_end = p.drain_until;
     s->close(p.h); /* no fire after this */
     bh_set_timer_slack(slack);
     if (p.error[0]) {

@@ -13,8 +13,8 @@
  *
  * JIT warm-up: before the measured sweep each subject plays one discarded
  * play at the grid's lowest rate, shape `many`, for the grid's play length
- * (at the standard grid 10,000/s for 0.25 s: about 2,500 requests and
- * 3,800 operations, 0.5-0.6 s of wall time per subject; at full, 2 s
+ * (at the standard grid 10,000/s for 0.5 s: about 5,000 requests and
+ * 7,600 operations, about 0.8 s of wall time per subject; at full, 2 s
  * plays, about 2.3 s), which gets the player loop and the subject's
  * schedule, cancel and fire paths compiled; the progress says how long
  * each took.
@@ -38,6 +38,7 @@
  * through a temporary name) or on stdout.  Exit 2 on a bad argument.
  */
 
+import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -205,6 +206,8 @@ public final class Purgatory {
         static final int LIVE = 0, CANCELLED = 1, FIRED = 2;
         final long[] deadline;    // the player's issue time of the schedule + TIMEOUT_NS
         final long[] late;        // fire time - deadline, Long.MIN_VALUE until fired
+        /** The drain's end: a fire after it is not served (D40), not counted. */
+        volatile long drainEnd = Long.MAX_VALUE;
         final AtomicIntegerArray state;
         final AtomicLong fired = new AtomicLong();
         final AtomicLong firedAfterCancel = new AtomicLong();
@@ -219,6 +222,8 @@ public final class Purgatory {
 
         void fire(int id) {
             long now = System.nanoTime();
+            if (now > drainEnd)
+                return;
             int prev = state.getAndSet(id, FIRED);
             if (prev == FIRED) {
                 firedTwice.incrementAndGet();
@@ -302,11 +307,16 @@ public final class Purgatory {
             while (running) {
                 Req r;
                 try {
-                    r = queue.poll(200, TimeUnit.MILLISECONDS);
+                    // Kafka 0.8.2's pollExpired: past the completed requests
+                    // to an expired one (or the 200 ms poll's end), so the
+                    // purge below is checked once per expiry, not per poll
+                    do {
+                        r = queue.poll(200, TimeUnit.MILLISECONDS);
+                    } while (r != null && !r.complete() && running);
                 } catch (InterruptedException e) {
                     return;
                 }
-                if (r != null && r.complete())
+                if (r != null)
                     play.fire(r.id);
                 if (queue.size() >= PURGE_INTERVAL) {
                     for (Iterator<Req> it = queue.iterator(); it.hasNext();)
@@ -513,11 +523,22 @@ public final class Purgatory {
         Play play = new Play(n);
         long[] lag = new long[nops];
         s.open(play, n);
+        try {
+            return play(s, p, repetition, play, lag);
+        } finally {
+            // a play that failed midway must not leave its subject's threads
+            // running into the next one (closing twice is harmless)
+            s.close();
+        }
+    }
+
+    static Row play(Subject s, Plan p, int repetition, Play play, long[] lag) throws Exception {
+        final int nops = p.op.length, n = p.requests;
         long scheduled = 0, cancelled = 0, peakHeld = -1, peakZombies = -1;
         long lastArrivalIssue = 0;
         long callNs = 0;            // time inside the subject's schedule and cancel
         long base = System.nanoTime() + LEAD_NS;
-        long cpu0 = OS.getProcessCpuTime(), pcpu0 = THREADS.getCurrentThreadCpuTime();
+        long cpu0 = processCpuNs(), pcpu0 = THREADS.getCurrentThreadCpuTime();
         long nextSample = base;
         for (int i = 0; i < nops; i++) {
             long due = base + p.at[i];
@@ -564,7 +585,8 @@ public final class Purgatory {
                     Math.max(0, held - (scheduled - cancelled - play.fired.get())));
             }
         }
-        long cpu = OS.getProcessCpuTime() - cpu0, pcpu = THREADS.getCurrentThreadCpuTime() - pcpu0;
+        long cpu = processCpuNs() - cpu0, pcpu = THREADS.getCurrentThreadCpuTime() - pcpu0;
+        play.drainEnd = Math.min(System.nanoTime(), lastDeadline + DRAIN_NS);
         s.close();
         cancelled -= play.firedAfterCancel.get();
         if (play.firedTwice.get() > 0)
@@ -658,6 +680,30 @@ public final class Purgatory {
         for (int i = 0; i < nl; i++)
             late[i] = byDeadline[i][1];
         return median(late, nl - tenth, nl) - median(late, 0, tenth);
+    }
+
+    /** The process's CPU time in ns: the sum of every thread's
+     *  /proc/self/task/<tid>/schedstat run time (its first field), exact to
+     *  the ns.  OperatingSystemMXBean.getProcessCpuTime reads times(2) on
+     *  Linux and steps by 10 ms, the size of a whole play's subject CPU at
+     *  the lowest rates.  A thread that ends between the two readings takes
+     *  its time with it (the players' threads live through the play);
+     *  falls back to the MXBean where /proc cannot be read. */
+    static long processCpuNs() {
+        File[] tasks = new File("/proc/self/task").listFiles();
+        if (tasks == null)
+            return OS.getProcessCpuTime();
+        long sum = 0;
+        for (File t : tasks) {
+            try {
+                String line = new String(Files.readAllBytes(new File(t, "schedstat").toPath()),
+                                         StandardCharsets.US_ASCII);
+                sum += Long.parseLong(line.substring(0, line.indexOf(' ')));
+            } catch (IOException | RuntimeException e) {
+                // the thread ended since the listing: its time is gone either way
+            }
+        }
+        return sum;
     }
 
     /** The nearest-rank q-quantile of a sorted array. */

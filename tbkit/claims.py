@@ -417,13 +417,19 @@ CLAIMS = {
                    "arrivals at target rates stepped up on a log grid, a %g ms timeout "
                    "per request, completion at a log-normal time (few: p50 %g ms, p75 "
                    "%g ms; many: p50 %g ms, p75 %g ms); C: heapqueue (the JDK's delay "
-                   "queue, the old purgatory's structure) against hierwheel (Kafka's "
-                   "wheel); JVM: DelayQueue against Netty's HashedWheelTimer (a wheel, "
-                   "not Kafka's own)" % ((PG.TIMEOUT_MS,) + PG.SHAPE_P50_P75_MS["few"]
+                   "queue: the old purgatory's binary heap of requests, with lazy "
+                   "cancel and without its purge) against hierwheel (Kafka's wheel "
+                   "over a delay queue of buckets); JVM: DelayQueue with Kafka 0.8.2's "
+                   "purge (the old purgatory itself) against Netty's HashedWheelTimer "
+                   "(a wheel, not over a delay queue, not Kafka's own)" % ((PG.TIMEOUT_MS,) + PG.SHAPE_P50_P75_MS["few"]
                                          + PG.SHAPE_P50_P75_MS["many"]),
-        rule="a play is saturated when its achieved rate is more than %s below the "
-             "offered rate or its lag grows by more than %s from the first tenth of "
-             "its operations to the last; a target rate is saturated when more than half "
+        rule="a play is saturated when the player fell behind (its achieved rate "
+             "more than %s below the offered rate, or its lag grown by more than %s "
+             "from the first tenth of its operations to the last) or the subject's "
+             "expiry did (more than %s of the timeouts due unfired %s after the last "
+             "deadline, or the median lateness of the last tenth of the fired "
+             "timeouts more than %s above the first tenth's, each tenth at least %d); "
+             "a target rate is saturated when more than half "
              "of its plays are, and a subject's saturation rate is the interval from the "
              "rate below its first saturated rate to that rate, its lower end taken "
              "below the first rate at which any play saturated (the repetitions' "
@@ -434,9 +440,11 @@ CLAIMS = {
              "unsaturated, and is undecided when the "
              "intervals overlap, neither saturated, or the one that would rank higher "
              "saturated where the floor (the player doing nothing) did: the player's "
-             "own limit. Worse when timeouts are frequent: the delay queue's interval "
-             "in many wholly below its interval in few; failing that, its CPU per "
-             "request in many over few at the highest rate both ran unsaturated: "
+             "own limit. Worse when timeouts are frequent (many fires six times the "
+             "timeouts of few, which costs every timer): the delay queue's interval "
+             "in many wholly below its interval in few while the wheel's is not; "
+             "failing that, its CPU per request in many over few, divided by the "
+             "wheel's, at the highest rate both ran unsaturated in both shapes: "
              "worse at %s or more, not worse below %s, undecided between. Each part "
              "holds when it holds for every pair tested, holds only in part when it "
              "holds for some and not others. The saturation part decides: the claim "
@@ -445,6 +453,8 @@ CLAIMS = {
              "frequent part holds too, holds only in part when it does not, and is "
              "undecided when it is"
              % (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
+                A.fmt_pct(PG.SAT_EXPIRY_SHORTFALL), A.fmt_ns(PG.DRAIN_NS),
+                A.fmt_ns(PG.SAT_LATENESS_GROWTH_NS), PG.SAT_MIN_WINDOW,
                 A.fmt_ratio(PG.FREQUENT_CPU_WORSE), A.fmt_ratio(PG.FREQUENT_CPU_SAME)),
         summary=14,
     ),
@@ -1842,7 +1852,10 @@ def purgatory_saturation(ctx):
                     % "; ".join(play.absent[n] for n in sorted(play.absent)), "no data")
     pairs, freq = PG.claim_cases(play)
     rule = {"sat_rate_shortfall": PG.SAT_RATE_SHORTFALL,
-            "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS}
+            "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS,
+            "sat_expiry_shortfall": PG.SAT_EXPIRY_SHORTFALL, "drain_ns": PG.DRAIN_NS,
+            "sat_lateness_growth_ns": PG.SAT_LATENESS_GROWTH_NS,
+            "sat_min_window": PG.SAT_MIN_WINDOW}
     for p in pairs:
         c.cases.append(V.Case(
             p["name"], "saturation rate interval (target requests/s): the delay queue's "
@@ -1851,14 +1864,18 @@ def purgatory_saturation(ctx):
                     "why": p["why"]}))
     for f in freq:
         c.cases.append(V.Case(
-            f["name"], "the delay queue's saturation interval in many against few; "
-            "failing that, CPU per request at the highest rate both ran unsaturated",
+            f["name"], "the delay queue's saturation interval in many against few, "
+            "beside the wheel's; failing that, its CPU per request many over few "
+            "divided by the wheel's, at the highest rate both ran unsaturated",
             f["decision"], effect=f["ratio"],
             thresholds=dict(rule, frequent_cpu_worse=PG.FREQUENT_CPU_WORSE,
                             frequent_cpu_same=PG.FREQUENT_CPU_SAME),
             values={"few": _iv_values(f["few"]), "many": _iv_values(f["many"]),
+                    "wheel_few": _iv_values(f["wheel_few"]),
+                    "wheel_many": _iv_values(f["wheel_many"]),
                     "basis": f["basis"], "rate": f["rate"], "cpu_ns_few": f["cpu_few"],
-                    "cpu_ns_many": f["cpu_many"], "why": f["why"]}))
+                    "cpu_ns_many": f["cpu_many"], "wheel_cpu_ns_few": f["wheel_cpu_few"],
+                    "wheel_cpu_ns_many": f["wheel_cpu_many"], "why": f["why"]}))
 
     def kind(cases, table):
         ks = [table.get(x["decision"], UNDECIDED) for x in cases

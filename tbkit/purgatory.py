@@ -59,6 +59,11 @@ SAT_LAG_GROWTH_NS = 2_000_000
 # least SAT_MIN_WINDOW (a quarter of the 200 ms timeout: far above a tick's
 # spread of 20 samples, far below a backlog's growth).
 SAT_EXPIRY_SHORTFALL = 0.05
+# The drain: how long after the last deadline a player waits for the
+# timeouts still due (the purgatory's own timeout; bench/player.h
+# PL_DRAIN_GRACE_NS, jvm/Purgatory.java DRAIN_NS); a fire after it is not
+# counted.
+DRAIN_NS = 200_000_000
 SAT_LATENESS_GROWTH_NS = 50_000_000
 SAT_MIN_WINDOW = 20
 
@@ -454,18 +459,19 @@ def load(res):
 
 # ---- the claim's comparisons ----------------------------------------------------
 
-def _top_common_unsaturated(play, name, subject):
-    """The highest target rate both shapes ran with no repetition
-    saturated, and the CPU per request there ((few, many) medians, and
-    each shape's repetitions), or None."""
-    pts = {s: {p["rate"]: p for p in play.points(name, subject, s)} for s in SHAPES}
-    common = [r for r in pts["few"] if r in pts["many"]
-              and not pts["few"][r]["saturated"] and not pts["many"][r]["saturated"]
-              and pts["few"][r]["cpu"] and pts["many"][r]["cpu"]]
+def _top_common_unsaturated(play, name, *subjects):
+    """(rate, (cpu few, cpu many) per subject...) at the highest target
+    rate every subject ran unsaturated in both shapes with a CPU time per
+    request (medians over each shape's repetitions), or None."""
+    by = [{s: {p["rate"]: p for p in play.points(name, subj, s)} for s in SHAPES}
+          for subj in subjects]
+    common = [r for r in by[0]["few"]
+              if all(r in b[s] and not b[s][r]["saturated"] and b[s][r]["cpu"]
+                     and b[s][r]["cpu"][0] > 0 for b in by for s in SHAPES)]
     if not common:
         return None
     r = max(common)
-    return r, pts["few"][r]["cpu"][0], pts["many"][r]["cpu"][0]
+    return (r,) + tuple((b["few"][r]["cpu"][0], b["many"][r]["cpu"][0]) for b in by)
 
 
 def pair_case(play, side, name, dq, wheel, shape):
@@ -499,37 +505,50 @@ def pair_case(play, side, name, dq, wheel, shape):
     return dict(case, decision=d, why=why)
 
 
-def frequent_case(play, side, name, dq):
+def frequent_case(play, side, name, dq, wheel):
     """The claim's second part for one delay queue: worse when timeouts
-    are frequent.  {name, decision (WORSE, NOT_WORSE, UNDECIDED,
-    NOT_TESTED), basis ("saturation" or "cpu"), why, few, many:
-    Interval, rate, cpu_few, cpu_many, ratio}."""
+    are frequent, against the wheel of its pair, since `many` fires six
+    times the timeouts of `few` and every fire costs every timer.  {name,
+    decision (WORSE, NOT_WORSE, UNDECIDED, NOT_TESTED), basis
+    ("saturation" or "cpu"), why, few, many: Interval, wheel_few,
+    wheel_many: the wheel's, rate, cpu_few, cpu_many (the delay queue's),
+    wheel_cpu_few, wheel_cpu_many, ratio: the delay queue's many/few over
+    the wheel's at that rate}."""
     case = {"name": "%s %s, many against few" % (side, dq), "side": side, "file": name,
-            "few": None, "many": None, "rate": None, "cpu_few": None, "cpu_many": None,
-            "ratio": None, "basis": "saturation", "why": ""}
+            "few": None, "many": None, "wheel_few": None, "wheel_many": None,
+            "rate": None, "cpu_few": None, "cpu_many": None, "wheel_cpu_few": None,
+            "wheel_cpu_many": None, "ratio": None, "basis": "saturation", "why": ""}
     if name not in play.files:
         return dict(case, decision=NOT_TESTED, why=play.absent.get(name, "not run"))
     few, many = play.interval(name, dq, "few"), play.interval(name, dq, "many")
-    case.update(few=few, many=many)
+    wf, wm = play.interval(name, wheel, "few"), play.interval(name, wheel, "many")
+    case.update(few=few, many=many, wheel_few=wf, wheel_many=wm)
     if few is None or many is None:
         return dict(case, decision=NOT_TESTED,
                     why="%s has no row of shape %s in %s" % (
                         dq, "few" if few is None else "many", name))
     d = compare(many, few)
-    if d == BELOW:
+    wheel_worse = wf is not None and wm is not None and compare(wm, wf) == BELOW
+    if d == BELOW and not wheel_worse:
         return dict(case, decision=WORSE, why="saturated in many at a rate it ran "
-                    "unsaturated in few")
+                    "unsaturated in few, while %s did not" % wheel)
+    if d == BELOW:
+        return dict(case, decision=UNDECIDED, why="saturated in many at a rate it ran "
+                    "unsaturated in few, and so did %s: the shape's cost, not the "
+                    "delay queue's" % wheel)
     if d == ABOVE:
         return dict(case, decision=NOT_WORSE, why="saturated in few at a rate it ran "
                     "unsaturated in many")
-    top = _top_common_unsaturated(play, name, dq)
+    top = _top_common_unsaturated(play, name, dq, wheel)
     case["basis"] = "cpu"
     if top is None:
         return dict(case, decision=UNDECIDED, why="the saturation intervals do not settle "
-                    "it (%s) and no rate ran unsaturated in both shapes" % d)
-    rate, cf, cm = top
-    ratio = cm / cf if cf else None
-    case.update(rate=rate, cpu_few=cf, cpu_many=cm, ratio=ratio)
+                    "it (%s) and no rate ran unsaturated in both shapes on both %s and "
+                    "%s" % (d, dq, wheel))
+    rate, (cf, cm), (wcf, wcm) = top
+    ratio = (cm / cf) / (wcm / wcf) if cf else None
+    case.update(rate=rate, cpu_few=cf, cpu_many=cm, wheel_cpu_few=wcf, wheel_cpu_many=wcm,
+                ratio=ratio)
     if ratio is None:
         return dict(case, decision=UNDECIDED, why="no CPU time per request in few")
     if ratio >= FREQUENT_CPU_WORSE:
@@ -539,7 +558,8 @@ def frequent_case(play, side, name, dq):
     else:
         dec = UNDECIDED
     return dict(case, decision=dec, why="saturation intervals: %s; CPU per request at "
-                "%g/s, many over few: %.2fx" % (d, rate, ratio))
+                "%g/s, many over few: %.2fx against %s's %.2fx (%.2fx)" % (
+                    d, rate, cm / cf, wheel, wcm / wcf, ratio))
 
 
 def claim_cases(play):
@@ -547,7 +567,7 @@ def claim_cases(play):
     frequent cases per PAIRS' delay queue)."""
     pairs = [pair_case(play, side, name, dq, wh, shape)
              for side, name, dq, wh in PAIRS for shape in SHAPES]
-    freq = [frequent_case(play, side, name, dq) for side, name, dq, _ in PAIRS]
+    freq = [frequent_case(play, side, name, dq, wh) for side, name, dq, wh in PAIRS]
     return pairs, freq
 
 

@@ -57,7 +57,7 @@ SHAPES = ("few", "many")
 FORMAT = 1
 
 # The grid per profile (issue 41's shared design).  standard: 10,000 x 2^k
-# up to 2,560,000, 0.4 s plays, one repetition, a sweep stops at its first
+# up to 2,560,000, 0.5 s plays (the shared design said 0.4 s), one repetition, a sweep stops at its first
 # saturated rate; quick (and smoke, the tests'): 10k, 40k, 160k, 0.2 s;
 # full: 10,000 x 2^(k/2) up to 5,120,000, 2 s plays, three repetitions,
 # stopping after two saturated rates in a row.  `confirm`: a rate whose

@@ -158,12 +158,16 @@ def purgatory_section(ctx, doc, claims=None):
           "request; completion after a log-normal time, shape " % PG.TIMEOUT_MS,
           Code("few"), " (p50 %g ms, p75 %g ms: most requests complete) and " % few,
           Code("many"), " (p50 %g ms, p75 %g ms: about half time out). A play is "
-          "saturated when the achieved rate falls more than %s below the offered one or "
-          "the player's lag grows by more than %s through the play; target rates step "
+          "saturated when the player fell behind (the achieved rate more than %s below the "
+          "offered one, or its lag grown by more than %s through the play) or the "
+          "subject's expiry did (more than %s of the due timeouts unfired %s after the "
+          "last deadline, or their lateness grown by more than %s); target rates step "
           "up on a log grid until a subject saturates. The floor subject does nothing "
           "with the operations: where it saturates is the player's own limit, and a "
           "subject saturating there is limited by the player, not ranked."
-          % (many + (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS))))
+          % (many + (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
+                     A.fmt_pct(PG.SAT_EXPIRY_SHORTFALL), A.fmt_ns(PG.DRAIN_NS),
+                     A.fmt_ns(PG.SAT_LATENESS_GROWTH_NS))))
     items = []
     for n in (PG.FILE_C, PG.FILE_JVM):
         if n in play.files:
@@ -229,7 +233,9 @@ def _prediction(doc, play, res):
           "most requests the delay queue held pending at its highest unsaturated rate, "
           "a request costing one insert and, for the share the play cancelled, one "
           "cancel (expiry left out: the micro's expire workload is not this one's). "
-          "The measured CPU per request above holds the player's own work too.")
+          "The measured subject CPU per request above holds the expiry, the subject's "
+          "threads' wake-ups and the time of each call as the player read it (the floor's "
+          "figure is that reading's own cost).")
     rows = []
     for x in pred:
         best = min(l["per_request_ns"] for l in x["lines"])

@@ -336,7 +336,11 @@ class Claim(Temp):
         self.assertEqual(case.values["delay_queue"]["hi"], 80000)
         self.assertIsNone(case.values["wheel"]["hi"])
         self.assertEqual(case.thresholds, {"sat_rate_shortfall": PG.SAT_RATE_SHORTFALL,
-                                           "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS})
+                                           "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS,
+                                           "sat_expiry_shortfall": PG.SAT_EXPIRY_SHORTFALL,
+                                           "drain_ns": PG.DRAIN_NS,
+                                           "sat_lateness_growth_ns": PG.SAT_LATENESS_GROWTH_NS,
+                                           "sat_min_window": PG.SAT_MIN_WINDOW})
         # as verdicts.json carries it
         j = V.verdict_json(v)
         self.assertEqual(j["kind"], V.HOLDS)
@@ -353,7 +357,8 @@ class Claim(Temp):
         self.assertEqual(d["C heapqueue, many against few"], PG.NOT_WORSE)
         freq = v.case("C heapqueue, many against few")
         self.assertEqual(freq.values["basis"], "cpu")
-        self.assertEqual(freq.values["rate"], RATES[-1])
+        # the highest rate both ran unsaturated in both shapes: below the wheel's 160k
+        self.assertEqual(freq.values["rate"], max(r for r in RATES if r < 160000))
         self.assertAlmostEqual(freq.effect, 1.0)
         # the JVM file is absent: its cases are there, not tested
         self.assertEqual(d["JVM DelayQueue against Netty, few"], PG.NOT_TESTED)
@@ -442,6 +447,21 @@ class Claim(Temp):
         self.assertEqual(v.case("C heapqueue against hierwheel, few").decision, PG.BELOW)
         self.assertEqual(v.case("C heapqueue, many against few").decision, PG.NOT_WORSE)
         self.assertEqual(v.kind, V.PARTLY, v.text)
+
+    def test_frequent_is_against_the_wheel(self):
+        # both dearer by the same factor in many (every fire costs every
+        # timer): the delay queue is not worse; dearer alone, it is
+        base = c_rows(dq=(None, None), wheel=(None, None))
+        both = [dict(r, subject_cpu_ns_per_request=3000.0) if r["shape"] == "many"
+                and r["subject"] in ("heapqueue", "hierwheel") else r for r in base]
+        case = verdict(self.res(both)).case("C heapqueue, many against few")
+        self.assertEqual(case.decision, PG.NOT_WORSE)
+        self.assertAlmostEqual(case.effect, 1.0)
+        alone = [dict(r, subject_cpu_ns_per_request=3000.0) if r["shape"] == "many"
+                 and r["subject"] == "heapqueue" else r for r in base]
+        case = verdict(self.res(alone)).case("C heapqueue, many against few")
+        self.assertEqual(case.decision, PG.WORSE)
+        self.assertAlmostEqual(case.effect, 1.5)
 
     def test_partly_when_the_pairs_disagree(self):
         v = verdict(self.res(c_rows(), jvm_rows(dq=(None, None), wheel=(80000, 80000))))
