@@ -362,9 +362,9 @@ def purgatory_into(profile, build_dir, outdir, backends=None, jobs=None,
     try:
         subjects = choose_subjects(list_subjects(binary), backends)
         sides = grid.get("sides")
-        left = [{"subject": n, "why": "a %s subject: the %s profile plays only "
-                 "the %s (the others are in quick and full)" % (
-                     s, profile, " and ".join(sides))}
+        left = [{"subject": n, "why": "the %s profile plays the %s subjects only; "
+                 "the others are in quick and full (DECISIONS.md D45)" % (
+                     profile, " and ".join(sides))}
                 for n, s in subjects if sides and s not in sides]
         subjects = [(n, s) for n, s in subjects if not sides or s in sides]
         rows, skipped = run(binary, outdir, profile, grid, subjects, left=left,

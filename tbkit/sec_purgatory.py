@@ -54,7 +54,8 @@ def _pin_text(f):
     if p["player_cpu"] is None and p["subject_cpu"] is None:
         # the note says how it ran instead
         return p["note"] or "not pinned"
-    return cpus + (" (%s)" % p["note"] if p["note"] else "")
+    # the players' notes name the CPUs themselves
+    return p["note"] or cpus
 
 
 def _subjects(play):
@@ -175,8 +176,13 @@ def purgatory_section(ctx, doc, claims=None):
             items.append((Code(n), ", written by %s, profile %s: %s; %s." % (
                 PG.PLAYER[n], f["profile"], _grid_text(f), _pin_text(f))))
             if f["skipped"]:
+                # one clause per reason, its subjects together (a profile
+                # leaves every library out for one reason)
+                why = {}
+                for s in f["skipped"]:
+                    why.setdefault(s["why"], []).append(s["subject"])
                 items.append(("Not played from ", Code(n), ": ", "; ".join(
-                    "%s (%s)" % (s["subject"], s["why"]) for s in f["skipped"]), "."))
+                    "%s (%s)" % (", ".join(subj), w) for w, subj in why.items()), "."))
         else:
             items.append((Code(n), ", from %s: not measured, %s." % (PG.PLAYER[n], play.absent[n])))
             ctx.missing.append((SECTION, play.absent[n]))
