@@ -473,7 +473,42 @@ public final class Purgatory {
         }
     }
 
-    static final String[] SUBJECTS = {"DelayQueue", "STPE", "STPE-roc", "Netty"};
+    /** The player alone: schedule and cancel return at once, nothing ever
+     *  fires.  Where it saturates is this player's own limit (the C
+     *  player's `floor` subject), so a JVM subject saturating there is not
+     *  ranked above anything (tbkit/purgatory.py). */
+    static final class FloorSubject implements Subject {
+        public String name() {
+            return "floor";
+        }
+
+        public String structure() {
+            return "nothing: schedule and cancel return at once (the player's own limit)";
+        }
+
+        public void open(Play p, int maxIds) {
+        }
+
+        public void schedule(int id) {
+        }
+
+        public boolean cancel(int id) {
+            return true;
+        }
+
+        public long held() {
+            return -1;
+        }
+
+        public void close() {
+        }
+    }
+
+    static boolean isFloor(Subject s) {
+        return s instanceof FloorSubject;
+    }
+
+    static final String[] SUBJECTS = {"DelayQueue", "STPE", "STPE-roc", "Netty", "floor"};
 
     static Subject make(String name) {
         switch (name) {
@@ -481,6 +516,7 @@ public final class Purgatory {
             case "STPE": return new StpeSubject(false);
             case "STPE-roc": return new StpeSubject(true);
             case "Netty": return new NettySubject();
+            case "floor": return new FloorSubject();
             default: throw new IllegalArgumentException(name);
         }
     }
@@ -498,7 +534,7 @@ public final class Purgatory {
 
     /** The row of one play (the schema's keys, in its order). */
     static final class Row {
-        String subject, structure, shape, why;
+        String subject, side, structure, shape, why;
         int repetition, requests;
         double targetRate, offeredRate, achievedRate, seconds, cpuNs, playerCpuNs, subjectCpuNs,
             firedShare;
@@ -575,7 +611,7 @@ public final class Purgatory {
         long lastDeadline = 0;
         for (int id = 0; id < n; id++)
             lastDeadline = Math.max(lastDeadline, play.deadline[id]);
-        while (cancelled - play.firedAfterCancel.get() + play.fired.get() < n
+        while (!isFloor(s) && cancelled - play.firedAfterCancel.get() + play.fired.get() < n
                && System.nanoTime() < lastDeadline + DRAIN_NS) {
             LockSupport.parkNanos(SAMPLE_NS);
             long held = s.held();
@@ -619,7 +655,8 @@ public final class Purgatory {
         r.fired = play.fired.get();
         r.cancelled = cancelled;
         r.firedShare = (double) r.fired / n;
-        r.timeoutsDue = n - p.cancels;
+        r.timeoutsDue = isFloor(s) ? 0 : n - p.cancels;   // the floor runs nothing
+        r.side = isFloor(s) ? "floor" : "jvm";
         r.lateGrowth = latenessGrowth(play, n);
         long[] late = new long[n];
         int nl = 0;
@@ -635,7 +672,7 @@ public final class Purgatory {
         r.peakPending = peakHeld >= 0 ? Long.valueOf(peakHeld) : null;
         r.peakZombies = peakZombies >= 0 ? Long.valueOf(peakZombies) : null;
         saturation(r);
-        if (r.fired + cancelled != n)
+        if (!isFloor(s) && r.fired + cancelled != n)
             System.err.printf(Locale.ROOT, "purgatory: %s %s %s/s: %d of %d requests neither fired "
                 + "nor cancelled %.1f s after the last deadline%n", r.subject, r.shape, fmt(p.rate),
                 n - r.fired - cancelled, n, DRAIN_NS / 1e9);
@@ -920,7 +957,7 @@ public final class Purgatory {
             Row r = rows.get(i);
             b.append(i > 0 ? ",\n  " : "\n  ").append('{');
             b.append("\"subject\": ").append(str(r.subject));
-            b.append(", \"side\": \"jvm\"");
+            b.append(", \"side\": ").append(str(r.side));
             b.append(", \"structure\": ").append(str(r.structure));
             b.append(", \"shape\": ").append(str(r.shape));
             b.append(", \"repetition\": ").append(r.repetition);

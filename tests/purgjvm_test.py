@@ -199,6 +199,27 @@ class TooFast(unittest.TestCase):
         self.assertIn("STPE many: saturated at 8000000/s, its sweep stops", p.stderr)
 
 
+class Floor(unittest.TestCase):
+    def test_the_player_alone(self):
+        # the JVM's floor: nothing fires and nothing is due, so only the
+        # player's own pace can saturate it; the profiles that run the
+        # claim's pair run it too
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "p.json")
+            p = java("--shapes", "few,many", "--rates", "2000", "--seconds", "0.1",
+                     "--subjects", "floor", "--out", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = load(out)["rows"]
+        self.assertEqual(len(rows), 2, p.stderr)
+        for r in rows:
+            self.assertEqual((r["subject"], r["side"]), ("floor", "floor"))
+            self.assertEqual((r["fired"], r["timeouts_due"]), (0, 0), r)
+            self.assertFalse(r["saturated"], r)
+            self.assertEqual((r["saturated"], r["why"]), PG.rule_of(r), r)
+        for profile in ("quick", "standard", "full"):
+            self.assertIn("floor", PJ.PROFILE_SUBJECTS[profile])
+
+
 class Missing(unittest.TestCase):
     def test_netty_absent_is_skipped(self):
         with tempfile.TemporaryDirectory() as d:
