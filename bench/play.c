@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 {
     const char *subject = NULL, *model = NULL, *shape = NULL;
     const char *trace = NULL, *json = NULL, *dump = NULL, *lags = NULL;
-    double rate = NAN, seconds = NAN, scale = NAN;
+    double rate = nan(""), seconds = nan(""), scale = nan("");
     unsigned long long seed = 1;
     long repetition = 0;
     bool pin = true, list = false, pinning = false;

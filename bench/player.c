@@ -758,6 +758,9 @@ static int pin_to(int cpu, char *err, size_t errlen)
 
 /* Appends one reason to r->why ("; " between them), as far as it fits. */
 static void why_add(struct pl_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void why_add(struct pl_result *r, const char *fmt, ...)
 {
     size_t len = strlen(r->why);
     if (len && len + 2 < sizeof r->why) {
