@@ -110,16 +110,8 @@ class Stopped(Exception):
 
 def build_play(build_dir, jobs=None, stop=None):
     """Configures build_dir once (release) and builds timerbench-play,
-    holding the build directory's lock (runstate.build_lock)."""
-    with RS.build_lock(build_dir, stop):
-        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
-            subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                                   "--buildtype=release"], stdout=sys.stderr)
-        cmd = ["ninja", "-C", build_dir, BINARY]
-        if jobs:
-            cmd[1:1] = ["-j", str(jobs)]
-        subprocess.check_call(cmd, stdout=sys.stderr)
-    return os.path.join(build_dir, BINARY)
+    holding the build directory's lock (runstate.build_target)."""
+    return RS.build_target(build_dir, ROOT, BINARY, jobs, stop)
 
 
 def list_subjects(binary):

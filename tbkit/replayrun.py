@@ -79,16 +79,8 @@ PROFILE_REPLAY = {"quick": None,
 
 def build_replay(build_dir, jobs=None, stop=None):
     """Configures build_dir once (release) and builds timerbench-replay,
-    holding the build directory's lock (runstate.build_lock)."""
-    with RS.build_lock(build_dir, stop):
-        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
-            subprocess.check_call(["meson", "setup", build_dir, ROOT,
-                                   "--buildtype=release"], stdout=sys.stderr)
-        cmd = ["ninja", "-C", build_dir, BINARY]
-        if jobs:
-            cmd[1:1] = ["-j", str(jobs)]
-        subprocess.check_call(cmd, stdout=sys.stderr)
-    return os.path.join(build_dir, BINARY)
+    holding the build directory's lock (runstate.build_target)."""
+    return RS.build_target(build_dir, ROOT, BINARY, jobs, stop)
 
 
 # What a path that is not a regular file is, for the refusal (as the

@@ -156,6 +156,22 @@ def build_lock(build_dir, stop=None, poll=0.1):
         f.close()
 
 
+def build_target(build_dir, root, target, jobs=None, stop=None):
+    """Configures build_dir once (release, from the checkout `root`) and
+    builds one ninja target in it (e.g. bench/timerbench-play), holding
+    the build directory's lock (build_lock); returns the target's path.
+    subprocess.CalledProcessError when meson or ninja fails."""
+    with build_lock(build_dir, stop):
+        if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+            subprocess.check_call(["meson", "setup", build_dir, root,
+                                   "--buildtype=release"], stdout=sys.stderr)
+        cmd = ["ninja", "-C", build_dir, target]
+        if jobs:
+            cmd[1:1] = ["-j", str(jobs)]
+        subprocess.check_call(cmd, stdout=sys.stderr)
+    return os.path.join(build_dir, target)
+
+
 def check_backends(backends, root, variants=False):
     """Every name of a --backends list is in meson.build's registry (no
     build needed); with `variants`, NAME+roc (NAME's remove-on-cancel
