@@ -976,22 +976,17 @@ def jvm_into(profile, build_dir, outdir, jobs=None, build=True, seed=None):
            + (["--seed", str(seed)] if seed is not None else []))
     RS.say("timerbench: jvm: the originals at size %s (about %s)" % (
         size, "about a minute" if size == "standard" else "several minutes"))
-    last, shown = "", 0.0
+    shown = [0.0]
+
+    def show(line):
+        # a repetition's line at most every JVM_PROGRESS_SECONDS, the rest always
+        now = time.monotonic()
+        if " rep " not in line or now - shown[0] >= JVM_PROGRESS_SECONDS:
+            shown[0] = now
+            return True
+        return False
     try:
-        with open(os.path.join(outdir, "jvm.log"), "a", encoding="utf-8",
-                  errors="replace") as lf:
-            lf.write("$ %s\n" % " ".join(cmd))
-            with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  universal_newlines=True, errors="replace") as p:
-                for line in p.stderr:
-                    lf.write(line)
-                    lf.flush()
-                    last = line.strip() or last
-                    now = time.monotonic()
-                    if " rep " not in line or now - shown >= JVM_PROGRESS_SECONDS:
-                        shown = now
-                        sys.stderr.write("timerbench: " + line)
-                st = p.wait()
+        st, last = RS.run_logged(cmd, os.path.join(outdir, "jvm.log"), show)
     except OSError as e:
         return done("failed", "%s: %s" % (e.filename or "java", e.strerror or e))
     if st != 0 or not os.path.isfile(tmp):

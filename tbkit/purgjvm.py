@@ -24,7 +24,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 from tbkit import runstate as RS
@@ -157,19 +156,8 @@ def jvm_purgatory(build_dir_or_jar, outdir, rates, seconds, repetitions, stop,
                   subjects, confirm)
     RS.say("timerbench: purgatory-jvm: %s at %d rates, %g s plays"
            % (", ".join(subjects), len(rates), seconds))
-    last = ""
     try:
-        with open(os.path.join(outdir, "purgatory-jvm.log"), "a", encoding="utf-8",
-                  errors="replace") as lf:
-            lf.write("$ %s\n" % " ".join(cmd))
-            with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  universal_newlines=True, errors="replace") as p:
-                for line in p.stderr:
-                    lf.write(line)
-                    lf.flush()
-                    last = line.strip() or last
-                    sys.stderr.write("timerbench: " + line)
-                st = p.wait()
+        st, last = RS.run_logged(cmd, os.path.join(outdir, "purgatory-jvm.log"))
     except OSError as e:
         return done("failed", "%s: %s" % (e.filename or "java", e.strerror or e))
     if st != 0 or not os.path.isfile(tmp):

@@ -172,6 +172,25 @@ def build_target(build_dir, root, target, jobs=None, stop=None):
     return os.path.join(build_dir, target)
 
 
+def run_logged(cmd, log_path, show=None):
+    """Runs cmd (stdout discarded) with its stderr appended to log_path,
+    after a "$ cmd" line, and echoed to ours prefixed "timerbench: " where
+    show(line) is true (None: every line); returns (exit status, its last
+    non-empty stderr line).  OSError when the log or cmd cannot be opened."""
+    last = ""
+    with open(log_path, "a", encoding="utf-8", errors="replace") as lf:
+        lf.write("$ %s\n" % " ".join(cmd))
+        with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              universal_newlines=True, errors="replace") as p:
+            for line in p.stderr:
+                lf.write(line)
+                lf.flush()
+                last = line.strip() or last
+                if show is None or show(line):
+                    sys.stderr.write("timerbench: " + line)
+            return p.wait(), last
+
+
 def check_backends(backends, root, variants=False):
     """Every name of a --backends list is in meson.build's registry (no
     build needed); with `variants`, NAME+roc (NAME's remove-on-cancel
