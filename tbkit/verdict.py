@@ -51,8 +51,11 @@ class Case:
 class Verdict:
     """A claim decided: id, the claim (title), where it is made (source),
     the experiment that tests it, its rule (thresholds substituted), the
-    verdict's kind (one of KINDS), the verdict as said (text), the
-    measured figures (spans for the report), and the cases."""
+    verdict's kind (one of KINDS), the cases, and facts: the other plain
+    values (numbers, names, reason codes; JSON's types only) the decision
+    read or reached.  The claim decides kind, cases and facts and says
+    nothing; tbkit.claimtext says the verdict (text) and the measured
+    figures (spans for the report) from them."""
 
     id: str
     title: str
@@ -63,6 +66,7 @@ class Verdict:
     text: str = UNTESTED
     measured: tuple = ("",)
     cases: list = dataclasses.field(default_factory=list)
+    facts: dict = dataclasses.field(default_factory=dict)
 
     def case(self, name):
         """The case called `name` (KeyError names the ones there are)."""
@@ -104,7 +108,7 @@ def verdict_json(v):
     return {"id": v.id, "claim": v.title, "source": v.source,
             "experiment": v.experiment, "rule": v.rule, "kind": v.kind,
             "verdict": v.text, "measured": plain(v.measured),
-            "cases": [case_json(c) for c in v.cases]}
+            "cases": [case_json(c) for c in v.cases], "facts": _num(v.facts)}
 
 
 def recommendation_json(row):

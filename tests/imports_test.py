@@ -59,7 +59,7 @@ MODULES = {
     "countsdata": "analysis", "jvm": "analysis", "libs": "analysis",
     "purgatory": "analysis",
     "runstate": "runstate",
-    "claims": "claims",
+    "claims": "claims", "claimtable": "claims", "claimtext": "claims",
     "bench": "runners", "replayrun": "runners", "countscmd": "runners",
     "purgjvm": "runners", "purgrun": "runners",
     "figures": "figures", "page": "figures",
