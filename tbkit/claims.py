@@ -75,6 +75,22 @@ def _decided(c, kind, **facts):
     return c
 
 
+def _case_of(c, d):
+    """The index in c.cases of the case decision d recorded (by _decide)."""
+    for i in range(len(c.cases) - 1, -1, -1):
+        case = c.cases[i]
+        if case.p == d.p and case.effect == d.ratio and tuple(case.n) == (d.na, d.nb):
+            return i
+    raise ValueError("claim %s recorded no case for this decision" % c.id)
+
+
+def _undecided_at(c, d, **facts):
+    """Decides verdict `c` undecided by the comparison d (one _decide
+    recorded): the fact `decisive` is its case's index, for the renderer's
+    tbkit.claimtext.undecided_text.  Returns c."""
+    return _decided(c, UNDECIDED, decisive=_case_of(c, d), **facts)
+
+
 def _set(c, kind, verdict, measured):
     c.kind = kind
     c.text = verdict
