@@ -102,7 +102,8 @@ from tbkit import purgjvm as PURGJVM
 from tbkit import purgrun as PURG
 from tbkit import replayrun as REPLAY
 from tbkit import runstate as RS
-from tbkit.machine import (COUNTS_CACHES, ROOT, git, machine_facts, parse_callgrind,
+from tbkit.machine import (COUNTS_CACHES, ROOT, callgrind_by_file, git, machine_facts,
+                           parse_callgrind,
                            pin_cpu, valgrind_version)
 
 HARNESSES = ("shim", "micro", "runtime", "libs")
@@ -1323,6 +1324,7 @@ def counts_one(binary, backend, op, n, extra, tmpdir, seed=None):
     try:
         res = json.loads(p.stdout.strip().splitlines()[-1])
         ev, desc = parse_callgrind(out)
+        by_file = callgrind_by_file(out)
     except (ValueError, IndexError, OSError) as e:
         return {"name": what, "error": "unreadable output: %s" % e}
     finally:
@@ -1339,6 +1341,15 @@ def counts_one(binary, backend, op, n, extra, tmpdir, seed=None):
     res["d1_misses_per_op"] = per("D1mr", "D1mw")
     res["ll_misses_per_op"] = per("ILmr", "DLmr", "DLmw")
     res["cache_model"] = desc
+    # instructions per operation by source file, relative to the checkout
+    # (only with the binary's debug information: `./timerbench counts`
+    # builds build/counts with -g; tbkit.countsdata.split groups them)
+    files = {}
+    for f, v in by_file.items():
+        rel = os.path.relpath(os.path.normpath(f), ROOT) if f.startswith("/") else f
+        files[rel] = files.get(rel, 0) + v / float(ops)
+    if any(f != "???" for f in files):
+        res["by_file"] = files
     return res
 
 

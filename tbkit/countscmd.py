@@ -82,4 +82,39 @@ def main(argv):
     print("per operation; simulated caches: %s" % "; ".join(
         "%s %d KiB %d-way" % (k, v[0] // 1024, v[1])
         for k, v in sorted(M.COUNTS_CACHES.items())))
-    return 1 if any(r.get("error") for r in results) else 0
+    parts = tb_counts.format_split(results, ([floor] if floor else []) + known)
+    if parts:
+        print("\nwhere the instructions go, per operation, by the source file callgrind "
+              "charged them to:\n%s" % parts)
+        print("driver: bench/ (the loop around the call); interface: core/ and include/ "
+              "(checks, pool, handle, record; inlined code counted where it comes "
+              "from); structure: the backend's own folder")
+    return max(_targets(results, ([floor] if floor else []) + known),
+               1 if any(r.get("error") for r in results) else 0)
+
+
+def _targets(results, order):
+    """Prints issue 39's targets for the rows counted at N = 10^3 (with
+    the references of bench/cgops/references.tsv); returns 1 when that
+    file cannot be read, else 0 (a target missed is a finding, not an
+    error)."""
+    if not any(r.get("n") == tb_counts.TARGET_N for r in results):
+        return 0
+    path = os.path.join(M.ROOT, "bench", "cgops", "references.tsv")
+    try:
+        refs = tb_counts.read_references(path)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("counts: the targets' references: %s\n" % e)
+        return 1
+    rows = tb_counts.target_rows(results, refs, order)
+    if not rows:
+        return 0
+    print("\nissue 39's targets at 10^3 (the references counted on ../shared/peers's "
+          "driver, bench/cgops/references.tsv, whose loop is a little dearer than this "
+          "one's: the floor there %s):\n%s" % (
+              ", ".join("%s %.1f" % (op, refs[(tb_counts.FLOOR, op)])
+                        for op in ("insert", "cancel") if (tb_counts.FLOOR, op) in refs),
+              tb_counts.format_targets(rows)))
+    print("what each structure's own instructions are for, and what of them its "
+          "original's design asks: bench/COUNTS.md, \"Issue 39's targets\"")
+    return 0

@@ -121,6 +121,56 @@ def parse_callgrind(path):
     return dict(zip(events, totals)), desc
 
 
+def callgrind_by_file(path, event="Ir"):
+    """{source file: self cost of `event`} of one callgrind output, each
+    instruction charged to the file its code came from: an inlined
+    function's to its own file (callgrind's fi=/fe= records, which need
+    the binary's debug information; without it every file is "???").
+    The cost lines after a calls= line are the callee's inclusive cost
+    and are skipped, so the files' costs add up to the totals."""
+    # compressed names: "(id) name" once, then "(id)"; files, functions
+    # and objects are numbered apart
+    names = {"file": {}, "fn": {}, "ob": {}}
+    space = {"fl": "file", "fi": "file", "fe": "file", "cfi": "file", "cfl": "file",
+             "fn": "fn", "cfn": "fn", "ob": "ob", "cob": "ob"}
+    cur, events, skip = "???", None, False
+    out = {}
+
+    def name_of(key, v):
+        v, table = v.strip(), names[space[key]]
+        if v.startswith("("):
+            k, _, rest = v.partition(")")
+            if rest.strip():
+                table[k] = rest.strip()
+            return table.get(k, "???")
+        return v
+    with open(path) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                continue
+            if not line or not (line[0].isdigit() or line[0] in "+-*"):
+                key, eq, val = line.partition("=")
+                if eq and key in ("fl", "fi", "fe"):
+                    cur = name_of(key, val)
+                elif eq and key in space:
+                    name_of(key, val)
+                elif eq and key == "calls":
+                    skip = True
+                continue
+            if skip:
+                skip = False
+                continue
+            if events is None:
+                continue
+            parts = line.split()
+            col = 1 + events.index(event) if event in events else None
+            if col is None or col >= len(parts):
+                continue
+            out[cur] = out.get(cur, 0) + int(parts[col])
+    return out
+
+
 def valgrind_version():
     try:
         return subprocess.check_output(["valgrind", "--version"],

@@ -178,6 +178,146 @@ class Counts(unittest.TestCase):
         self.assertLess(floor["instructions_per_op"],
                         self.first["instructions_per_op"])
 
+    def test_parts_add_up_and_floor_has_no_structure(self):
+        # the test builds carry debug information (Meson's debugoptimized),
+        # so callgrind charges each instruction to its source file
+        for r in (self.first, run.counts_one(BINARY, "floor", "cancel", N, [], self.tmp)):
+            parts = tb_counts.split(r)
+            self.assertIsNotNone(parts, r.get("by_file"))
+            self.assertAlmostEqual(sum(parts.values()), r["instructions_per_op"], places=6)
+            self.assertGreater(parts["driver"], 0)
+            self.assertGreater(parts["interface"], 0)
+        self.assertGreater(tb_counts.split(self.first)["structure"], 0)
+        self.assertEqual(tb_counts.split(r)["structure"], 0)
+
+
+# A callgrind output as Valgrind 3.19 writes it with --compress-strings:
+# a name is given once with its id, then by the id alone; fi=/fe= switch to
+# and from an inlined function's file; the line after calls= is the
+# callee's inclusive cost and is no self cost of the caller.
+CALLGRIND = """\
+version: 1
+creator: callgrind-3.19.0
+events: Ir Dr
+fl=(1) /src/bench/counts.c
+fn=(1) main
+10 5 1
+cfi=(2) /src/core/sched.c
+cfn=(2) tb_schedule
+calls=4 20
+11 100 30
+fl=(2)
+fn=(2)
+20 7 2
+cfi=(3) /src/kernelwheel/kernelwheel.c
+cfn=(3) kw_schedule
+calls=4 30
+* 93 28
+fl=(3)
+fn=(3)
+30 40 10
+fi=(4) /src/core/tb_core.h
++2 25 8
+fe=(3)
++1 28 10
+summary: 105 31
+totals: 105 31
+"""
+
+
+class ByFile(unittest.TestCase):
+    def test_self_costs_by_file_inlined_code_to_its_own_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".out", delete=False) as f:
+            f.write(CALLGRIND)
+        try:
+            got = machine.callgrind_by_file(f.name)
+            self.assertEqual(got, {"/src/bench/counts.c": 5, "/src/core/sched.c": 7,
+                                   "/src/kernelwheel/kernelwheel.c": 68,
+                                   "/src/core/tb_core.h": 25})
+            self.assertEqual(sum(got.values()), 105)     # the totals line
+            self.assertEqual(machine.callgrind_by_file(f.name, "Dr")["/src/core/tb_core.h"], 8)
+        finally:
+            os.unlink(f.name)
+
+    def test_parts(self):
+        self.assertEqual(tb_counts.part_of("bench/counts.c", "hrtree"), "driver")
+        self.assertEqual(tb_counts.part_of("core/tb_core.h", "hrtree"), "interface")
+        self.assertEqual(tb_counts.part_of("include/timerbench/scheduler.h", "x"), "interface")
+        self.assertEqual(tb_counts.part_of("hrtree/hrtree.c", "hrtree"), "structure")
+        self.assertEqual(tb_counts.part_of("quadheap/quadheap.c", "hrtree"), "other")
+        self.assertEqual(tb_counts.part_of("???", "hrtree"), "other")
+        self.assertIsNone(tb_counts.split({"backend": "hrtree"}))
+
+
+def result(backend, op, count, variant="", parts=None):
+    r = {"backend": backend, "op": op, "n": 1000, "instructions_per_op": count,
+         "config": "series=h2h" + ("," + variant if variant else "")}
+    if parts:
+        r["by_file"] = {"bench/counts.c": parts[0], "core/sched.c": parts[1],
+                        "%s/%s.c" % (backend, backend): parts[2]}
+    return r
+
+
+class Targets(unittest.TestCase):
+    REFS = {("wahern", "insert"): 63.0, ("wahern", "cancel"): 28.3,
+            ("ratas", "insert"): 53.4, ("ratas", "cancel"): 19.0}
+
+    def test_within_and_over_with_the_reason_in_instructions(self):
+        rows = tb_counts.target_rows([
+            result("timerwheel", "cancel", 37.2, parts=(10.2, 16.2, 10.8)),
+            result("kernelwheel", "insert", 108.4, parts=(11.4, 31.0, 66.0)),
+            result("floor", "insert", 44.4),
+            result("kernelwheel", "insert", 50.0, parts=(1, 1, 48))
+            | {"n": 10 ** 5},                       # not the targets' N
+        ], self.REFS)
+        self.assertEqual([(r["backend"], r["op"]) for r in rows],
+                         [("kernelwheel", "insert"), ("timerwheel", "cancel")])
+        kw, tw = rows
+        self.assertAlmostEqual(kw["target"], 1.3 * 63.0)
+        self.assertFalse(kw["within"])
+        self.assertEqual(tb_counts.reason_text(kw),
+                         "over by 26.5: after the driver's 11.4 and the interface's 31.0 the "
+                         "target leaves the structure 39.5, which does 66.0 (wahern's whole "
+                         "add: 63.0)")
+        self.assertTrue(tw["within"])
+        self.assertAlmostEqual(tw["target"], 38.0)
+        table = tb_counts.format_targets(rows)
+        self.assertIn("1.3 x wahern 63.0 = 81.9", table)
+        self.assertRegex(table.splitlines()[2], r"  yes$")
+
+    def test_lazy_cancel_is_held_to_its_own_bound(self):
+        rows = tb_counts.target_rows([result("heapqueue", "cancel", 31.1, "roc=off"),
+                                      result("quadheap", "cancel", 29.0)], {})
+        self.assertEqual([(r["backend"], r["within"], r["reference"]) for r in rows],
+                         [("heapqueue", False, None), ("quadheap", True, None)])
+        self.assertEqual(rows[0]["target"], tb_counts.LAZY_CANCEL_MAX)
+        self.assertTrue(tb_counts.reason_text(rows[0]).startswith("over by 1.1 (no per-file"))
+
+    def test_a_target_without_its_reference_is_left_out(self):
+        self.assertEqual(tb_counts.target_rows([result("hrtree", "insert", 200.0)], {}), [])
+
+    def test_the_recorded_references_are_read(self):
+        refs = tb_counts.read_references(os.path.join(ROOT, "bench", "cgops", "references.tsv"))
+        for name, _ in tb_counts.TARGETS.values():
+            self.assertGreater(refs[(name, "insert")], 0)
+            self.assertGreater(refs[(name, "cancel")], 0)
+        self.assertIn(("floor", "insert"), refs)
+
+    def test_a_malformed_references_file_is_refused_with_its_line(self):
+        for body, want in (("wahern\tadd\t1000\n", ":1: want impl"),
+                           ("# c\nwahern\tinsert\t1000\t63\n", ":2: want impl"),
+                           ("wahern\tadd\tmany\t63\n", ":1: N and instructions"),
+                           ("wahern\tadd\t100000\t63\n", ":1: want N = 1000"),
+                           ("wahern\tadd\t1000\t-1\n", ":1: want N = 1000")):
+            with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+                f.write(body)
+            try:
+                with self.assertRaises(ValueError) as e:
+                    tb_counts.read_references(f.name)
+                self.assertIn(want, str(e.exception))
+            finally:
+                os.unlink(f.name)
+
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--sanitized"]:
