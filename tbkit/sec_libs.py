@@ -247,7 +247,9 @@ def _runtime(ctx, doc):
               "callback time less the time read before its start plus its delay, so a "
               "negative one is an early fire. A library that counts in milliseconds "
               "(libuv, GLib) or waits in milliseconds (epoll_wait, poll) rounds its "
-              "wake-ups to them.")
+              "wake-ups to them; one that arms against the time its loop read when the "
+              "iteration began (libev, libevent, sd-event) fires early by as much as that "
+              "time is stale when the arming callback runs.")
         rows = [[Code(m.backend), A.fmt_ns(m.counter("p50")), A.fmt_ns(m.counter("p99")),
                  A.fmt_ns(m.counter("max")), "%.0f" % (m.counter("early") or 0),
                  "%.0f" % (m.counter("count") or 0)] for m in sorted(lat, key=lambda m: m.backend)]
