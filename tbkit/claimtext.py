@@ -105,9 +105,180 @@ def undecided_text(case, what=""):
 
 
 # ==== group 4: jvm_ranking, rendering_vs_library, purgatory_saturation ============
-#
-# (renderers of group 4)
-#
+
+def jvm_op_why(e):
+    """Why an operation of tbkit.jvm.ranking reached its verdict, in words,
+    from its facts (tbkit.jvm.op_facts): "all 3 pairs ordered alike",
+    the contradicting pairs with each side's order and ratio, ..."""
+    def named(kind):
+        return "; ".join("%s vs %s: JVM %s (%s), C %s (%s)" % (
+            p["a"], p["b"], p["jvm_order"], _g4_fr(p["jvm_ratio"]),
+            p["c_order"], _g4_fr(p["c_ratio"])) for p in e["pairs"] if p["agree"] == kind)
+    why = e["why"]
+    if why == "contradiction":
+        return named("contradiction")
+    if why == "not_significant":
+        opp = named("opposite, not significant")
+        return ("no pair contradicts, but some is not significant on a side"
+                + ("; opposite but not significant: " + opp if opp else ""))
+    if why == "all_alike":
+        return "all %d pairs ordered alike" % len(e["pairs"])
+    return {"not_measured": "the JVM originals were not measured",
+            "fewer_than_two": "fewer than two originals with a C rendering were measured "
+                              "on both sides",
+            "no_common_n": "no N at which every original and its C rendering were both "
+                           "measured",
+            "one_c_instance": "one C instance stands for every original measured",
+            "too_few": "too few repetitions to test (or scipy missing) for some pair"}[why]
+
+
+def _g4_fr(v):
+    return "n/a" if v is None else "%.2f" % v
+
+
+@says("jvm_ranking")
+def _jvm_ranking(v):
+    f = v.facts
+    if f.get("why") == "not_measured":
+        return (UNTESTED + ": the JVM originals were not measured (%s)" % f["absent_reason"],
+                "no data")
+    ops = f["ops"]
+    measured = join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
+                                                e["verdict"], jvm_op_why(e)),)
+                     for e in ops])
+    if f.get("why") == "control_failed":
+        return (UNDECIDED + ": the control failed (STPE's insert with removeOnCancel off "
+                "against on, the same call, measured %s), so the harness's own bias is "
+                "above the effect floor" % "; ".join(
+                    "%.2fx apart at N = %s" % (r["ratio"], A.fmt_n(r["n"]))
+                    for r in f["control_bias"]), measured)
+    held = [e["op"] for e in ops if e["verdict"] == HOLDS]
+    failed = [e["op"] for e in ops if e["verdict"] == FAILS]
+    if v.kind == PARTLY:
+        return "holds only for %s; not for %s" % (", ".join(held), ", ".join(failed)), measured
+    if v.kind == FAILS:
+        return FAILS + " (%s)" % ", ".join(failed), measured
+    if v.kind == UNDECIDED:
+        opposite = ["%s (%s)" % (e["op"], ", ".join(
+            "%s vs %s" % (p["a"], p["b"]) for p in e["pairs"]
+            if p["agree"] == "opposite, not significant"))
+            for e in ops if any(p["agree"] == "opposite, not significant" for p in e["pairs"])]
+        return (UNDECIDED + ("; ordered oppositely on the two sides, without significance: "
+                             + "; ".join(opposite) if opposite else ""), measured)
+    if v.kind == HOLDS:
+        untested = [e["op"] for e in ops if e["verdict"] == UNTESTED]
+        return HOLDS + (" (%s not tested)" % ", ".join(untested) if untested else ""), measured
+    whys = []
+    for e in ops:
+        if jvm_op_why(e) not in whys:
+            whys.append(jvm_op_why(e))
+    return UNTESTED + ": " + "; ".join(whys), measured
+
+
+def _g4_pair_said(pair, case):
+    return "%s %s/%s at %s: %s" % (pair["op"], pair["rendering"], pair["library"],
+                                   A.fmt_n(pair["n"]),
+                                   A.fmt_ratio(case.effect) if case.effect else "n/a")
+
+
+def _g4_few(items, k=3):
+    # the verdict is a sentence (the summary quotes it): the rest are in the
+    # cases and the section's table
+    more = len(items) - k
+    return "; ".join(items[:k]) + ("; and %d more" % more if more > 0 else "")
+
+
+@says("rendering_vs_library")
+def _rendering_vs_library(v):
+    f = v.facts
+    if f.get("why") == "no_libs_json":
+        return (UNTESTED + ": the libraries were not measured (the run has no libs.json)",
+                "no data")
+    if f.get("why") == "no_common_n":
+        why = f["not_installed"]
+        return (UNTESTED + ": no rendering has an installed library of its structure "
+                "measured at a common N" + (" (not installed: %s)" % "; ".join(why)
+                                            if why else ""), "no data")
+    pairs = list(zip(f["pairs"], v.cases))
+    measured = join([(_g4_pair_said(p, c),) for p, c in pairs])
+    if v.kind == FAILS:
+        worse = [(p, c) for p, c in pairs if p["way"] == "yes"]
+        return (FAILS + ": costlier than the library of its structure in %d of %d pairs (%s)"
+                % (len(worse), len(pairs), _g4_few([_g4_pair_said(p, c) for p, c in worse])),
+                measured)
+    if v.kind == UNDECIDED:
+        return UNDECIDED + " (%s)" % _g4_few([
+            "%s, p = %s" % (_g4_pair_said(p, c), S.fmt_p(c.p))
+            for p, c in pairs if p["way"] == "undecided"]), measured
+    return (HOLDS + " (%d pairs, each within %s of its library or below)"
+            % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
+
+
+def fmt_rate(r):
+    """A rate of requests per second in thousands: "40k/s", "n/a" for None."""
+    return "n/a" if r is None else "%sk/s" % A.fmt_num(r / 1e3)
+
+
+def interval_text(iv):
+    """A saturation interval (a tbkit.purgatory.Interval, or its values as
+    a verdict's case holds them: a dict of lo, hi, top, mixed, limited) in
+    words: "40k/s-80k/s", "at or below 10k/s", "not reached up to 160k/s",
+    with the plays that disagreed ("80k/s: 1 of 3 plays saturated") and
+    "(the player's limit)" when it is."""
+    if iv is None:
+        return "not run"
+    if isinstance(iv, dict):
+        lo, hi, top, mixed, limited = (iv["lo"], iv["hi"], iv["top"], iv["mixed"],
+                                       iv["limited"])
+    else:
+        lo, hi, top, mixed, limited = iv.lo, iv.hi, iv.top, iv.mixed, iv.limited
+    if hi is None:
+        t = "not reached up to %s" % fmt_rate(top)
+    elif lo is None:
+        t = "at or below %s" % fmt_rate(hi)
+    else:
+        t = "%s-%s" % (fmt_rate(lo), fmt_rate(hi))
+    if mixed:
+        t += " (%s)" % ", ".join("%s: %d of %d plays saturated" % (fmt_rate(r), k, n)
+                                 for r, k, n in mixed)
+    return t + (" (the player's limit)" if limited else "")
+
+
+@says("purgatory_saturation")
+def _purgatory_saturation(v):
+    f = v.facts
+    if f.get("why") == "not_run":
+        return (UNTESTED + ": the purgatory experiment did not run (%s)"
+                % "; ".join(f["absent"]), "no data")
+    npairs = len(f["pairs"])
+    pairs = list(zip(f["pairs"], v.cases[:npairs]))
+    freq = v.cases[npairs:]
+    measured = join([("%s, %s: %s %s, %s %s (%s)" % (
+        p["side"], p["shape"], p["dq_subject"], interval_text(c.values["delay_queue"]),
+        p["wheel_subject"], interval_text(c.values["wheel"]), c.decision),)
+        for p, c in pairs if c.decision != "not tested"]
+        + [("%s: %s (%s)" % (c.name, c.decision, c.values["why"]),)
+           for c in freq if c.decision != "not tested"])
+    untested = ["%s (%s)" % (v.cases[i].name, v.cases[i].values["why"])
+                for i in f["not_tested"]]
+    if f["saturates_first"] == UNTESTED:
+        return UNTESTED + ": " + "; ".join(untested), measured or "no data"
+    # the verdict is a sentence (the summary quotes it): the reasons are
+    # in the cases and the section's table
+    open_ = ["%s: %s" % (v.cases[i].name, v.cases[i].decision) for i in f["open"]]
+    detail = "saturates first: %s; worse when timeouts are frequent: %s" % (
+        f["saturates_first"], f["frequent_worse"])
+    if v.kind == UNDECIDED and open_:
+        detail += " (%s%s)" % (open_[0], "; and %d more" % (len(open_) - 1)
+                               if len(open_) > 1 else "")
+    gone = f["sides_not_tested"]
+    if gone:
+        detail += "; the %s pair%s not tested" % (" and ".join(gone),
+                                                  "s" if len(gone) > 1 else "")
+    elif untested:
+        detail += "; %d case%s not tested" % (len(untested), "s" if len(untested) > 1 else "")
+    return "%s (%s)" % (v.kind, detail), measured
+
 # ==== end of group 4 ==============================================================
 
 

@@ -8,6 +8,7 @@ run's size left to the full profile.  Without jvm.json it says why.
 The data is tbkit.jvm's; the verdict is tbkit.claims.jvm_ranking's.
 """
 
+from tbkit import claimtext as T
 from tbkit import jvm as J
 from tbkit import numbers as A
 from tbkit.doc import Bold, Code
@@ -157,7 +158,8 @@ def jvm_section(ctx, doc, claims=None):
         doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
         per_op = J.ranking(jvm, c)
         doc.ul([(Code(e["op"]), " at N = %s: %s (%s)." % (
-            A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], e["why"])) for e in per_op])
+            A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], T.jvm_op_why(J.op_facts(e))))
+            for e in per_op])
         table = []
         for e in per_op:
             for p in e["pairs"]:
