@@ -1437,7 +1437,7 @@ def purgatory_saturation(ctx):
             p["name"], "saturation rate interval (target requests/s): the delay queue's "
             "against the wheel's", p["decision"], thresholds=dict(rule),
             values={"delay_queue": _iv_values(p["dq"]), "wheel": _iv_values(p["wheel"]),
-                    "why": p["why"]}))
+                    "why": p["why"], "why_facts": PG.why_facts(p)}))
     for f in freq:
         c.cases.append(V.Case(
             f["name"], "the delay queue's saturation interval in many against few, "
@@ -1451,7 +1451,8 @@ def purgatory_saturation(ctx):
                     "wheel_many": _iv_values(f["wheel_many"]),
                     "basis": f["basis"], "rate": f["rate"], "cpu_ns_few": f["cpu_few"],
                     "cpu_ns_many": f["cpu_many"], "wheel_cpu_ns_few": f["wheel_cpu_few"],
-                    "wheel_cpu_ns_many": f["wheel_cpu_many"], "why": f["why"]}))
+                    "wheel_cpu_ns_many": f["wheel_cpu_many"], "why": f["why"],
+                    "why_facts": PG.why_facts(f)}))
 
     def kind(cases, table):
         ks = [table.get(x["decision"], UNDECIDED) for x in cases

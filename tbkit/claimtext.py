@@ -244,6 +244,52 @@ def interval_text(iv):
     return t + (" (the player's limit)" if limited else "")
 
 
+def purgatory_why(values):
+    """Why a case of purgatory_saturation was decided so, in words, from
+    the case's values (its `why` code, `why_facts`, and the rate and CPU
+    times it read): "heapqueue saturated at a rate hierwheel ran
+    unsaturated", "the two intervals overlap", ..."""
+    why, f = values.get("why"), values.get("why_facts") or {}
+    dq, wheel = f.get("dq_subject"), f.get("wheel_subject")
+    if why == "file_absent":
+        return f.get("absent") or "not run"
+    if why == "no_rows":
+        return "; ".join("%s has no %s row in %s%s" % (
+            m["subject"], f["shape"], f["file"],
+            (" (skipped: %s)" % m["skipped"]) if m["skipped"] is not None else "")
+            for m in f["missing"])
+    if why == "no_shape_rows":
+        return "%s has no row of shape %s in %s" % (dq, f["missing_shape"], f["file"])
+    if why == "many_below_few":
+        return "saturated in many at a rate it ran unsaturated in few, while %s did not" % wheel
+    if why == "wheel_too":
+        return ("saturated in many at a rate it ran unsaturated in few, and so did %s: the "
+                "shape's cost, not the delay queue's" % wheel)
+    if why == "few_below_many":
+        return "saturated in few at a rate it ran unsaturated in many"
+    if why == "no_common_rate":
+        return ("the saturation intervals do not settle it (%s) and no rate ran unsaturated "
+                "in both shapes on both %s and %s" % (f["intervals"], dq, wheel))
+    if why == "no_cpu_few":
+        return "no CPU time per request in few"
+    if why == "cpu":
+        cf, cm = values["cpu_ns_few"], values["cpu_ns_many"]
+        wcf, wcm = values["wheel_cpu_ns_few"], values["wheel_cpu_ns_many"]
+        return ("saturation intervals: %s; CPU per request at %g/s, many over few: %.2fx "
+                "against %s's %.2fx (%.2fx)" % (f["intervals"], values["rate"], cm / cf,
+                                                 wheel, wcm / wcf, (cm / cf) / (wcm / wcf)))
+    text = {"below": "%s saturated at a rate %s ran unsaturated" % (dq, wheel),
+            "above": "%s saturated at a rate %s ran unsaturated" % (wheel, dq),
+            "overlap": "the two intervals overlap",
+            "neither saturated": "neither saturated within the rates run",
+            "limited by the player": "%s at the player's own limit (the floor's)"
+            % " and ".join(f.get("limited") or ())}[why]
+    if f.get("no_floor"):
+        text += (" (no floor subject in %s: whether either is the player's own limit "
+                 "cannot be told)" % f["file"])
+    return text
+
+
 @says("purgatory_saturation")
 def _purgatory_saturation(v):
     f = v.facts
@@ -257,9 +303,9 @@ def _purgatory_saturation(v):
         p["side"], p["shape"], p["dq_subject"], interval_text(c.values["delay_queue"]),
         p["wheel_subject"], interval_text(c.values["wheel"]), c.decision),)
         for p, c in pairs if c.decision != "not tested"]
-        + [("%s: %s (%s)" % (c.name, c.decision, c.values["why"]),)
+        + [("%s: %s (%s)" % (c.name, c.decision, purgatory_why(c.values)),)
            for c in freq if c.decision != "not tested"])
-    untested = ["%s (%s)" % (v.cases[i].name, v.cases[i].values["why"])
+    untested = ["%s (%s)" % (v.cases[i].name, purgatory_why(v.cases[i].values))
                 for i in f["not_tested"]]
     if f["saturates_first"] == UNTESTED:
         return UNTESTED + ": " + "; ".join(untested), measured or "no data"

@@ -225,7 +225,7 @@ def purgatory_section(ctx, doc, claims=None):
         doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
         if cl.cases:
             doc.table(["case", "decision", "why"],
-                      [[c.name, c.decision, c.values.get("why", "")] for c in cl.cases])
+                      [[c.name, c.decision, T.purgatory_why(c.values)] for c in cl.cases])
         doc.p("Rule: ", cl.rule, ".")
 
 

@@ -397,8 +397,11 @@ class Claim(Temp):
         self.assertEqual(d["C heapqueue against hierwheel, few"], PG.PLAYER_LIMITED)
         self.assertEqual(d["C heapqueue against hierwheel, many"], PG.PLAYER_LIMITED)
         self.assertEqual(v.kind, V.UNDECIDED, v.text)
-        self.assertIn("the player's own limit",
-                      v.case("C heapqueue against hierwheel, few").values["why"])
+        few = v.case("C heapqueue against hierwheel, few")
+        self.assertEqual(few.values["why"], PG.PLAYER_LIMITED)
+        self.assertEqual(few.values["why_facts"]["limited"], ["heapqueue", "hierwheel"])
+        self.assertEqual(T.purgatory_why(few.values),
+                         "heapqueue and hierwheel at the player's own limit (the floor's)")
 
     def test_below_a_wheel_at_the_players_limit_still_holds(self):
         # the wheel keeps up until the player cannot: heapqueue saturated
@@ -491,7 +494,10 @@ class Claim(Temp):
         v = verdict(d.load())
         case = v.case("C heapqueue against hierwheel, few")
         self.assertEqual(case.decision, PG.NOT_TESTED)
-        self.assertIn("open failed: ENOMEM", case.values["why"])
+        self.assertEqual(case.values["why"], PG.WHY_NO_ROWS)
+        self.assertEqual(case.values["why_facts"]["missing"],
+                         [{"subject": "hierwheel", "skipped": "open failed: ENOMEM"}])
+        self.assertIn("open failed: ENOMEM", T.purgatory_why(case.values))
         self.assertEqual(v.kind, V.UNTESTED)
         self.assertEqual(v.facts["saturates_first"], V.UNTESTED)
         self.assertIn(v.cases.index(case), v.facts["not_tested"])
