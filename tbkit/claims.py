@@ -1333,9 +1333,9 @@ def tree_and_wheel(ctx, tree="hrtree"):
 @claim(("insert", "cancel", "timeouts", "expire"), "h2h")
 def jvm_ranking(ctx):
     c = _verdict("jvm_ranking")
-    why = J.why_absent(ctx.res)
-    if why:
-        return _decided(c, UNTESTED, why="not_measured", absent_reason=why)
+    absent = J.absent_facts(ctx.res)
+    if absent:
+        return _decided(c, UNTESTED, why="not_measured", absent=absent)
     per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
 
     def side(x):

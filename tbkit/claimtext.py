@@ -132,6 +132,24 @@ def jvm_op_why(e):
             "too_few": "too few repetitions to test (or scipy missing) for some pair"}[why]
 
 
+def jvm_absent_why(a):
+    """Why a run has no JVM results, in words, from tbkit.jvm.absent_facts."""
+    if a["why"] == "run_note":
+        return a["note"]
+    if a["why"] == "jvm_problem":
+        return "jvm.json %s" % a["problem"]
+    return ("this results directory has no jvm.json (a run from before the JVM step, "
+            "the quick profile, or a run that stopped before it)")
+
+
+def jvm_control_said(order):
+    """The JVM harness's control (tbkit.jvm.control) as the section words a
+    row's order: "the same", "not shown to differ", "different, faster"..."""
+    return {"same": "the same", "undecided": "not shown to differ",
+            "too few": "not tested (too few clean repetitions)"}.get(
+                order, "different, " + order)
+
+
 def _g4_fr(v):
     return "n/a" if v is None else "%.2f" % v
 
@@ -140,7 +158,8 @@ def _g4_fr(v):
 def _jvm_ranking(v):
     f = v.facts
     if f.get("why") == "not_measured":
-        return (UNTESTED + ": the JVM originals were not measured (%s)" % f["absent_reason"],
+        return (UNTESTED + ": the JVM originals were not measured (%s)"
+                % jvm_absent_why(f["absent"]),
                 "no data")
     ops = f["ops"]
     measured = join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",

@@ -323,9 +323,9 @@ def control(jvm):
     """The harness's control: STPE's insert with removeOnCancel off and on
     runs the same schedule(), so the two must come out the same at every
     N.  [{n, n_reps, ratio (stpe / stpe-roc), p, p_adj (Holm over the N),
-    ci, order, ok, said}]; ok is False when the two differ significantly by
-    at least MIN_EFFECT, which is the harness's own bias; `said` is how the
-    section words the row.  [] when either is
+    ci, order, ok}]; ok is False when the two differ significantly by
+    at least MIN_EFFECT, which is the harness's own bias (the section words
+    a row's order by tbkit.claimtext.jvm_control_said).  [] when either is
     missing."""
     ns = sorted({int(r["n"]) for r in (jvm or {}).get("results", [])
                  if r["op"] == "insert" and r["subject"] in ("stpe", "stpe-roc")})
@@ -340,9 +340,6 @@ def control(jvm):
         r["p_adj"] = pa
         r["order"] = _order(r)
         r["ok"] = r["order"] not in ("faster", "slower")
-        r["said"] = {"same": "the same", "undecided": "not shown to differ",
-                     "too few": "not tested (too few clean repetitions)"}.get(
-                         r["order"], "different, " + r["order"])
     return rows
 
 
@@ -531,17 +528,19 @@ def c_samples(micro, workload=None, series=None):
     return out
 
 
-def why_absent(res):
-    """Why a results directory has no JVM results (None when it has
-    them): the run's own note (machine.json run.jvm: the JDK or Netty
-    missing, the harness failed), jvm.json's problem, or that the run has
-    no jvm.json."""
+def absent_facts(res):
+    """Why a results directory has no JVM results, as plain values (None
+    when it has them): {"why": "run_note", "note": the run's own note
+    (machine.json run.jvm: the JDK or Netty missing, the harness
+    failed)}, {"why": "jvm_problem", "problem": jvm.json's problem (as
+    tbkit.results words it)}, or {"why": "no_jvm_json"} (a run from
+    before the JVM step, the quick profile, or one that stopped before
+    it); tbkit.claimtext.jvm_absent_why says it."""
     if res.jvm:
         return None
     note = res.run.get("jvm")
     if isinstance(note, dict) and isinstance(note.get("why"), str):
-        return note["why"]
+        return {"why": "run_note", "note": note["why"]}
     if res.jvm_problem:
-        return "jvm.json %s" % res.jvm_problem
-    return ("this results directory has no jvm.json (a run from before the JVM step, "
-            "the quick profile, or a run that stopped before it)")
+        return {"why": "jvm_problem", "problem": res.jvm_problem}
+    return {"why": "no_jvm_json"}

@@ -47,8 +47,9 @@ def jvm_section(ctx, doc, claims=None):
     results."""
     res = ctx.res
     doc.h(2, TITLE, "jvm")
-    why = J.why_absent(res)
-    if why:
+    absent = J.absent_facts(res)
+    if absent:
+        why = T.jvm_absent_why(absent)
         doc.p(J.absent(why))
         if not res.jvm_problem:      # a bad jvm.json is listed with the files
             ctx.missing.append(("The originals", why))
@@ -175,7 +176,7 @@ def jvm_section(ctx, doc, claims=None):
             doc.p("The control: STPE's insert with removeOnCancel off against on (the "
                   "same ", Code("schedule()"), " call, so the harness must measure them "
                   "alike): ", "; ".join("at N = %s %s (%s)" % (
-                      A.fmt_n(r["n"]), r["said"],
+                      A.fmt_n(r["n"]), T.jvm_control_said(r["order"]),
                       _side(r)) for r in ctl), ".")
         doc.p("Rule: ", cl.rule, ".")
 

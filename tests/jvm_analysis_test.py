@@ -195,7 +195,8 @@ class Ranking(unittest.TestCase):
         # the same schedule() with removeOnCancel off and on: the same
         same = jvm_doc({("insert", "stpe", 100): spread(100), ("insert", "stpe-roc", 100): spread(103)})
         self.assertEqual([r["ok"] for r in ja.control(same)], [True])
-        self.assertEqual(ja.control(same)[0]["said"], "the same")
+        self.assertEqual(ja.control(same)[0]["order"], "same")
+        self.assertEqual(T.jvm_control_said(ja.control(same)[0]["order"]), "the same")
         # 1.47x apart, as issue 37's run measured at 10^6: the control fails
         bias = jvm_doc({("insert", "stpe", 1000000): spread(144),
                         ("insert", "stpe-roc", 1000000): spread(98)})
@@ -438,6 +439,7 @@ class InTheReport(unittest.TestCase):
         res, claim, sec = self.render()
         self.assertIsNone(res.jvm)
         self.assertEqual(claim.kind, C.UNTESTED)
+        self.assertEqual(claim.facts, {"why": "not_measured", "absent": {"why": "no_jvm_json"}})
         self.assertIn("were not measured: this results directory has no jvm.json", sec)
         self.assertNotIn("| N |", sec)
         self.assertIn("**The originals** — this results directory has no jvm.json",
@@ -454,7 +456,8 @@ class InTheReport(unittest.TestCase):
         _, claim, sec = self.render()
         self.assertIn("default-jdk-headless) not installed", sec)
         self.assertEqual(claim.facts["why"], "not_measured")
-        self.assertIn("default-jdk-headless) not installed", claim.facts["absent_reason"])
+        self.assertEqual(claim.facts["absent"]["why"], "run_note")
+        self.assertIn("default-jdk-headless) not installed", claim.facts["absent"]["note"])
 
     def test_bad_files_never_raise(self):
         for text, what in (("{", "truncated"), ("", "is empty"), ("[1, 2]", "format"),
@@ -468,6 +471,8 @@ class InTheReport(unittest.TestCase):
             self.assertIn(what, res.jvm_problem, text)
             self.assertIn("jvm.json " + res.jvm_problem, sec)
             self.assertEqual(claim.kind, C.UNTESTED)
+            self.assertEqual(claim.facts["absent"], {"why": "jvm_problem",
+                                                     "problem": res.jvm_problem})
 
     def test_a_bad_result_is_skipped_not_the_file(self):
         doc = fixture_jvm()
