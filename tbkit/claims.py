@@ -1333,10 +1333,9 @@ def tree_and_wheel(ctx, tree="hrtree"):
 @claim(("insert", "cancel", "timeouts", "expire"), "h2h")
 def jvm_ranking(ctx):
     c = _verdict("jvm_ranking")
-    why = J.why_absent(ctx.res)
-    if why:
-        return _set(c, UNTESTED, UNTESTED + ": the JVM originals were not measured (%s)" % why,
-                    "no data")
+    absent = J.absent_facts(ctx.res)
+    if absent:
+        return _decided(c, UNTESTED, why="not_measured", absent=absent)
     per_op = J.ranking(ctx.res.jvm, J.c_from_results(ctx.res))
 
     def side(x):
@@ -1359,41 +1358,22 @@ def jvm_ranking(ctx):
             "same" if r["ok"] else r["order"], r.get("p_adj"), r.get("ratio"),
             tuple(r.get("n_reps") or ()),
             {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA, "correction": "holm"}, {}))
-    measured = _join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
-                                                 e["verdict"], e["why"]),)
-                      for e in per_op])
-    bias = [r for r in ctl if not r["ok"]]
-    if bias:
-        return _set(c, UNDECIDED, UNDECIDED + ": the control failed (STPE's insert with "
-                    "removeOnCancel off against on, the same call, measured %s), so the "
-                    "harness's own bias is above the effect floor" % "; ".join(
-                        "%.2fx apart at N = %s" % (r["ratio"], A.fmt_n(r["n"])) for r in bias),
-                    measured)
+    facts = {"ops": [J.op_facts(e) for e in per_op],
+             "control_bias": [{"n": r["n"], "ratio": r["ratio"]} for r in ctl if not r["ok"]]}
+    if facts["control_bias"]:
+        return _decided(c, UNDECIDED, why="control_failed", **facts)
     kinds = [e["verdict"] for e in per_op]
     held = [e["op"] for e in per_op if e["verdict"] == J.HOLDS]
     failed = [e["op"] for e in per_op if e["verdict"] == J.FAILS]
     if failed and held:
-        return _set(c, PARTLY, "holds only for %s; not for %s" % (", ".join(held),
-                                                                  ", ".join(failed)), measured)
+        return _decided(c, PARTLY, **facts)
     if failed:
-        return _set(c, FAILS, FAILS + " (%s)" % ", ".join(failed), measured)
+        return _decided(c, FAILS, **facts)
     if J.UNDECIDED in kinds:
-        opposite = ["%s (%s)" % (e["op"], ", ".join("%s vs %s" % (p["a"], p["b"])
-                                                   for p in e["pairs"]
-                                                   if p["agree"] == J.OPPOSITE_NS))
-                    for e in per_op if any(p["agree"] == J.OPPOSITE_NS for p in e["pairs"])]
-        return _set(c, UNDECIDED, UNDECIDED + ("; ordered oppositely on the two sides, "
-                                               "without significance: " + "; ".join(opposite)
-                                               if opposite else ""), measured)
+        return _decided(c, UNDECIDED, **facts)
     if held:
-        untested = [e["op"] for e in per_op if e["verdict"] == J.NOT_TESTED]
-        return _set(c, HOLDS, HOLDS + (" (%s not tested)" % ", ".join(untested)
-                                       if untested else ""), measured)
-    whys = []
-    for e in per_op:
-        if e["why"] not in whys:
-            whys.append(e["why"])
-    return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(whys), measured)
+        return _decided(c, HOLDS, **facts)
+    return _decided(c, UNTESTED, why="no_operation_tested", **facts)
 
 
 @claim(ops=L.JUDGED)
@@ -1401,14 +1381,10 @@ def rendering_vs_library(ctx):
     c = _verdict("rendering_vs_library")
     res = ctx.res
     if not L.ran(res):
-        return _set(c, UNTESTED, UNTESTED + ": the libraries were not measured (the run "
-                    "has no libs.json)", "no data")
+        return _decided(c, UNTESTED, why="no_libs_json")
     pairs = L.rendering_pairs(res)
     if not pairs:
-        why = L.missing(res)
-        return _set(c, UNTESTED, UNTESTED + ": no rendering has an installed library of "
-                    "its structure measured at a common N" + (
-                        " (not installed: %s)" % "; ".join(why) if why else ""), "no data")
+        return _decided(c, UNTESTED, why="no_common_n", not_installed=L.missing(res))
     for p in pairs:
         d = p["decision"]
         c.cases.append(V.Case(
@@ -1420,53 +1396,17 @@ def rendering_vs_library(ctx):
             {"min_effect": S.MIN_EFFECT, "alpha": S.ALPHA},
             {"median_rendering": p["r"]["median"] if p["r"] else None,
              "median_library": p["l"]["median"] if p["l"] else None}))
-
-    def said(p):
-        return "%s %s/%s at %s: %s" % (p["op"], p["rendering"], p["library"], A.fmt_n(p["n"]),
-                                       A.fmt_ratio(p["decision"].ratio)
-                                       if p["decision"].ratio else "n/a")
-    worse = [p for p in pairs if p["way"] == "yes"]
-    open_ = [p for p in pairs if p["way"] == "undecided"]
-    measured = _join([(said(p),) for p in pairs])
-    def few(items, k=3):
-        # the verdict is a sentence (the summary quotes it): the rest are
-        # in the cases and the section's table
-        more = len(items) - k
-        return "; ".join(items[:k]) + ("; and %d more" % more if more > 0 else "")
-    if worse:
-        return _set(c, FAILS, FAILS + ": costlier than the library of its structure in "
-                    "%d of %d pairs (%s)" % (len(worse), len(pairs),
-                                              few([said(p) for p in worse])), measured)
-    if open_:
-        return _set(c, UNDECIDED, UNDECIDED + " (%s)" % few([
-            "%s, p = %s" % (said(p), S.fmt_p(p["decision"].p)) for p in open_]), measured)
-    return _set(c, HOLDS, HOLDS + " (%d pairs, each within %s of its library or below)"
-                % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
+    # facts["pairs"][i] is the pair of c.cases[i]
+    facts = {"pairs": [{"op": p["op"], "n": p["n"], "rendering": p["rendering"],
+                        "library": p["library"], "way": p["way"]} for p in pairs]}
+    if any(p["way"] == "yes" for p in pairs):
+        return _decided(c, FAILS, **facts)
+    if any(p["way"] == "undecided" for p in pairs):
+        return _decided(c, UNDECIDED, **facts)
+    return _decided(c, HOLDS, **facts)
 
 
 # ---- issue 41: the purgatory experiment ------------------------------------------
-
-def fmt_rate(r):
-    return "n/a" if r is None else "%sk/s" % A.fmt_num(r / 1e3)
-
-
-def interval_text(iv):
-    """A saturation interval in words: "40k/s-80k/s", "at or below 10k/s",
-    "not reached up to 160k/s", with the plays that disagreed ("80k/s: 1
-    of 3 plays saturated") and "(the player's limit)" when it is."""
-    if iv is None:
-        return "not run"
-    if iv.hi is None:
-        t = "not reached up to %s" % fmt_rate(iv.top)
-    elif iv.lo is None:
-        t = "at or below %s" % fmt_rate(iv.hi)
-    else:
-        t = "%s-%s" % (fmt_rate(iv.lo), fmt_rate(iv.hi))
-    if iv.mixed:
-        t += " (%s)" % ", ".join("%s: %d of %d plays saturated" % (fmt_rate(r), k, n)
-                                 for r, k, n in iv.mixed)
-    return t + (" (the player's limit)" if iv.limited else "")
-
 
 _PAIR_KIND = {PG.BELOW: HOLDS, PG.ABOVE: FAILS}
 _FREQ_KIND = {PG.WORSE: HOLDS, PG.NOT_WORSE: FAILS}
@@ -1484,8 +1424,8 @@ def purgatory_saturation(ctx):
     c = _verdict("purgatory_saturation")
     play = PG.load(ctx.res)
     if not play.ran():
-        return _set(c, UNTESTED, UNTESTED + ": the purgatory experiment did not run (%s)"
-                    % "; ".join(play.absent[n] for n in sorted(play.absent)), "no data")
+        return _decided(c, UNTESTED, why="not_run",
+                        absent=[play.absent[n] for n in sorted(play.absent)])
     pairs, freq = PG.claim_cases(play)
     rule = {"sat_rate_shortfall": PG.SAT_RATE_SHORTFALL,
             "sat_lag_growth_ns": PG.SAT_LAG_GROWTH_NS,
@@ -1497,7 +1437,7 @@ def purgatory_saturation(ctx):
             p["name"], "saturation rate interval (target requests/s): the delay queue's "
             "against the wheel's", p["decision"], thresholds=dict(rule),
             values={"delay_queue": _iv_values(p["dq"]), "wheel": _iv_values(p["wheel"]),
-                    "why": p["why"]}))
+                    "why": p["why"], "why_facts": PG.why_facts(p)}))
     for f in freq:
         c.cases.append(V.Case(
             f["name"], "the delay queue's saturation interval in many against few, "
@@ -1511,46 +1451,35 @@ def purgatory_saturation(ctx):
                     "wheel_many": _iv_values(f["wheel_many"]),
                     "basis": f["basis"], "rate": f["rate"], "cpu_ns_few": f["cpu_few"],
                     "cpu_ns_many": f["cpu_many"], "wheel_cpu_ns_few": f["wheel_cpu_few"],
-                    "wheel_cpu_ns_many": f["wheel_cpu_many"], "why": f["why"]}))
+                    "wheel_cpu_ns_many": f["wheel_cpu_many"], "why": f["why"],
+                    "why_facts": PG.why_facts(f)}))
 
     def kind(cases, table):
         ks = [table.get(x["decision"], UNDECIDED) for x in cases
               if x["decision"] != PG.NOT_TESTED]
         return _combine(ks) if ks else UNTESTED
     k_pairs, k_freq = kind(pairs, _PAIR_KIND), kind(freq, _FREQ_KIND)
-    measured = _join([("%s, %s: %s %s, %s %s (%s)" % (
-        p["side"], p["shape"], p["dq_subject"], interval_text(p["dq"]), p["wheel_subject"],
-        interval_text(p["wheel"]), p["decision"]),) for p in pairs
-        if p["decision"] != PG.NOT_TESTED]
-        + [("%s: %s (%s)" % (f["name"], f["decision"], f["why"]),)
-           for f in freq if f["decision"] != PG.NOT_TESTED])
-    untested = ["%s (%s)" % (x["name"], x["why"]) for x in pairs + freq
-                if x["decision"] == PG.NOT_TESTED]
+    # c.cases are the pairs' cases (facts["pairs"], in order), then the
+    # frequent ones; the indices below are into c.cases
+    cases = pairs + freq
+    facts = {"pairs": [{"side": p["side"], "shape": p["shape"], "dq_subject": p["dq_subject"],
+                        "wheel_subject": p["wheel_subject"]} for p in pairs],
+             "saturates_first": k_pairs, "frequent_worse": k_freq,
+             "not_tested": [i for i, x in enumerate(cases) if x["decision"] == PG.NOT_TESTED]}
     if k_pairs == UNTESTED:
-        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(untested), measured or "no data")
+        return _decided(c, UNTESTED, why="no_pair_tested", **facts)
     # the saturation part is the claim; the frequent part qualifies it, so
     # it can narrow a verdict the first part reached, never make one
     if k_pairs in (FAILS, UNDECIDED) or k_freq == UNTESTED:
         overall = k_pairs
     else:
         overall = _combine([k_pairs, k_freq])
-    # the verdict is a sentence (the summary quotes it): the reasons are
-    # in the cases and the section's table
-    open_ = ["%s: %s" % (x["name"], x["decision"]) for cases, table in
-             ((pairs, _PAIR_KIND), (freq, _FREQ_KIND)) for x in cases
-             if x["decision"] != PG.NOT_TESTED and x["decision"] not in table]
-    detail = "saturates first: %s; worse when timeouts are frequent: %s" % (k_pairs, k_freq)
-    if overall == UNDECIDED and open_:
-        detail += " (%s%s)" % (open_[0], "; and %d more" % (len(open_) - 1)
-                               if len(open_) > 1 else "")
-    gone = [side for side, _, _, _ in PG.PAIRS
-            if all(x["decision"] == PG.NOT_TESTED for x in pairs + freq if x["side"] == side)]
-    if gone:
-        detail += "; the %s pair%s not tested" % (" and ".join(gone),
-                                                  "s" if len(gone) > 1 else "")
-    elif untested:
-        detail += "; %d case%s not tested" % (len(untested), "s" if len(untested) > 1 else "")
-    return _set(c, overall, "%s (%s)" % (overall, detail), measured)
+    facts["open"] = [i for i, x in enumerate(cases) if x["decision"] != PG.NOT_TESTED
+                     and x["decision"] not in (_PAIR_KIND if i < len(pairs) else _FREQ_KIND)]
+    facts["sides_not_tested"] = [
+        side for side, _, _, _ in PG.PAIRS
+        if all(x["decision"] == PG.NOT_TESTED for x in cases if x["side"] == side)]
+    return _decided(c, overall, **facts)
 
 
 # ---- issue 29: single runners, an STPE of one thread, heap maintenance, signal() --

@@ -105,9 +105,245 @@ def undecided_text(case, what=""):
 
 
 # ==== group 4: jvm_ranking, rendering_vs_library, purgatory_saturation ============
-#
-# (renderers of group 4)
-#
+
+def jvm_op_why(e):
+    """Why an operation of tbkit.jvm.ranking reached its verdict, in words,
+    from its facts (tbkit.jvm.op_facts): "all 3 pairs ordered alike",
+    the contradicting pairs with each side's order and ratio, ..."""
+    def named(kind):
+        return "; ".join("%s vs %s: JVM %s (%s), C %s (%s)" % (
+            p["a"], p["b"], p["jvm_order"], _g4_fr(p["jvm_ratio"]),
+            p["c_order"], _g4_fr(p["c_ratio"])) for p in e["pairs"] if p["agree"] == kind)
+    why = e["why"]
+    if why == "contradiction":
+        return named("contradiction")
+    if why == "not_significant":
+        opp = named("opposite, not significant")
+        return ("no pair contradicts, but some is not significant on a side"
+                + ("; opposite but not significant: " + opp if opp else ""))
+    if why == "all_alike":
+        return "all %d pairs ordered alike" % len(e["pairs"])
+    return {"not_measured": "the JVM originals were not measured",
+            "fewer_than_two": "fewer than two originals with a C rendering were measured "
+                              "on both sides",
+            "no_common_n": "no N at which every original and its C rendering were both "
+                           "measured",
+            "one_c_instance": "one C instance stands for every original measured",
+            "too_few": "too few repetitions to test (or scipy missing) for some pair"}[why]
+
+
+def jvm_absent_why(a):
+    """Why a run has no JVM results, in words, from tbkit.jvm.absent_facts."""
+    if a["why"] == "run_note":
+        return a["note"]
+    if a["why"] == "jvm_problem":
+        return "jvm.json %s" % a["problem"]
+    return ("this results directory has no jvm.json (a run from before the JVM step, "
+            "the quick profile, or a run that stopped before it)")
+
+
+def jvm_control_said(order):
+    """The JVM harness's control (tbkit.jvm.control) as the section words a
+    row's order: "the same", "not shown to differ", "different, faster"..."""
+    return {"same": "the same", "undecided": "not shown to differ",
+            "too few": "not tested (too few clean repetitions)"}.get(
+                order, "different, " + order)
+
+
+def _g4_fr(v):
+    return "n/a" if v is None else "%.2f" % v
+
+
+@says("jvm_ranking")
+def _jvm_ranking(v):
+    f = v.facts
+    if f.get("why") == "not_measured":
+        return (UNTESTED + ": the JVM originals were not measured (%s)"
+                % jvm_absent_why(f["absent"]),
+                "no data")
+    ops = f["ops"]
+    measured = join([("%s at N = %s: %s (%s)" % (e["op"], A.fmt_n(e["n"]) if e["n"] else "-",
+                                                e["verdict"], jvm_op_why(e)),)
+                     for e in ops])
+    if f.get("why") == "control_failed":
+        return (UNDECIDED + ": the control failed (STPE's insert with removeOnCancel off "
+                "against on, the same call, measured %s), so the harness's own bias is "
+                "above the effect floor" % "; ".join(
+                    "%.2fx apart at N = %s" % (r["ratio"], A.fmt_n(r["n"]))
+                    for r in f["control_bias"]), measured)
+    held = [e["op"] for e in ops if e["verdict"] == HOLDS]
+    failed = [e["op"] for e in ops if e["verdict"] == FAILS]
+    if v.kind == PARTLY:
+        return "holds only for %s; not for %s" % (", ".join(held), ", ".join(failed)), measured
+    if v.kind == FAILS:
+        return FAILS + " (%s)" % ", ".join(failed), measured
+    if v.kind == UNDECIDED:
+        opposite = ["%s (%s)" % (e["op"], ", ".join(
+            "%s vs %s" % (p["a"], p["b"]) for p in e["pairs"]
+            if p["agree"] == "opposite, not significant"))
+            for e in ops if any(p["agree"] == "opposite, not significant" for p in e["pairs"])]
+        return (UNDECIDED + ("; ordered oppositely on the two sides, without significance: "
+                             + "; ".join(opposite) if opposite else ""), measured)
+    if v.kind == HOLDS:
+        untested = [e["op"] for e in ops if e["verdict"] == UNTESTED]
+        return HOLDS + (" (%s not tested)" % ", ".join(untested) if untested else ""), measured
+    whys = []
+    for e in ops:
+        if jvm_op_why(e) not in whys:
+            whys.append(jvm_op_why(e))
+    return UNTESTED + ": " + "; ".join(whys), measured
+
+
+def _g4_pair_said(pair, case):
+    return "%s %s/%s at %s: %s" % (pair["op"], pair["rendering"], pair["library"],
+                                   A.fmt_n(pair["n"]),
+                                   A.fmt_ratio(case.effect) if case.effect else "n/a")
+
+
+def _g4_few(items, k=3):
+    # the verdict is a sentence (the summary quotes it): the rest are in the
+    # cases and the section's table
+    more = len(items) - k
+    return "; ".join(items[:k]) + ("; and %d more" % more if more > 0 else "")
+
+
+@says("rendering_vs_library")
+def _rendering_vs_library(v):
+    f = v.facts
+    if f.get("why") == "no_libs_json":
+        return (UNTESTED + ": the libraries were not measured (the run has no libs.json)",
+                "no data")
+    if f.get("why") == "no_common_n":
+        why = f["not_installed"]
+        return (UNTESTED + ": no rendering has an installed library of its structure "
+                "measured at a common N" + (" (not installed: %s)" % "; ".join(why)
+                                            if why else ""), "no data")
+    pairs = list(zip(f["pairs"], v.cases))
+    measured = join([(_g4_pair_said(p, c),) for p, c in pairs])
+    if v.kind == FAILS:
+        worse = [(p, c) for p, c in pairs if p["way"] == "yes"]
+        return (FAILS + ": costlier than the library of its structure in %d of %d pairs (%s)"
+                % (len(worse), len(pairs), _g4_few([_g4_pair_said(p, c) for p, c in worse])),
+                measured)
+    if v.kind == UNDECIDED:
+        return UNDECIDED + " (%s)" % _g4_few([
+            "%s, p = %s" % (_g4_pair_said(p, c), S.fmt_p(c.p))
+            for p, c in pairs if p["way"] == "undecided"]), measured
+    return (HOLDS + " (%d pairs, each within %s of its library or below)"
+            % (len(pairs), A.fmt_pct(S.MIN_EFFECT)), measured)
+
+
+def fmt_rate(r):
+    """A rate of requests per second in thousands: "40k/s", "n/a" for None."""
+    return "n/a" if r is None else "%sk/s" % A.fmt_num(r / 1e3)
+
+
+def interval_text(iv):
+    """A saturation interval (a tbkit.purgatory.Interval, or its values as
+    a verdict's case holds them: a dict of lo, hi, top, mixed, limited) in
+    words: "40k/s-80k/s", "at or below 10k/s", "not reached up to 160k/s",
+    with the plays that disagreed ("80k/s: 1 of 3 plays saturated") and
+    "(the player's limit)" when it is."""
+    if iv is None:
+        return "not run"
+    if isinstance(iv, dict):
+        lo, hi, top, mixed, limited = (iv["lo"], iv["hi"], iv["top"], iv["mixed"],
+                                       iv["limited"])
+    else:
+        lo, hi, top, mixed, limited = iv.lo, iv.hi, iv.top, iv.mixed, iv.limited
+    if hi is None:
+        t = "not reached up to %s" % fmt_rate(top)
+    elif lo is None:
+        t = "at or below %s" % fmt_rate(hi)
+    else:
+        t = "%s-%s" % (fmt_rate(lo), fmt_rate(hi))
+    if mixed:
+        t += " (%s)" % ", ".join("%s: %d of %d plays saturated" % (fmt_rate(r), k, n)
+                                 for r, k, n in mixed)
+    return t + (" (the player's limit)" if limited else "")
+
+
+def purgatory_why(values):
+    """Why a case of purgatory_saturation was decided so, in words, from
+    the case's values (its `why` code, `why_facts`, and the rate and CPU
+    times it read): "heapqueue saturated at a rate hierwheel ran
+    unsaturated", "the two intervals overlap", ..."""
+    why, f = values.get("why"), values.get("why_facts") or {}
+    dq, wheel = f.get("dq_subject"), f.get("wheel_subject")
+    if why == "file_absent":
+        return f.get("absent") or "not run"
+    if why == "no_rows":
+        return "; ".join("%s has no %s row in %s%s" % (
+            m["subject"], f["shape"], f["file"],
+            (" (skipped: %s)" % m["skipped"]) if m["skipped"] is not None else "")
+            for m in f["missing"])
+    if why == "no_shape_rows":
+        return "%s has no row of shape %s in %s" % (dq, f["missing_shape"], f["file"])
+    if why == "many_below_few":
+        return "saturated in many at a rate it ran unsaturated in few, while %s did not" % wheel
+    if why == "wheel_too":
+        return ("saturated in many at a rate it ran unsaturated in few, and so did %s: the "
+                "shape's cost, not the delay queue's" % wheel)
+    if why == "few_below_many":
+        return "saturated in few at a rate it ran unsaturated in many"
+    if why == "no_common_rate":
+        return ("the saturation intervals do not settle it (%s) and no rate ran unsaturated "
+                "in both shapes on both %s and %s" % (f["intervals"], dq, wheel))
+    if why == "no_cpu_few":
+        return "no CPU time per request in few"
+    if why == "cpu":
+        cf, cm = values["cpu_ns_few"], values["cpu_ns_many"]
+        wcf, wcm = values["wheel_cpu_ns_few"], values["wheel_cpu_ns_many"]
+        return ("saturation intervals: %s; CPU per request at %g/s, many over few: %.2fx "
+                "against %s's %.2fx (%.2fx)" % (f["intervals"], values["rate"], cm / cf,
+                                                 wheel, wcm / wcf, (cm / cf) / (wcm / wcf)))
+    text = {"below": "%s saturated at a rate %s ran unsaturated" % (dq, wheel),
+            "above": "%s saturated at a rate %s ran unsaturated" % (wheel, dq),
+            "overlap": "the two intervals overlap",
+            "neither saturated": "neither saturated within the rates run",
+            "limited by the player": "%s at the player's own limit (the floor's)"
+            % " and ".join(f.get("limited") or ())}[why]
+    if f.get("no_floor"):
+        text += (" (no floor subject in %s: whether either is the player's own limit "
+                 "cannot be told)" % f["file"])
+    return text
+
+
+@says("purgatory_saturation")
+def _purgatory_saturation(v):
+    f = v.facts
+    if f.get("why") == "not_run":
+        return (UNTESTED + ": the purgatory experiment did not run (%s)"
+                % "; ".join(f["absent"]), "no data")
+    npairs = len(f["pairs"])
+    pairs = list(zip(f["pairs"], v.cases[:npairs]))
+    freq = v.cases[npairs:]
+    measured = join([("%s, %s: %s %s, %s %s (%s)" % (
+        p["side"], p["shape"], p["dq_subject"], interval_text(c.values["delay_queue"]),
+        p["wheel_subject"], interval_text(c.values["wheel"]), c.decision),)
+        for p, c in pairs if c.decision != "not tested"]
+        + [("%s: %s (%s)" % (c.name, c.decision, purgatory_why(c.values)),)
+           for c in freq if c.decision != "not tested"])
+    untested = ["%s (%s)" % (v.cases[i].name, purgatory_why(v.cases[i].values))
+                for i in f["not_tested"]]
+    if f["saturates_first"] == UNTESTED:
+        return UNTESTED + ": " + "; ".join(untested), measured or "no data"
+    # the verdict is a sentence (the summary quotes it): the reasons are
+    # in the cases and the section's table
+    open_ = ["%s: %s" % (v.cases[i].name, v.cases[i].decision) for i in f["open"]]
+    detail = "saturates first: %s; worse when timeouts are frequent: %s" % (
+        f["saturates_first"], f["frequent_worse"])
+    if v.kind == UNDECIDED and open_:
+        detail += " (%s%s)" % (open_[0], "; and %d more" % (len(open_) - 1)
+                               if len(open_) > 1 else "")
+    gone = f["sides_not_tested"]
+    if gone:
+        detail += "; the %s pair%s not tested" % (" and ".join(gone),
+                                                  "s" if len(gone) > 1 else "")
+    elif untested:
+        detail += "; %d case%s not tested" % (len(untested), "s" if len(untested) > 1 else "")
+    return "%s (%s)" % (v.kind, detail), measured
+
 # ==== end of group 4 ==============================================================
 
 

@@ -323,9 +323,9 @@ def control(jvm):
     """The harness's control: STPE's insert with removeOnCancel off and on
     runs the same schedule(), so the two must come out the same at every
     N.  [{n, n_reps, ratio (stpe / stpe-roc), p, p_adj (Holm over the N),
-    ci, order, ok, said}]; ok is False when the two differ significantly by
-    at least MIN_EFFECT, which is the harness's own bias; `said` is how the
-    section words the row.  [] when either is
+    ci, order, ok}]; ok is False when the two differ significantly by
+    at least MIN_EFFECT, which is the harness's own bias (the section words
+    a row's order by tbkit.claimtext.jvm_control_said).  [] when either is
     missing."""
     ns = sorted({int(r["n"]) for r in (jvm or {}).get("results", [])
                  if r["op"] == "insert" and r["subject"] in ("stpe", "stpe-roc")})
@@ -340,22 +340,20 @@ def control(jvm):
         r["p_adj"] = pa
         r["order"] = _order(r)
         r["ok"] = r["order"] not in ("faster", "slower")
-        r["said"] = {"same": "the same", "undecided": "not shown to differ",
-                     "too few": "not tested (too few clean repetitions)"}.get(
-                         r["order"], "different, " + r["order"])
     return rows
 
 
 def ranking(jvm, c, ops=None):
-    """The claim, per operation: [{op, n, verdict, why, pairs}], each pair
+    """The claim, per operation: [{op, n, verdict, why (a code: NOT_MEASURED,
+    ...; op_facts and tbkit.claimtext.jvm_op_why say it), pairs}], each pair
     {a, b, jvm: side, c: side, agree}, a side {ratio (a/b), p, p_adj
     (Holm over the operation's pairs, per side), ci, n, order}.  Only
     originals with a C rendering and data on both sides take part; N is
     the largest at which all of them have both.  An operation does not
     hold when some pair is a contradiction, holds when every pair is
     alike, is not tested when some pair has too few repetitions, else is
-    undecided, with its opposite-but-not-significant pairs named in
-    `why`.  Without the JVM's results every operation is "not tested"
+    undecided (its opposite-but-not-significant pairs are those whose
+    `agree` is OPPOSITE_NS).  Without the JVM's results every operation is "not tested"
     (absent() says why)."""
     out = []
     subj = subjects(jvm)
@@ -363,10 +361,9 @@ def ranking(jvm, c, ops=None):
     all_ops = ops or [op for op in OPS if op in have_ops] + sorted(have_ops - set(OPS)) \
         or list(OPS)
     for op in all_ops:
-        entry = {"op": op, "n": None, "pairs": [], "verdict": NOT_TESTED, "why": ""}
+        entry = {"op": op, "n": None, "pairs": [], "verdict": NOT_TESTED, "why": NOT_MEASURED}
         out.append(entry)
         if not jvm:
-            entry["why"] = "the JVM originals were not measured"
             continue
         # the originals with a C rendering measured on both sides at some N
         both = {}
@@ -382,9 +379,7 @@ def ranking(jvm, c, ops=None):
         with_data = list(both)
         common = set.intersection(*both.values()) if both else set()
         if len(with_data) < 2 or not common:
-            entry["why"] = ("fewer than two originals with a C rendering were measured "
-                            "on both sides" if len(with_data) < 2 else
-                            "no N at which every original and its C rendering were both measured")
+            entry["why"] = FEWER_THAN_TWO if len(with_data) < 2 else NO_COMMON_N
             continue
         n = max(common)
         entry["n"] = n
@@ -400,7 +395,7 @@ def ranking(jvm, c, ops=None):
                                c_lookup(c, subj[b]["c_backend"], op, n))})
         pairs = entry["pairs"]
         if not pairs:
-            entry["why"] = "one C instance stands for every original measured"
+            entry["why"] = ONE_C_INSTANCE
             continue
         for where in ("jvm", "c"):
             for p, pa in zip(pairs, holm([p[where]["p"] for p in pairs])):
@@ -409,30 +404,35 @@ def ranking(jvm, c, ops=None):
         for p in pairs:
             p["agree"] = _pair_kind(p["jvm"], p["c"])
         kinds = [p["agree"] for p in pairs]
-
-        def named(kind):
-            return "; ".join("%s vs %s: JVM %s (%s), C %s (%s)" % (
-                p["a"], p["b"], p["jvm"]["order"], _fr(p["jvm"]["ratio"]),
-                p["c"]["order"], _fr(p["c"]["ratio"])) for p in pairs if p["agree"] == kind)
         if CONTRADICTION in kinds:
-            entry["verdict"] = FAILS
-            entry["why"] = named(CONTRADICTION)
+            entry["verdict"], entry["why"] = FAILS, CONTRADICTED
         elif all(k == ALIKE for k in kinds):
-            entry["verdict"] = HOLDS
-            entry["why"] = "all %d pairs ordered alike" % len(kinds)
+            entry["verdict"], entry["why"] = HOLDS, ALL_ALIKE
         elif TOO_FEW in kinds:
-            entry["verdict"] = NOT_TESTED
-            entry["why"] = "too few repetitions to test (or scipy missing) for some pair"
+            entry["verdict"], entry["why"] = NOT_TESTED, TOO_FEW_REPS
         else:
-            entry["verdict"] = UNDECIDED
-            opp = named(OPPOSITE_NS)
-            entry["why"] = ("no pair contradicts, but some is not significant on a side"
-                            + ("; opposite but not significant: " + opp if opp else ""))
+            entry["verdict"], entry["why"] = UNDECIDED, NOT_SIGNIFICANT
     return out
 
 
-def _fr(v):
-    return "n/a" if v is None else "%.2f" % v
+# Why an operation of ranking() reached its verdict (its `why`): codes,
+# put into words by tbkit.claimtext.jvm_op_why.
+(NOT_MEASURED, FEWER_THAN_TWO, NO_COMMON_N, ONE_C_INSTANCE, CONTRADICTED, ALL_ALIKE,
+ TOO_FEW_REPS, NOT_SIGNIFICANT) = (
+    "not_measured", "fewer_than_two", "no_common_n", "one_c_instance", "contradiction",
+    "all_alike", "too_few", "not_significant")
+
+
+def op_facts(entry):
+    """An operation of ranking() as plain values (for a verdict's facts and
+    tbkit.claimtext.jvm_op_why): {op, n, verdict, why (a code above),
+    pairs: [{a, b, agree, jvm_order, jvm_ratio, c_order, c_ratio}]}."""
+    return {"op": entry["op"], "n": entry["n"], "verdict": entry["verdict"],
+            "why": entry["why"],
+            "pairs": [{"a": p["a"], "b": p["b"], "agree": p.get("agree"),
+                       "jvm_order": p["jvm"].get("order"), "jvm_ratio": p["jvm"].get("ratio"),
+                       "c_order": p["c"].get("order"), "c_ratio": p["c"].get("ratio")}
+                      for p in entry["pairs"]]}
 
 
 def coverage(jvm, c):
@@ -528,17 +528,19 @@ def c_samples(micro, workload=None, series=None):
     return out
 
 
-def why_absent(res):
-    """Why a results directory has no JVM results (None when it has
-    them): the run's own note (machine.json run.jvm: the JDK or Netty
-    missing, the harness failed), jvm.json's problem, or that the run has
-    no jvm.json."""
+def absent_facts(res):
+    """Why a results directory has no JVM results, as plain values (None
+    when it has them): {"why": "run_note", "note": the run's own note
+    (machine.json run.jvm: the JDK or Netty missing, the harness
+    failed)}, {"why": "jvm_problem", "problem": jvm.json's problem (as
+    tbkit.results words it)}, or {"why": "no_jvm_json"} (a run from
+    before the JVM step, the quick profile, or one that stopped before
+    it); tbkit.claimtext.jvm_absent_why says it."""
     if res.jvm:
         return None
     note = res.run.get("jvm")
     if isinstance(note, dict) and isinstance(note.get("why"), str):
-        return note["why"]
+        return {"why": "run_note", "note": note["why"]}
     if res.jvm_problem:
-        return "jvm.json %s" % res.jvm_problem
-    return ("this results directory has no jvm.json (a run from before the JVM step, "
-            "the quick profile, or a run that stopped before it)")
+        return {"why": "jvm_problem", "problem": res.jvm_problem}
+    return {"why": "no_jvm_json"}

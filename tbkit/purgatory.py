@@ -476,33 +476,28 @@ def _top_common_unsaturated(play, name, *subjects):
 
 def pair_case(play, side, name, dq, wheel, shape):
     """One comparison of the claim's first part: {name, decision (BELOW
-    holds, ABOVE does not, the rest undecided or NOT_TESTED), why, dq,
+    holds, ABOVE does not, the rest undecided or NOT_TESTED), why (a code
+    of WHY), why_facts (the plain values its words need besides the
+    case's subjects, file and shape: tbkit.claimtext.purgatory_why), dq,
     wheel: Interval or None}."""
     case = {"name": "%s %s against %s, %s" % (side, dq, wheel, shape), "side": side,
             "file": name, "shape": shape, "dq_subject": dq, "wheel_subject": wheel,
-            "dq": None, "wheel": None, "why": ""}
+            "dq": None, "wheel": None, "why": "", "why_facts": {}}
     if name not in play.files:
-        return dict(case, decision=NOT_TESTED, why=play.absent.get(name, "not run"))
+        return dict(case, decision=NOT_TESTED, why=WHY_FILE_ABSENT,
+                    why_facts={"absent": play.absent.get(name)})
     a, b = play.interval(name, dq, shape), play.interval(name, wheel, shape)
     case.update(dq=a, wheel=b)
     gone = [s for s, iv in ((dq, a), (wheel, b)) if iv is None]
     if gone:
         skipped = {s["subject"]: s["why"] for s in play.files[name]["skipped"]}
-        return dict(case, decision=NOT_TESTED, why="; ".join(
-            "%s has no %s row in %s%s" % (s, shape, name,
-                                          (" (skipped: %s)" % skipped[s]) if s in skipped else "")
-            for s in gone))
+        return dict(case, decision=NOT_TESTED, why=WHY_NO_ROWS, why_facts={
+            "missing": [{"subject": s, "skipped": skipped.get(s)} for s in gone]})
     d = compare(a, b)
-    why = {BELOW: "%s saturated at a rate %s ran unsaturated" % (dq, wheel),
-           ABOVE: "%s saturated at a rate %s ran unsaturated" % (wheel, dq),
-           OVERLAP: "the two intervals overlap",
-           NEITHER: "neither saturated within the rates run",
-           PLAYER_LIMITED: "%s at the player's own limit (the floor's)" % " and ".join(
-               s for s, iv in ((dq, a), (wheel, b)) if iv.limited)}[d]
-    if play.floor_of(name) is None and d in (BELOW, ABOVE, OVERLAP):
-        why += " (no floor subject in %s: whether either is the player's own " \
-               "limit cannot be told)" % name
-    return dict(case, decision=d, why=why)
+    facts = {"no_floor": play.floor_of(name) is None and d in (BELOW, ABOVE, OVERLAP)}
+    if d == PLAYER_LIMITED:
+        facts["limited"] = [s for s, iv in ((dq, a), (wheel, b)) if iv.limited]
+    return dict(case, decision=d, why=d, why_facts=facts)
 
 
 def frequent_case(play, side, name, dq, wheel):
@@ -510,56 +505,78 @@ def frequent_case(play, side, name, dq, wheel):
     are frequent, against the wheel of its pair, since `many` fires six
     times the timeouts of `few` and every fire costs every timer.  {name,
     decision (WORSE, NOT_WORSE, UNDECIDED, NOT_TESTED), basis
-    ("saturation" or "cpu"), why, few, many: Interval, wheel_few,
-    wheel_many: the wheel's, rate, cpu_few, cpu_many (the delay queue's),
-    wheel_cpu_few, wheel_cpu_many, ratio: the delay queue's many/few over
-    the wheel's at that rate}."""
+    ("saturation" or "cpu"), why (a code of WHY), why_facts (as
+    pair_case's), dq_subject, wheel_subject, few, many: Interval,
+    wheel_few, wheel_many: the wheel's, rate, cpu_few, cpu_many (the
+    delay queue's), wheel_cpu_few, wheel_cpu_many, ratio: the delay
+    queue's many/few over the wheel's at that rate}."""
     case = {"name": "%s %s, many against few" % (side, dq), "side": side, "file": name,
+            "dq_subject": dq, "wheel_subject": wheel,
             "few": None, "many": None, "wheel_few": None, "wheel_many": None,
             "rate": None, "cpu_few": None, "cpu_many": None, "wheel_cpu_few": None,
-            "wheel_cpu_many": None, "ratio": None, "basis": "saturation", "why": ""}
+            "wheel_cpu_many": None, "ratio": None, "basis": "saturation", "why": "",
+            "why_facts": {}}
     if name not in play.files:
-        return dict(case, decision=NOT_TESTED, why=play.absent.get(name, "not run"))
+        return dict(case, decision=NOT_TESTED, why=WHY_FILE_ABSENT,
+                    why_facts={"absent": play.absent.get(name)})
     few, many = play.interval(name, dq, "few"), play.interval(name, dq, "many")
     wf, wm = play.interval(name, wheel, "few"), play.interval(name, wheel, "many")
     case.update(few=few, many=many, wheel_few=wf, wheel_many=wm)
     if few is None or many is None:
-        return dict(case, decision=NOT_TESTED,
-                    why="%s has no row of shape %s in %s" % (
-                        dq, "few" if few is None else "many", name))
+        return dict(case, decision=NOT_TESTED, why=WHY_NO_SHAPE_ROWS,
+                    why_facts={"missing_shape": "few" if few is None else "many"})
     d = compare(many, few)
     wheel_worse = wf is not None and wm is not None and compare(wm, wf) == BELOW
     if d == BELOW and not wheel_worse:
-        return dict(case, decision=WORSE, why="saturated in many at a rate it ran "
-                    "unsaturated in few, while %s did not" % wheel)
+        return dict(case, decision=WORSE, why=WHY_MANY_BELOW_FEW)
     if d == BELOW:
-        return dict(case, decision=UNDECIDED, why="saturated in many at a rate it ran "
-                    "unsaturated in few, and so did %s: the shape's cost, not the "
-                    "delay queue's" % wheel)
+        return dict(case, decision=UNDECIDED, why=WHY_WHEEL_TOO)
     if d == ABOVE:
-        return dict(case, decision=NOT_WORSE, why="saturated in few at a rate it ran "
-                    "unsaturated in many")
+        return dict(case, decision=NOT_WORSE, why=WHY_FEW_BELOW_MANY)
     top = _top_common_unsaturated(play, name, dq, wheel)
     case["basis"] = "cpu"
     if top is None:
-        return dict(case, decision=UNDECIDED, why="the saturation intervals do not settle "
-                    "it (%s) and no rate ran unsaturated in both shapes on both %s and "
-                    "%s" % (d, dq, wheel))
+        return dict(case, decision=UNDECIDED, why=WHY_NO_COMMON_RATE,
+                    why_facts={"intervals": d})
     rate, (cf, cm), (wcf, wcm) = top
     ratio = (cm / cf) / (wcm / wcf) if cf else None
     case.update(rate=rate, cpu_few=cf, cpu_many=cm, wheel_cpu_few=wcf, wheel_cpu_many=wcm,
                 ratio=ratio)
     if ratio is None:
-        return dict(case, decision=UNDECIDED, why="no CPU time per request in few")
+        return dict(case, decision=UNDECIDED, why=WHY_NO_CPU_FEW)
     if ratio >= FREQUENT_CPU_WORSE:
         dec = WORSE
     elif ratio < FREQUENT_CPU_SAME:
         dec = NOT_WORSE
     else:
         dec = UNDECIDED
-    return dict(case, decision=dec, why="saturation intervals: %s; CPU per request at "
-                "%g/s, many over few: %.2fx against %s's %.2fx (%.2fx)" % (
-                    d, rate, cm / cf, wheel, wcm / wcf, ratio))
+    return dict(case, decision=dec, why=WHY_CPU, why_facts={"intervals": d})
+
+
+# Why a case of the claim was decided so (its `why`): for a pair case
+# BELOW, ABOVE, OVERLAP, NEITHER or PLAYER_LIMITED (compare()'s answer)
+# or one of these; tbkit.claimtext.purgatory_why says each.
+WHY_FILE_ABSENT = "file_absent"          # the file is not there (why_facts: absent)
+WHY_NO_ROWS = "no_rows"                  # a subject has no row of the shape (missing)
+WHY_NO_SHAPE_ROWS = "no_shape_rows"      # the delay queue lacks a shape (missing_shape)
+WHY_MANY_BELOW_FEW = "many_below_few"    # saturated in many below few, the wheel not
+WHY_WHEEL_TOO = "wheel_too"              # ... and so did the wheel
+WHY_FEW_BELOW_MANY = "few_below_many"    # saturated in few below many
+WHY_NO_COMMON_RATE = "no_common_rate"    # intervals unsettled, no rate to compare CPU at
+WHY_NO_CPU_FEW = "no_cpu_few"            # no CPU time per request in few
+WHY_CPU = "cpu"                          # decided on the CPU per request (intervals)
+
+
+def why_facts(case):
+    """A case's why_facts with the file, the subjects and (a pair case's)
+    shape it names: the plain values tbkit.claimtext.purgatory_why says
+    its `why` from, with the case's rate and CPU times."""
+    out = {"file": case["file"], "dq_subject": case["dq_subject"],
+           "wheel_subject": case["wheel_subject"]}
+    if "shape" in case:
+        out["shape"] = case["shape"]
+    out.update(case["why_facts"])
+    return out
 
 
 def claim_cases(play):

@@ -8,6 +8,7 @@ run's size left to the full profile.  Without jvm.json it says why.
 The data is tbkit.jvm's; the verdict is tbkit.claims.jvm_ranking's.
 """
 
+from tbkit import claimtext as T
 from tbkit import jvm as J
 from tbkit import numbers as A
 from tbkit.doc import Bold, Code
@@ -46,8 +47,9 @@ def jvm_section(ctx, doc, claims=None):
     results."""
     res = ctx.res
     doc.h(2, TITLE, "jvm")
-    why = J.why_absent(res)
-    if why:
+    absent = J.absent_facts(res)
+    if absent:
+        why = T.jvm_absent_why(absent)
         doc.p(J.absent(why))
         if not res.jvm_problem:      # a bad jvm.json is listed with the files
             ctx.missing.append(("The originals", why))
@@ -157,7 +159,8 @@ def jvm_section(ctx, doc, claims=None):
         doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
         per_op = J.ranking(jvm, c)
         doc.ul([(Code(e["op"]), " at N = %s: %s (%s)." % (
-            A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], e["why"])) for e in per_op])
+            A.fmt_n(e["n"]) if e["n"] else "-", e["verdict"], T.jvm_op_why(J.op_facts(e))))
+            for e in per_op])
         table = []
         for e in per_op:
             for p in e["pairs"]:
@@ -173,7 +176,7 @@ def jvm_section(ctx, doc, claims=None):
             doc.p("The control: STPE's insert with removeOnCancel off against on (the "
                   "same ", Code("schedule()"), " call, so the harness must measure them "
                   "alike): ", "; ".join("at N = %s %s (%s)" % (
-                      A.fmt_n(r["n"]), r["said"],
+                      A.fmt_n(r["n"]), T.jvm_control_said(r["order"]),
                       _side(r)) for r in ctl), ".")
         doc.p("Rule: ", cl.rule, ".")
 

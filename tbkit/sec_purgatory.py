@@ -10,7 +10,7 @@ verdict.  Without the files it says why.
 The data is tbkit.purgatory's; the verdict tbkit.claims.purgatory_saturation's.
 """
 
-from tbkit import claims as C
+from tbkit import claimtext as T
 from tbkit import numbers as A
 from tbkit import purgatory as PG
 from tbkit.doc import Bold, Code
@@ -31,7 +31,7 @@ def _claim_of(claims):
 
 
 def _rate(r):
-    return C.fmt_rate(r)
+    return T.fmt_rate(r)
 
 
 def _label(name, subject):
@@ -123,7 +123,7 @@ def _figures(ctx, doc, play, subjects):
 def _cell(iv):
     if iv is None:
         return "not run"
-    return C.interval_text(iv)
+    return T.interval_text(iv)
 
 
 def _at_top(pts):
@@ -225,7 +225,7 @@ def purgatory_section(ctx, doc, claims=None):
         doc.p(Bold(cl.title), ": ", Bold(cl.text), ".")
         if cl.cases:
             doc.table(["case", "decision", "why"],
-                      [[c.name, c.decision, c.values.get("why", "")] for c in cl.cases])
+                      [[c.name, c.decision, T.purgatory_why(c.values)] for c in cl.cases])
         doc.p("Rule: ", cl.rule, ".")
 
 

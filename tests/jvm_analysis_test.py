@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from tbkit import bench as B  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import doc as D  # noqa: E402
 from tbkit import figures as F  # noqa: E402
@@ -131,7 +132,11 @@ class Ranking(unittest.TestCase):
                             "timerthread": 50, "timerwheel": 80})  # netty now slower than timer
         e = ja.ranking(jvm, c, ["cancel"])[0]
         self.assertEqual(e["verdict"], ja.FAILS)
-        self.assertIn("timer vs netty", e["why"])
+        self.assertEqual(e["why"], ja.CONTRADICTED)
+        self.assertEqual([(p["a"], p["b"]) for p in e["pairs"] if p["agree"] == ja.CONTRADICTION],
+                         [("timer", "netty")])
+        # the renderer names the contradicting pair with each side's order
+        self.assertIn("timer vs netty: JVM slower", T.jvm_op_why(ja.op_facts(e)))
 
     def test_tie_on_one_side_does_not_hold(self):
         # JVM: timer 2x netty; C: within 5 % -> "same" against "slower"
@@ -156,7 +161,9 @@ class Ranking(unittest.TestCase):
         e = ja.ranking(jvm, c, ["cancel"])[0]
         self.assertEqual(e["verdict"], ja.UNDECIDED, e)
         self.assertEqual(e["pairs"][0]["agree"], ja.OPPOSITE_NS)
-        self.assertIn("opposite but not significant: timer vs netty", e["why"])
+        self.assertEqual(e["why"], ja.NOT_SIGNIFICANT)
+        self.assertIn("opposite but not significant: timer vs netty",
+                      T.jvm_op_why(ja.op_facts(e)))
 
     def test_a_same_side_is_not_an_opposite(self):
         # JVM 1.2x apart without significance, C within 1 %: undecided, and
@@ -188,7 +195,8 @@ class Ranking(unittest.TestCase):
         # the same schedule() with removeOnCancel off and on: the same
         same = jvm_doc({("insert", "stpe", 100): spread(100), ("insert", "stpe-roc", 100): spread(103)})
         self.assertEqual([r["ok"] for r in ja.control(same)], [True])
-        self.assertEqual(ja.control(same)[0]["said"], "the same")
+        self.assertEqual(ja.control(same)[0]["order"], "same")
+        self.assertEqual(T.jvm_control_said(ja.control(same)[0]["order"]), "the same")
         # 1.47x apart, as issue 37's run measured at 10^6: the control fails
         bias = jvm_doc({("insert", "stpe", 1000000): spread(144),
                         ("insert", "stpe-roc", 1000000): spread(98)})
@@ -233,13 +241,13 @@ class Ranking(unittest.TestCase):
              "timerwheel": {"cancel": {1000000: spread(50)}}}
         e = ja.ranking(jvm, c, ["cancel"])[0]
         self.assertEqual(e["verdict"], ja.NOT_TESTED)
-        self.assertIn("no N", e["why"])
+        self.assertEqual(e["why"], ja.NO_COMMON_N)
 
     def test_one_original_not_tested(self):
         jvm, c = self.both({"timer": 100, "netty": 50}, {"timerthread": 100})
         e = ja.ranking(jvm, c, ["cancel"])[0]
         self.assertEqual(e["verdict"], ja.NOT_TESTED)
-        self.assertIn("fewer than two", e["why"])
+        self.assertEqual(e["why"], ja.FEWER_THAN_TWO)
 
     def test_policy_shared_by_one_c_instance(self):
         # insert: C labels no roc, one instance stands for stpe and stpe-roc;
@@ -395,6 +403,10 @@ class InTheReport(unittest.TestCase):
         # the same samples scaled: no pair can be ordered differently (the
         # fixture's noise leaves some pairs undecided on both sides)
         self.assertIn(claim.kind, (C.HOLDS, C.UNDECIDED), claim)
+        expire = [e for e in claim.facts["ops"] if e["op"] == "expire"][0]
+        self.assertEqual((expire["n"], expire["verdict"], expire["why"], len(expire["pairs"])),
+                         (1000000, ja.HOLDS, ja.ALL_ALIKE, 3))
+        # the words, as tbkit.claimtext says them from the facts
         self.assertIn("expire at N = 10^6: holds (all 3 pairs ordered alike)",
                       "".join(claim.measured))
         self.assertIn("| 10^6 | `stpe-roc` | `heapqueue/roc=on` |", sec)
@@ -411,7 +423,8 @@ class InTheReport(unittest.TestCase):
         self.write(fixture_jvm({("cancel", "netty"): 60.0}))
         _, claim, sec = self.render()
         self.assertIn(claim.kind, (C.PARTLY, C.FAILS), claim)
-        self.assertIn("cancel", claim.text)
+        cancel = [e for e in claim.facts["ops"] if e["op"] == "cancel"][0]
+        self.assertEqual((cancel["verdict"], cancel["why"]), (ja.FAILS, ja.CONTRADICTED))
 
     def test_three_repetitions_are_too_few(self):
         # the fixture's own C side: 3 repetitions, too few to order a pair
@@ -419,12 +432,14 @@ class InTheReport(unittest.TestCase):
         self.write(fixture_jvm())
         _, claim, sec = self.render()
         self.assertEqual(claim.kind, C.UNTESTED)
-        self.assertIn("too few repetitions", claim.text)
+        self.assertEqual(claim.facts["why"], "no_operation_tested")
+        self.assertIn(ja.TOO_FEW_REPS, [e["why"] for e in claim.facts["ops"]])
 
     def test_without_jvm_json(self):
         res, claim, sec = self.render()
         self.assertIsNone(res.jvm)
         self.assertEqual(claim.kind, C.UNTESTED)
+        self.assertEqual(claim.facts, {"why": "not_measured", "absent": {"why": "no_jvm_json"}})
         self.assertIn("were not measured: this results directory has no jvm.json", sec)
         self.assertNotIn("| N |", sec)
         self.assertIn("**The originals** — this results directory has no jvm.json",
@@ -440,7 +455,9 @@ class InTheReport(unittest.TestCase):
             json.dump(m, f)
         _, claim, sec = self.render()
         self.assertIn("default-jdk-headless) not installed", sec)
-        self.assertIn("default-jdk-headless) not installed", claim.text)
+        self.assertEqual(claim.facts["why"], "not_measured")
+        self.assertEqual(claim.facts["absent"]["why"], "run_note")
+        self.assertIn("default-jdk-headless) not installed", claim.facts["absent"]["note"])
 
     def test_bad_files_never_raise(self):
         for text, what in (("{", "truncated"), ("", "is empty"), ("[1, 2]", "format"),
@@ -454,6 +471,8 @@ class InTheReport(unittest.TestCase):
             self.assertIn(what, res.jvm_problem, text)
             self.assertIn("jvm.json " + res.jvm_problem, sec)
             self.assertEqual(claim.kind, C.UNTESTED)
+            self.assertEqual(claim.facts["absent"], {"why": "jvm_problem",
+                                                     "problem": res.jvm_problem})
 
     def test_a_bad_result_is_skipped_not_the_file(self):
         doc = fixture_jvm()
@@ -464,6 +483,45 @@ class InTheReport(unittest.TestCase):
         self.assertEqual(len(res.jvm["results"]), len(doc["results"]) - 1)
         self.assertTrue(any("1 results were not in the expected form" in str(p)
                             for p in res.problems))
+
+
+class RankingWords(unittest.TestCase):
+    """jvm_ranking's verdict as tbkit.claimtext says it from kind and facts."""
+
+    def verdict(self, kind, **facts):
+        v = C._verdict("jvm_ranking")
+        v.kind = kind
+        v.facts.update(facts)
+        return T.say(v)
+
+    def op(self, op, verdict, why, pairs=()):
+        return {"op": op, "n": 1000000, "verdict": verdict, "why": why, "pairs": list(pairs)}
+
+    def test_control_failed(self):
+        v = self.verdict(C.UNDECIDED, why="control_failed",
+                         ops=[self.op("insert", ja.HOLDS, ja.ALL_ALIKE)],
+                         control_bias=[{"n": 1000000, "ratio": 1.47}])
+        self.assertEqual(v.text, "undecided at this noise: the control failed (STPE's insert "
+                         "with removeOnCancel off against on, the same call, measured 1.47x "
+                         "apart at N = 10^6), so the harness's own bias is above the effect floor")
+        self.assertEqual("".join(v.measured),
+                         "insert at N = 10^6: holds (all 0 pairs ordered alike)")
+
+    def test_in_part_and_opposite(self):
+        pair = {"a": "timer", "b": "netty", "agree": ja.OPPOSITE_NS, "jvm_order": "undecided",
+                "jvm_ratio": 1.3, "c_order": "undecided", "c_ratio": 0.8}
+        v = self.verdict(C.PARTLY, ops=[self.op("insert", ja.HOLDS, ja.ALL_ALIKE),
+                                        self.op("cancel", ja.FAILS, ja.CONTRADICTED)],
+                         control_bias=[])
+        self.assertEqual(v.text, "holds only for insert; not for cancel")
+        v = self.verdict(C.UNDECIDED, ops=[self.op("cancel", ja.UNDECIDED, ja.NOT_SIGNIFICANT,
+                                                   [pair])], control_bias=[])
+        self.assertEqual(v.text, "undecided at this noise; ordered oppositely on the two "
+                         "sides, without significance: cancel (timer vs netty)")
+        self.assertEqual("".join(v.measured), "cancel at N = 10^6: undecided at this noise (no "
+                         "pair contradicts, but some is not significant on a side; opposite "
+                         "but not significant: timer vs netty: JVM undecided (1.30), C "
+                         "undecided (0.80))")
 
 
 class BenchStep(unittest.TestCase):

@@ -144,8 +144,15 @@ class WithLibs(unittest.TestCase):
         self.assertEqual(v.kind, V.FAILS, v.text)
         worse = [c for c in v.cases if c.decision == "costs more"]
         self.assertIn("insert heapqueue against libuv, N = %d" % n, {c.name for c in worse})
-        self.assertIn("heapqueue/libuv", v.text)
         self.assertTrue(all(c.p < S.ALPHA and c.effect > 1 + S.MIN_EFFECT for c in worse))
+        # facts["pairs"][i] is the pair of cases[i]
+        pairs = [p for p, c in zip(v.facts["pairs"], v.cases) if c.decision == "costs more"]
+        self.assertIn({"op": "insert", "n": n, "rendering": "heapqueue", "library": "libuv",
+                       "way": "yes"}, pairs)
+        # the words (said by tbkit.claimtext from the facts) name the pair
+        self.assertTrue(v.text.startswith("does not hold: costlier than the library of its "
+                                          "structure in %d of 4 pairs (" % len(worse)), v.text)
+        self.assertIn("insert heapqueue/libuv at ", v.text)
 
     def test_undecided_when_apart_but_not_significant(self):
         n = self.n
@@ -168,6 +175,7 @@ class WithLibs(unittest.TestCase):
         v = self.verdict(res)
         self.assertFalse(any("libuv" in c.name for c in v.cases))
         self.assertEqual(v.kind, V.UNTESTED, v.text)
+        self.assertEqual(v.facts, {"why": "no_common_n", "not_installed": L.missing(res)})
         rows = L.family_rows(res, "insert")
         failed = [r for r in rows if r["subject"] == "libuv"]
         self.assertTrue(failed and all(r["summary"] is None and "EMFILE" in r["error"]
@@ -235,7 +243,7 @@ class WithoutLibs(unittest.TestCase):
         self.assertFalse(L.ran(res))
         v = C.by_id(C.evaluate(AN.Analysis(res)), "rendering_vs_library")
         self.assertEqual(v.kind, V.UNTESTED)
-        self.assertIn("libs.json", v.text)
+        self.assertEqual(v.facts["why"], "no_libs_json")
 
 
 class Harness(unittest.TestCase):

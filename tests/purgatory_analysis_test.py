@@ -23,6 +23,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import doc as D  # noqa: E402
 from tbkit import figures as F  # noqa: E402
 from tbkit import purgatory as PG  # noqa: E402
@@ -263,9 +264,9 @@ class Intervals(Temp):
         self.assertEqual((iv.lo, iv.hi, iv.top), (RATES[-1], None, RATES[-1]))
         self.assertFalse(iv.reached)
         self.assertIsNone(play.interval("purgatory.json", "quadheap", "few"))
-        self.assertEqual(C.interval_text(play.interval("purgatory.json", "heapqueue", "few")),
+        self.assertEqual(T.interval_text(play.interval("purgatory.json", "heapqueue", "few")),
                          "40k/s-80k/s")
-        self.assertEqual(C.interval_text(play.interval("purgatory.json", "hierwheel", "few")),
+        self.assertEqual(T.interval_text(play.interval("purgatory.json", "hierwheel", "few")),
                          "not reached up to 2,560k/s")
 
     def test_repetitions_widen_the_lower_end(self):
@@ -278,7 +279,7 @@ class Intervals(Temp):
         # 80k: 1 of 3 saturated, not the majority; 160k: both plays
         self.assertEqual((iv.lo, iv.hi, iv.lo_wide), (80000, 160000, 40000))
         self.assertEqual(iv.mixed, [(80000, 1, 3)])
-        self.assertEqual(C.interval_text(iv), "80k/s-160k/s (80k/s: 1 of 3 plays saturated)")
+        self.assertEqual(T.interval_text(iv), "80k/s-160k/s (80k/s: 1 of 3 plays saturated)")
         at80 = [p for p in play.points("purgatory.json", "heapqueue", "few")
                 if p["rate"] == 80000][0]
         self.assertEqual((at80["reps"], at80["saturated"]), (3, 1))
@@ -307,7 +308,7 @@ class Intervals(Temp):
         self.assertTrue(play.interval("purgatory.json", "hierwheel", "many").limited)
         self.assertFalse(play.interval("purgatory.json", "floor", "few").limited)
         self.assertIn("the player's limit",
-                      C.interval_text(play.interval("purgatory.json", "heapqueue", "few")))
+                      T.interval_text(play.interval("purgatory.json", "heapqueue", "few")))
 
 
 class Claim(Temp):
@@ -341,6 +342,11 @@ class Claim(Temp):
                                            "drain_ns": PG.DRAIN_NS,
                                            "sat_lateness_growth_ns": PG.SAT_LATENESS_GROWTH_NS,
                                            "sat_min_window": PG.SAT_MIN_WINDOW})
+        self.assertEqual((v.facts["saturates_first"], v.facts["frequent_worse"],
+                          v.facts["open"], v.facts["sides_not_tested"], v.facts["not_tested"]),
+                         (V.HOLDS, V.HOLDS, [], [], []))
+        self.assertEqual(T.say(v).text, "holds (saturates first: holds; worse when timeouts "
+                         "are frequent: holds)")
         # as verdicts.json carries it
         j = V.verdict_json(v)
         self.assertEqual(j["kind"], V.HOLDS)
@@ -391,8 +397,11 @@ class Claim(Temp):
         self.assertEqual(d["C heapqueue against hierwheel, few"], PG.PLAYER_LIMITED)
         self.assertEqual(d["C heapqueue against hierwheel, many"], PG.PLAYER_LIMITED)
         self.assertEqual(v.kind, V.UNDECIDED, v.text)
-        self.assertIn("the player's own limit",
-                      v.case("C heapqueue against hierwheel, few").values["why"])
+        few = v.case("C heapqueue against hierwheel, few")
+        self.assertEqual(few.values["why"], PG.PLAYER_LIMITED)
+        self.assertEqual(few.values["why_facts"]["limited"], ["heapqueue", "hierwheel"])
+        self.assertEqual(T.purgatory_why(few.values),
+                         "heapqueue and hierwheel at the player's own limit (the floor's)")
 
     def test_below_a_wheel_at_the_players_limit_still_holds(self):
         # the wheel keeps up until the player cannot: heapqueue saturated
@@ -473,7 +482,11 @@ class Claim(Temp):
         v = verdict(self.res(None, None, purgatory={"status": "skipped",
                                                     "why": "timerbench-play was not built"}))
         self.assertEqual(v.kind, V.UNTESTED)
-        self.assertIn("timerbench-play was not built", v.text)
+        self.assertEqual(v.facts["why"], "not_run")
+        self.assertIn("timerbench-play was not built", v.facts["absent"])
+        # the words, as tbkit.claimtext says them from the facts
+        self.assertEqual(T.say(v).text, "not tested: the purgatory experiment did not run (%s)"
+                         % "; ".join(v.facts["absent"]))
         # a pair's subject missing: that case is not tested, with the skip's reason
         rows = [r for r in c_rows() if r["subject"] != "hierwheel"]
         d = Dir(self.tmp)
@@ -481,8 +494,13 @@ class Claim(Temp):
         v = verdict(d.load())
         case = v.case("C heapqueue against hierwheel, few")
         self.assertEqual(case.decision, PG.NOT_TESTED)
-        self.assertIn("open failed: ENOMEM", case.values["why"])
+        self.assertEqual(case.values["why"], PG.WHY_NO_ROWS)
+        self.assertEqual(case.values["why_facts"]["missing"],
+                         [{"subject": "hierwheel", "skipped": "open failed: ENOMEM"}])
+        self.assertIn("open failed: ENOMEM", T.purgatory_why(case.values))
         self.assertEqual(v.kind, V.UNTESTED)
+        self.assertEqual(v.facts["saturates_first"], V.UNTESTED)
+        self.assertIn(v.cases.index(case), v.facts["not_tested"])
 
 
 def figures(tmp, draw):
