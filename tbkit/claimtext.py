@@ -83,7 +83,7 @@ def undecided_text(case, what=""):
 # The regions below are one per group of claims, in CLAIMS's order.
 
 
-# ==== group 1: heap_vs_wheel_growth, slow_task, failing_task, timer_wall_clock ====
+# ==== group 1: heap_vs_wheel_growth, failing_task ================================
 #
 # (renderers of group 1)
 #
@@ -353,6 +353,13 @@ def _purgatory_saturation(v):
 # (renderers of group 5)
 #
 # ==== end of group 5 ==============================================================
+
+
+# ==== group 7: slow_task, timer_wall_clock =======================================
+#
+# (renderers of group 7)
+#
+# ==== end of group 7 ==============================================================
 
 
 # Unused until a renderer needs them (kept so every region imports alike).
