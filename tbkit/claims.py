@@ -1506,14 +1506,15 @@ def single_runner_delay(ctx):
     single = [m for m in ms if m.backend not in ctx.floor and _threads(m) == 1
               and m.counter("max") is not None]
     if pool is None or not single:
-        return _set(c, UNTESTED, UNTESTED + ": no interference results with one runner and "
-                    "for heapqueue's pool (threads > 1)", "no data")
-    pm = pool.counter("max")
-    parts = [(Code("heapqueue threads=%s" % pool.cfg.get("threads")),
-              " (the pool): max lateness %s" % A.fmt_ns(pm))]
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["rows"][i] is the single runner of c.cases[i]
+    facts = {"pool": {"backend": pool.backend, "threads": pool.cfg.get("threads"),
+                      "max_ns": pool.counter("max")},
+             "rows": []}
     yes, no, undecided = [], [], []
     for m in single:
         label = labels.get(id(m), m.backend)
+        i = len(c.cases)
         d = _decide(c, "%s against the pool" % label, "max lateness of the fast tasks (ns), "
                     "against CLEAR_FACTOR x the pool's", _reps(m, "max"), _reps(pool, "max"),
                     A.CLEAR_FACTOR)
@@ -1522,18 +1523,18 @@ def single_runner_delay(ctx):
         elif d.kind == "less":
             no.append(label)
         else:
-            undecided.append(d)
-        parts.append((Code(label), ": max %s (%s the pool's; %s)" % (
-            A.fmt_ns(m.counter("max")), A.fmt_ratio(m.counter("max") / pm) if pm else "n/a",
-            d.text())))
-    measured = _join(parts)
+            undecided.append(i)
+        facts["rows"].append({"label": label, "max_ns": m.counter("max")})
+    facts["delayed"], facts["not_delayed"] = yes, no
     if undecided and not no:
-        return _undecided(c, undecided[0], measured)
+        # the index itself: two runners alike in p, effect and n would
+        # make _case_of's search name the later one
+        return _decided(c, UNDECIDED, decisive=undecided[0], **facts)
     if not no:
-        return _set(c, HOLDS, HOLDS + " (%d single-runner configurations)" % len(yes), measured)
+        return _decided(c, HOLDS, **facts)
     if yes:
-        return _set(c, PARTLY, "holds only in part: not in %s" % ", ".join(no), measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, **facts)
+    return _decided(c, FAILS, **facts)
 
 
 def _same(c, name, basis, a, b):
@@ -1567,43 +1568,28 @@ def stpe_one_thread_like_timer(ctx):
     if s_h is None or s_t is None or f_h is None or f_t is None:
         missing = [w for w, ok in (("interference", s_h and s_t), ("failing", f_h and f_t))
                    if not ok]
-        return _set(c, UNTESTED, UNTESTED + ": no %s results for both heapqueue with one "
-                    "thread and timerthread%s" % (" or ".join(missing),
-                                                  " (the failing experiment is newer than "
-                                                  "this run)" if "failing" in missing else ""),
-                    "no data")
+        return _decided(c, UNTESTED, why="no_results", missing=missing)
     hm, tm = s_h.counter("max"), s_t.counter("max")
     keys = ("ran_after", "after", "accepted_after", "failed")
     fh = [f_h.counter(k) for k in keys]
     ft = [f_t.counter(k) for k in keys]
     if hm is None or tm is None or None in fh or None in ft:
-        return _set(c, UNTESTED, UNTESTED + ": the results lack max, ran_after, after, "
-                    "accepted_after or failed", "no data")
+        return _decided(c, UNTESTED, why="counters_missing")
     same, d = _same(c, "slow task, heapqueue threads=1 against timerthread",
                     "max lateness of the fast tasks (ns)", _reps(s_h, "max"), _reps(s_t, "max"))
-    parts = [("slow task: ", Code("heapqueue threads=1"), " max lateness %s, " % A.fmt_ns(hm),
-              Code("timerthread"), " %s (%s; %s)" % (A.fmt_ns(tm), A.fmt_ratio(hm / tm) if tm
-                                                     else "n/a", d.text()))]
-    for name, v in (("heapqueue threads=1", fh), ("timerthread", ft)):
-        parts.append(("failing task: ", Code(name), " ran %s of the %s tasks due after it, a "
-                      "new schedule %s, %s failed run%s counted" % (
-                          A.fmt_num(v[0]), A.fmt_num(v[1]), "accepted" if v[2] else "refused",
-                          A.fmt_num(v[3]), "" if v[3] == 1 else "s")))
-    measured = _join(parts)
-    differs = fh[0] == fh[1] and fh[2] and ft[0] == 0 and not ft[2]
+    differs = bool(fh[0] == fh[1] and fh[2] and ft[0] == 0 and not ft[2])
+    facts = {"slow": {"heapqueue_max_ns": hm, "timerthread_max_ns": tm},
+             "failing": [dict(zip(("subject",) + keys, (name,) + tuple(v)))
+                         for name, v in (("heapqueue threads=1", fh), ("timerthread", ft))],
+             "slow_task": same, "failing_differs": differs}
     if same == "undecided":
-        return _undecided(c, d, measured, " on the slow task; on the failing task it %s"
-                          % ("differs, as claimed" if differs else "does not differ"))
+        return _undecided_at(c, d, **facts)
     alike = same == "same"
     if alike and differs:
-        return _set(c, HOLDS, HOLDS, measured)
-    if alike:
-        return _set(c, PARTLY, "holds only for the slow task: on a failing task the two "
-                    "behave alike", measured)
-    if differs:
-        return _set(c, PARTLY, "holds only for the failing task: on a slow task their "
-                    "lateness differs", measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, HOLDS, **facts)
+    if alike or differs:
+        return _decided(c, PARTLY, **facts)
+    return _decided(c, FAILS, **facts)
 
 
 @claim(("lateness",))
@@ -1620,38 +1606,31 @@ def heap_maintenance_precision(ctx):
     light, loaded = pick("heapqueue", "light"), pick("heapqueue", "loaded")
     floor = pick(AN.primary_floor(ctx.floor), "light") if ctx.floor else None
     if light is None or loaded is None or floor is None:
-        return _set(c, UNTESTED, UNTESTED + ": no lateness results for heapqueue light and "
-                    "loaded and for the floor", "no data")
+        return _decided(c, UNTESTED, why="no_results")
     fr = _reps(floor, "p99")
     spread = max(fr) - min(fr)
+    # c.cases[0]: loaded against light plus the floor's spread (the
+    # decisive one); c.cases[1]: loaded against light alone
     d = _decide(c, "heapqueue loaded against light, beyond the floor's spread",
                 "p99 lateness (ns), against light's plus the floor's spread", _reps(loaded, "p99"),
                 _reps(light, "p99"), 1.0, spread)
     plain = _decide(c, "heapqueue loaded against light", "p99 lateness (ns)",
                     _reps(loaded, "p99"), _reps(light, "p99"))
     above = _direction(c, plain, "greater")
-    bg = A.fmt_n(loaded.n) if loaded.n else "the background"
-    measured = (Code("heapqueue"), " p99 lateness %s light, %s with %s pending (%s; %s); p50 "
-                "%s against %s; the floor's p99 %s, spread %s over %d repetitions; loaded "
-                "against light plus that spread: %s" % (
-                    A.fmt_ns(light.counter("p99")), A.fmt_ns(loaded.counter("p99")), bg,
-                    A.fmt_ratio(loaded.counter("p99") / light.counter("p99"))
-                    if light.counter("p99") else "n/a", plain.text(),
-                    A.fmt_ns(light.counter("p50")), A.fmt_ns(loaded.counter("p50")),
-                    A.fmt_ns(floor.counter("p99")), A.fmt_ns(spread), len(fr), d.text()))
+    facts = {"pending": loaded.n or None,
+             "light_p99_ns": light.counter("p99"), "loaded_p99_ns": loaded.counter("p99"),
+             "light_p50_ns": light.counter("p50"), "loaded_p50_ns": loaded.counter("p50"),
+             "floor_p99_ns": floor.counter("p99"), "floor_spread_ns": spread,
+             "floor_reps": len(fr)}
     if d.kind == "greater":
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if above == "no":
-        return _set(c, FAILS, FAILS + ": with %s pending the p99 is not %s above the light "
-                    "load's" % (bg, A.fmt_pct(S.MIN_EFFECT)), measured)
+        return _decided(c, FAILS, why="not_above_light", **facts)
     if d.kind == "too few":
-        return _undecided(c, d, measured)
-    return _set(c, UNDECIDED, "%s: the p99 with %s pending is above the light load's by %s, "
-                "within the floor's own spread of %s" % (
-                    UNDECIDED, bg, A.fmt_ns(loaded.counter("p99") - light.counter("p99")),
-                    A.fmt_ns(spread)), measured)
-
-
+        # case 0 by its index: with no spread the two cases are alike in
+        # p, effect and n, and _case_of would name the other
+        return _decided(c, UNDECIDED, decisive=0, **facts)
+    return _decided(c, UNDECIDED, why="within_floor_spread", **facts)
 
 
 @claim(("workers",))
@@ -1661,11 +1640,13 @@ def leader_wakes_one(ctx):
              if on.counter("wakeups_per_task") is not None
              and off.counter("wakeups_per_task") is not None]
     if not pairs:
-        return _set(c, UNTESTED, UNTESTED + ": no workers results with leader=on and "
-                    "leader=off and wake-up counters", "no data")
-    parts, kinds, undecided = [], [], []
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["rows"][i] is the pair of c.cases[i]
+    facts = {"wakeups_per_task_max": LEADER_WAKEUPS_MAX, "rows": []}
+    kinds, undecided = [], []
     for b, on, off in pairs:
         won, woff = on.counter("wakeups_per_task"), off.counter("wakeups_per_task")
+        i = len(c.cases)
         d = _decide(c, "%s leader=on against leader=off" % b, "wake-ups per task",
                     _reps(on, "wakeups_per_task"), _reps(off, "wakeups_per_task"))
         fewer = _direction(c, d, "less")
@@ -1675,19 +1656,19 @@ def leader_wakes_one(ctx):
             kinds.append(HOLDS)
         else:
             kinds.append(UNDECIDED)
-            undecided.append(d)
-        two, twoff = on.counter("timed_waits_per_task"), off.counter("timed_waits_per_task")
-        parts.append((Code(b), " threads=%s: %s wake-ups per task with the leader, %s "
-                      "without (%s)%s" % (
-                          on.cfg.get("threads", "?"), A.fmt_num(won), A.fmt_num(woff), d.text(),
-                          "; timed waits per task %s and %s" % (A.fmt_num(two), A.fmt_num(twoff))
-                          if two is not None and twoff is not None else "")))
-    measured = _join(parts)
+            undecided.append(i)
+        facts["rows"].append({
+            "backend": b, "threads": on.cfg.get("threads"), "verdict": kinds[-1],
+            "wakeups_per_task_leader": won, "wakeups_per_task_no_leader": woff,
+            "timed_waits_per_task_leader": on.counter("timed_waits_per_task"),
+            "timed_waits_per_task_no_leader": off.counter("timed_waits_per_task")})
     if FAILS in kinds:
-        return _set(c, FAILS, FAILS, measured)
+        return _decided(c, FAILS, **facts)
     if UNDECIDED in kinds:
-        return _undecided(c, undecided[0], measured)
-    return _set(c, HOLDS, HOLDS, measured)
+        # the index itself: pairs alike in p, effect and n would make
+        # _case_of's search name the later one
+        return _decided(c, UNDECIDED, decisive=undecided[0], **facts)
+    return _decided(c, HOLDS, **facts)
 
 
 # ---- which one to use ----------------------------------------------------------

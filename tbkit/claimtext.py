@@ -349,9 +349,120 @@ def _purgatory_saturation(v):
 
 # ==== group 5: single_runner_delay, stpe_one_thread_like_timer, ===================
 # ==== heap_maintenance_precision, leader_wakes_one ================================
-#
-# (renderers of group 5)
-#
+
+def _g5_ratio(a, b):
+    # a over b as the figures say it: "13×", "n/a" when b is zero
+    return A.fmt_ratio(a / b) if b else "n/a"
+
+
+@says("single_runner_delay")
+def _single_runner_delay(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no interference results with one runner and for heapqueue's "
+                "pool (threads > 1)", "no data")
+    pool = f["pool"]
+    pm = pool["max_ns"]
+    parts = [(Code("%s threads=%s" % (pool["backend"], pool["threads"])),
+              " (the pool): max lateness %s" % A.fmt_ns(pm))]
+    for row, case in zip(f["rows"], v.cases):
+        parts.append((Code(row["label"]), ": max %s (%s the pool's; %s)" % (
+            A.fmt_ns(row["max_ns"]), _g5_ratio(row["max_ns"], pm), decision_text(case))))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    if v.kind == HOLDS:
+        return HOLDS + " (%d single-runner configurations)" % len(f["delayed"]), measured
+    if v.kind == PARTLY:
+        return "holds only in part: not in %s" % ", ".join(f["not_delayed"]), measured
+    return FAILS, measured
+
+
+@says("stpe_one_thread_like_timer")
+def _stpe_one_thread_like_timer(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        missing = f["missing"]
+        return (UNTESTED + ": no %s results for both heapqueue with one thread and "
+                "timerthread%s" % (" or ".join(missing),
+                                   " (the failing experiment is newer than this run)"
+                                   if "failing" in missing else ""), "no data")
+    if f.get("why") == "counters_missing":
+        return (UNTESTED + ": the results lack max, ran_after, after, accepted_after or "
+                "failed", "no data")
+    hm, tm = f["slow"]["heapqueue_max_ns"], f["slow"]["timerthread_max_ns"]
+    parts = [("slow task: ", Code("heapqueue threads=1"), " max lateness %s, " % A.fmt_ns(hm),
+              Code("timerthread"), " %s (%s; %s)" % (A.fmt_ns(tm), _g5_ratio(hm, tm),
+                                                     decision_text(v.cases[0])))]
+    for r in f["failing"]:
+        parts.append(("failing task: ", Code(r["subject"]), " ran %s of the %s tasks due after "
+                      "it, a new schedule %s, %s failed run%s counted" % (
+                          A.fmt_num(r["ran_after"]), A.fmt_num(r["after"]),
+                          "accepted" if r["accepted_after"] else "refused",
+                          A.fmt_num(r["failed"]), "" if r["failed"] == 1 else "s")))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on the slow task; on the failing task "
+                              "it %s" % ("differs, as claimed" if f["failing_differs"]
+                                         else "does not differ")), measured
+    if v.kind == PARTLY and f["slow_task"] == "same":
+        return ("holds only for the slow task: on a failing task the two behave alike",
+                measured)
+    if v.kind == PARTLY:
+        return ("holds only for the failing task: on a slow task their lateness differs",
+                measured)
+    return v.kind, measured
+
+
+@says("heap_maintenance_precision")
+def _heap_maintenance_precision(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no lateness results for heapqueue light and loaded and for "
+                "the floor", "no data")
+    beyond, plain = v.cases[0], v.cases[1]
+    bg = A.fmt_n(f["pending"]) if f["pending"] else "the background"
+    light, loaded = f["light_p99_ns"], f["loaded_p99_ns"]
+    measured = (Code("heapqueue"), " p99 lateness %s light, %s with %s pending (%s; %s); p50 "
+                "%s against %s; the floor's p99 %s, spread %s over %d repetitions; loaded "
+                "against light plus that spread: %s" % (
+                    A.fmt_ns(light), A.fmt_ns(loaded), bg, _g5_ratio(loaded, light),
+                    decision_text(plain), A.fmt_ns(f["light_p50_ns"]),
+                    A.fmt_ns(f["loaded_p50_ns"]), A.fmt_ns(f["floor_p99_ns"]),
+                    A.fmt_ns(f["floor_spread_ns"]), f["floor_reps"], decision_text(beyond)))
+    if v.kind == FAILS:
+        return (FAILS + ": with %s pending the p99 is not %s above the light load's"
+                % (bg, A.fmt_pct(plain.thresholds["min_effect"])), measured)
+    if v.kind == UNDECIDED and f.get("why") == "within_floor_spread":
+        return ("%s: the p99 with %s pending is above the light load's by %s, within the "
+                "floor's own spread of %s" % (UNDECIDED, bg, A.fmt_ns(loaded - light),
+                                              A.fmt_ns(f["floor_spread_ns"])), measured)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    return HOLDS, measured
+
+
+@says("leader_wakes_one")
+def _leader_wakes_one(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no workers results with leader=on and leader=off and wake-up "
+                "counters", "no data")
+    parts = []
+    for r, case in zip(f["rows"], v.cases):
+        two, twoff = r["timed_waits_per_task_leader"], r["timed_waits_per_task_no_leader"]
+        parts.append((Code(r["backend"]), " threads=%s: %s wake-ups per task with the leader, "
+                      "%s without (%s)%s" % (
+                          "?" if r["threads"] is None else r["threads"],
+                          A.fmt_num(r["wakeups_per_task_leader"]),
+                          A.fmt_num(r["wakeups_per_task_no_leader"]), decision_text(case),
+                          "; timed waits per task %s and %s" % (A.fmt_num(two), A.fmt_num(twoff))
+                          if two is not None and twoff is not None else "")))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    return v.kind, measured
+
 # ==== end of group 5 ==============================================================
 
 

@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
@@ -269,50 +270,85 @@ def runtime_dir(single_max=50e6, pool_max=2e6, quad_max=None, failing=True,
 class Runtime29(unittest.TestCase):
 
     def judge(self, fn, **k):
+        """fn's verdict (decided, not yet said) on runtime_dir(**k)."""
         d = runtime_dir(**k)
         try:
-            return verdict(d, fn)
+            return fn(d.analysis())
         finally:
             d.close()
 
     def test_single_runner_delay(self):
-        kind, text, c = self.judge(C.single_runner_delay)
-        self.assertEqual((kind, text), (C.HOLDS, "holds (5 single-runner configurations)"))
-        measured = "".join(str(x) for x in c.measured)
+        v = self.judge(C.single_runner_delay)
+        self.assertEqual(v.kind, C.HOLDS)
+        labels = [r["label"] for r in v.facts["rows"]]
+        self.assertEqual(len(labels), 5)
+        self.assertEqual(v.facts["delayed"], labels)
+        self.assertEqual(v.facts["not_delayed"], [])
+        self.assertEqual(v.facts["pool"], {"backend": "heapqueue", "threads": "4",
+                                           "max_ns": 2e6 * 1.002})
+        self.assertEqual([c.decision for c in v.cases], ["greater"] * 5)
+        self.assertEqual([c.name for c in v.cases], ["%s against the pool" % l for l in labels])
+        quad = v.facts["rows"][labels.index("quadheap threads=1")]
+        self.assertAlmostEqual(quad["max_ns"], 50e6 * 1.002)
+        # the words, as tbkit.claimtext says them from the facts
+        T.say(v)
+        self.assertEqual(v.text, "holds (5 single-runner configurations)")
+        measured = "".join(str(x) for x in v.measured)
         self.assertIn("heapqueue threads=4 (the pool): max lateness 2 ms", measured)
         self.assertIn("quadheap threads=1: max 50", measured)
         # quadheap skipping its missed periods still shows the stall in its
         # max; one whose max stays near the pool's is named
-        kind, text, _ = self.judge(C.single_runner_delay, quad_max=2.1e6)
-        self.assertEqual((kind, text), (C.PARTLY, "holds only in part: not in quadheap threads=1"))
-        kind, _, _ = self.judge(C.single_runner_delay, single_max=2e6, quad_max=2e6, hq_max=2e6)
-        self.assertEqual(kind, C.FAILS)
+        v = self.judge(C.single_runner_delay, quad_max=2.1e6)
+        self.assertEqual(v.kind, C.PARTLY)
+        self.assertEqual(v.facts["not_delayed"], ["quadheap threads=1"])
+        self.assertEqual(v.cases[labels.index("quadheap threads=1")].decision, "less")
+        self.assertEqual(T.say(v).text, "holds only in part: not in quadheap threads=1")
+        v = self.judge(C.single_runner_delay, single_max=2e6, quad_max=2e6, hq_max=2e6)
+        self.assertEqual(v.kind, C.FAILS)
+        self.assertEqual(v.facts["delayed"], [])
+        self.assertEqual(len(v.facts["not_delayed"]), 5)
 
     def test_single_runner_delay_needs_the_pool(self):
         d = Dir()
         d.add("runtime.json", "interference/timerthread/mixed/series=h2h,threads=1/N:8", 1e6,
               max=50e6)
         try:
-            kind, text, _ = verdict(d, C.single_runner_delay)
+            v = C.single_runner_delay(d.analysis())
         finally:
             d.close()
-        self.assertEqual(kind, C.UNTESTED)
+        self.assertEqual((v.kind, v.facts, v.cases), (C.UNTESTED, {"why": "no_results"}, []))
 
     def test_stpe_one_thread_like_timer(self):
-        kind, text, c = self.judge(C.stpe_one_thread_like_timer)
-        self.assertEqual((kind, text), (C.HOLDS, "holds"))
-        measured = "".join(str(x) for x in c.measured)
+        v = self.judge(C.stpe_one_thread_like_timer)
+        self.assertEqual(v.kind, C.HOLDS)
+        self.assertEqual((v.facts["slow_task"], v.facts["failing_differs"]), ("same", True))
+        self.assertEqual([c.name for c in v.cases],
+                         ["slow task, heapqueue threads=1 against timerthread"])
+        self.assertEqual(v.cases[0].values["direction_greater"], "no")
+        self.assertEqual(v.cases[0].values["direction_less"], "no")
+        tt = v.facts["failing"][1]
+        self.assertEqual((tt["subject"], tt["ran_after"], tt["after"], tt["accepted_after"]),
+                         ("timerthread", 0, 7, 0))
+        # the words, as tbkit.claimtext says them from the facts
+        T.say(v)
+        self.assertEqual(v.text, C.HOLDS)
+        measured = "".join(str(x) for x in v.measured)
         self.assertIn("timerthread ran 0 of the 7 tasks due after it, a new schedule refused",
                       measured)
-        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, hq_max=5e6)
-        self.assertEqual(text, "holds only for the failing task: on a slow task their "
-                         "lateness differs")
-        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, tt_after=7)
-        self.assertEqual(text, "holds only for the slow task: on a failing task the two "
-                         "behave alike")
-        kind, text, _ = self.judge(C.stpe_one_thread_like_timer, failing=False)
-        self.assertEqual(kind, C.UNTESTED)
-        self.assertIn("no failing results", text)
+        v = self.judge(C.stpe_one_thread_like_timer, hq_max=5e6)
+        self.assertEqual(v.kind, C.PARTLY)
+        self.assertEqual((v.facts["slow_task"], v.facts["failing_differs"]), ("differ", True))
+        self.assertEqual(v.cases[0].decision, "less")
+        self.assertEqual(T.say(v).text, "holds only for the failing task: on a slow task "
+                         "their lateness differs")
+        v = self.judge(C.stpe_one_thread_like_timer, tt_after=7)
+        self.assertEqual(v.kind, C.PARTLY)
+        self.assertEqual((v.facts["slow_task"], v.facts["failing_differs"]), ("same", False))
+        self.assertEqual(T.say(v).text, "holds only for the slow task: on a failing task the "
+                         "two behave alike")
+        v = self.judge(C.stpe_one_thread_like_timer, failing=False)
+        self.assertEqual(v.kind, C.UNTESTED)
+        self.assertEqual(v.facts, {"why": "no_results", "missing": ["failing"]})
 
     def test_heap_maintenance_precision(self):
         def judge(light, loaded, floor_spread):
@@ -327,15 +363,27 @@ class Runtime29(unittest.TestCase):
             d.add("runtime.json", "lateness/heapqueue/loaded/series=h2h,slack=default/N:100000",
                   1e6, p50=100e3, p99=loaded, count=2000)
             try:
-                return verdict(d, C.heap_maintenance_precision)
+                return C.heap_maintenance_precision(d.analysis())
             finally:
                 d.close()
-        self.assertEqual(judge(200e3, 900e3, 50e3)[0], C.HOLDS)
-        kind, text, _ = judge(200e3, 201e3, 50e3)
-        self.assertEqual(kind, C.FAILS)
-        kind, text, _ = judge(200e3, 400e3, 1e6)
-        self.assertEqual(kind, C.UNDECIDED)
-        self.assertIn("within the floor's own spread of 1 ms", text)
+        v = judge(200e3, 900e3, 50e3)
+        self.assertEqual(v.kind, C.HOLDS)
+        self.assertEqual([c.decision for c in v.cases], ["greater", "greater"])
+        self.assertEqual(v.cases[0].thresholds["shift"], v.facts["floor_spread_ns"])
+        self.assertEqual((v.facts["pending"], v.facts["floor_reps"]), (100000, 5))
+        v = judge(200e3, 201e3, 50e3)
+        self.assertEqual(v.kind, C.FAILS)
+        self.assertEqual(v.facts["why"], "not_above_light")
+        self.assertEqual(v.cases[1].values["direction_greater"], "no")
+        v = judge(200e3, 400e3, 1e6)
+        self.assertEqual(v.kind, C.UNDECIDED)
+        self.assertEqual(v.facts["why"], "within_floor_spread")
+        self.assertAlmostEqual(v.facts["floor_spread_ns"], 1e6 + 800e3 * 0.004)
+        self.assertEqual(v.cases[1].values["direction_greater"], "yes")
+        # the words, as tbkit.claimtext says them from the facts
+        self.assertEqual(T.say(v).text, "undecided at this noise: the p99 with 10^5 pending is "
+                         "above the light load's by 200 us, within the floor's own spread of "
+                         "1 ms")
 
     def test_leader_wakes_one(self):
         def judge(on, off):
@@ -344,15 +392,28 @@ class Runtime29(unittest.TestCase):
                 d.add("runtime.json", "workers/heapqueue/steady/series=h2h,threads=4,leader=%s/N:4"
                       % leader, 1e9, wakeups_per_task=w, timed_waits_per_task=w - 0.9)
             try:
-                return verdict(d, C.leader_wakes_one)
+                return C.leader_wakes_one(d.analysis())
             finally:
                 d.close()
-        kind, _, c = judge(1.7, 3.1)
-        self.assertEqual(kind, C.HOLDS)
+        v = judge(1.7, 3.1)
+        self.assertEqual(v.kind, C.HOLDS)
+        row = v.facts["rows"][0]
+        self.assertEqual((row["backend"], row["threads"], row["verdict"]),
+                         ("heapqueue", "4", C.HOLDS))
+        self.assertAlmostEqual(row["wakeups_per_task_leader"], 1.7 * 1.002)
+        self.assertEqual(v.cases[0].values["direction_less"], "yes")
+        # the words, as tbkit.claimtext says them from the facts
+        T.say(v)
+        self.assertEqual(v.text, C.HOLDS)
         self.assertIn("1.7 wake-ups per task with the leader, 3.1",
-                      "".join(str(x) for x in c.measured))
-        self.assertEqual(judge(3.0, 3.1)[0], C.FAILS)    # one per idle worker
-        self.assertEqual(judge(2.0, 2.05)[0], C.FAILS)   # no fewer than without
+                      "".join(str(x) for x in v.measured))
+        v = judge(3.0, 3.1)    # one per idle worker
+        self.assertEqual((v.kind, v.facts["rows"][0]["verdict"]), (C.FAILS, C.FAILS))
+        self.assertGreater(v.facts["rows"][0]["wakeups_per_task_leader"],
+                           v.facts["wakeups_per_task_max"])
+        v = judge(2.0, 2.05)   # no fewer than without
+        self.assertEqual(v.kind, C.FAILS)
+        self.assertEqual(v.cases[0].values["direction_less"], "no")
 
 
 # ---- 3. Timer's deadlines on the wall clock (the wallstep probe) --------------
