@@ -507,8 +507,7 @@ def slow_task(ctx):
     single = [m for m in ms if m.backend == "timerthread"]
     pool = [m for m in ms if m.backend == "heapqueue"]
     if not single or not pool:
-        return _set(c, UNTESTED, UNTESTED + ": no interference results for both timerthread and heapqueue",
-                    "no data")
+        return _decided(c, UNTESTED, why="no_results")
 
     def big(ms_):
         t = [m for m in ms_ if A._num_or(m.cfg.get("threads"), 1) > 1] or ms_
@@ -516,22 +515,21 @@ def slow_task(ctx):
     s, p = big(single), big(pool)
     sm, pm = _max_lateness(s), _max_lateness(p)
     if sm is None or pm is None:
-        return _set(c, UNTESTED, UNTESTED + ": the interference results have no max counter", "no data")
-    measured = (Code("timerthread threads=%s" % s.cfg.get("threads", "?")),
-                ": max lateness %s; " % A.fmt_ns(sm),
-                Code("heapqueue threads=%s" % p.cfg.get("threads", "?")),
-                ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
+        return _decided(c, UNTESTED, why="no_max_counter")
+    # facts["rows"]: the single thread's entry, then the pool's; threads is
+    # the entry's config text (None when its config names none)
+    facts = {"rows": [{"backend": m.backend, "threads": m.cfg.get("threads"), "max_ns": mx}
+                      for m, mx in ((s, sm), (p, pm))]}
     if pm <= 0 and sm > 0:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     d = _decide(c, "timerthread against heapqueue", "max lateness of the fast tasks (ns), "
                 "against CLEAR_FACTOR x the pool's", _reps(s, "max"), _reps(p, "max"),
                 A.CLEAR_FACTOR)
-    measured = measured + ("; %s" % d.text(),)
     if d.kind == "greater":
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if d.kind == "less":
-        return _set(c, FAILS, FAILS, measured)
-    return _undecided(c, d, measured)
+        return _decided(c, FAILS, **facts)
+    return _undecided_at(c, d, **facts)
 
 
 # ---- 3. a failing task -------------------------------------------------------

@@ -356,9 +356,33 @@ def _purgatory_saturation(v):
 
 
 # ==== group 7: slow_task, timer_wall_clock =======================================
-#
-# (renderers of group 7)
-#
+
+def _g7_threads(row):
+    # an entry whose config names no thread count is shown with "?"
+    return "?" if row["threads"] is None else row["threads"]
+
+
+@says("slow_task")
+def _slow_task(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no interference results for both timerthread and heapqueue",
+                "no data")
+    if f.get("why") == "no_max_counter":
+        return UNTESTED + ": the interference results have no max counter", "no data"
+    single, pool = f["rows"]
+    sm, pm = single["max_ns"], pool["max_ns"]
+    measured = (Code("%s threads=%s" % (single["backend"], _g7_threads(single))),
+                ": max lateness %s; " % A.fmt_ns(sm),
+                Code("%s threads=%s" % (pool["backend"], _g7_threads(pool))),
+                ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
+    # no case: the pool was never late while the single thread was
+    if v.cases:
+        measured = measured + ("; %s" % decision_text(v.cases[0]),)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    return v.kind, measured
+
 # ==== end of group 7 ==============================================================
 
 

@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
@@ -465,6 +466,76 @@ class WallClock(unittest.TestCase):
         kind, text, _ = self.judge(error="heapqueue")
         self.assertEqual(kind, C.UNTESTED)
         self.assertIn("the probe failed on heapqueue", text)
+
+
+# ---- 3a. Timer's single thread: a slow task delays the others -----------------
+
+@NEED_SCIPY
+class SlowTask(unittest.TestCase):
+    """slow_task on runtime_dir's interference entries: the single thread
+    (timerthread) against the pool (heapqueue), each at threads=4."""
+
+    def judge(self, **k):
+        """The claim decided (not said) on runtime_dir(**k)."""
+        d = runtime_dir(**k)
+        try:
+            return C.slow_task(d.analysis())
+        finally:
+            d.close()
+
+    def test_holds_when_the_single_thread_is_far_later(self):
+        c = self.judge(single_max=50e6, pool_max=2e6)
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual(c.facts["rows"], [
+            {"backend": "timerthread", "threads": "4", "max_ns": c.facts["rows"][0]["max_ns"]},
+            {"backend": "heapqueue", "threads": "4", "max_ns": c.facts["rows"][1]["max_ns"]}])
+        self.assertAlmostEqual(c.facts["rows"][0]["max_ns"], 50e6, delta=50e6 * 0.01)
+        self.assertAlmostEqual(c.facts["rows"][1]["max_ns"], 2e6, delta=2e6 * 0.01)
+        case = c.case("timerthread against heapqueue")
+        self.assertEqual(case.decision, "greater")
+        self.assertEqual(case.n, (5, 5))
+        self.assertEqual(case.thresholds["factor"], C.A.CLEAR_FACTOR)
+
+    def test_fails_when_the_pool_is_later(self):
+        c = self.judge(single_max=2e6, pool_max=50e6)
+        self.assertEqual(c.kind, C.FAILS)
+        self.assertEqual(c.case("timerthread against heapqueue").decision, "less")
+
+    def test_undecided_within_the_factor(self):
+        c = self.judge(single_max=2e6 * C.A.CLEAR_FACTOR, pool_max=2e6)
+        self.assertEqual(c.kind, C.UNDECIDED)
+        self.assertEqual(c.facts["decisive"], 0)
+        self.assertEqual(c.cases[0].decision, "undecided")
+
+    def test_a_pool_never_late_needs_no_test(self):
+        c = self.judge(single_max=50e6, pool_max=0)
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual(c.cases, [])
+        self.assertEqual(c.facts["rows"][1]["max_ns"], 0)
+
+    def test_no_pool_is_not_tested(self):
+        d = Dir()
+        d.add("runtime.json", "interference/timerthread/mixed/series=h2h,threads=4/N:8", 1e6,
+              max=50e6)
+        try:
+            c = C.slow_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts, c.cases), (C.UNTESTED, {"why": "no_results"}, []))
+
+    def test_says_the_verdicts_in_words(self):
+        c = T.say(self.judge(single_max=50e6, pool_max=2e6))
+        self.assertEqual(c.text, "holds")
+        # the medians of runtime_dir's five repetitions (spread by 1 + j/1000)
+        self.assertEqual(V.plain(c.measured), "timerthread threads=4: max lateness 50.1 ms; "
+                         "heapqueue threads=4: 2 ms (25×); p = 0.0079")
+        c = T.say(self.judge(single_max=2e6 * C.A.CLEAR_FACTOR, pool_max=2e6))
+        self.assertTrue(c.text.startswith("undecided at this noise (not significant, p = "),
+                        c.text)
+        c = T.say(self.judge(single_max=50e6, pool_max=0))
+        self.assertEqual((c.text, V.plain(c.measured)),
+                         ("holds", "timerthread threads=4: max lateness 50.1 ms; "
+                          "heapqueue threads=4: 0.0 ns (n/a)"))
 
 
 class WallStepSection(unittest.TestCase):
