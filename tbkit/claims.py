@@ -576,10 +576,6 @@ def _delays(m):
     return [m.counter("delay_ns_%d" % k) for k in range(1, n + 1)]
 
 
-def _fmt_delay(v):
-    return "did not run" if v is None else ("0" if v == 0 else A.fmt_ns(v))
-
-
 @claim(("wallstep",))
 def timer_wall_clock(ctx):
     c = _verdict("timer_wall_clock")
@@ -590,29 +586,18 @@ def timer_wall_clock(ctx):
             m = [x for x in ms if x.backend == b and x.workload == case]
             got[(b, case)] = m[0] if m else None
     if got[("timerthread", "back")] is None or got[("heapqueue", "back")] is None:
-        older = " (these results predate the probe's wall-clock step)" \
-            if ctx.res.select(op="failure") else ""
-        return _set(c, UNTESTED, UNTESTED + ": no wallstep results for both timerthread and "
-                    "heapqueue%s" % older, "no data")
+        return _decided(c, UNTESTED, why="no_results",
+                        predates_probe=bool(ctx.res.select(op="failure")))
     for b in ("timerthread", "heapqueue"):
         m = got[(b, "back")]
         if m.error:
-            return _set(c, UNTESTED, UNTESTED + ": the probe failed on %s: %s" % (b, m.error),
-                        "no data")
+            return _decided(c, UNTESTED, why="probe_failed", backend=b, error=m.error)
         if m.counter("step_ns") is None or not m.counter("tasks"):
-            return _set(c, UNTESTED, UNTESTED + ": the wallstep results lack step_ns or tasks",
-                        "no data")
-    parts = []
-    for (b, case), m in got.items():
-        if m is None or m.error:
-            continue
-        wall = m.counter("wall_clock")
-        parts.append((Code("%s %s" % (b, case)), ": step %s%s, delays %s" % (
-            A.fmt_ns(m.counter("step_ns")),
-            "" if wall is None else (", deadlines on the wall clock" if wall
-                                     else ", deadlines on the monotonic clock"),
-            ", ".join(_fmt_delay(v) for v in _delays(m)))))
-    measured = _join(parts)
+            return _decided(c, UNTESTED, why="no_step_or_tasks")
+    # facts["rows"]: every entry that ran, in the order of `got`
+    rows = [{"backend": b, "case": case, "step_ns": m.counter("step_ns"),
+             "wall_clock": m.counter("wall_clock"), "delays_ns": _delays(m)}
+            for (b, case), m in got.items() if m is not None and not m.error]
 
     def within(delays, want, res):
         # a run is seen at the first clock step at or after it
@@ -621,8 +606,7 @@ def timer_wall_clock(ctx):
     t, p = got[("timerthread", "back")], got[("heapqueue", "back")]
     late = -t.counter("step_ns")
     if late <= 0 or -p.counter("step_ns") != late:
-        return _set(c, UNTESTED, UNTESTED + ": the wallstep back results do not step both "
-                    "backends back by one \u0394", measured)
+        return _decided(c, UNTESTED, why="steps_differ", rows=rows)
     for (b, case), m in got.items():
         if m is None or m.error:
             continue
@@ -635,15 +619,17 @@ def timer_wall_clock(ctx):
             None, None, (), {"resolution_ns": res_ns, "expected_delay_ns": want},
             {"step_ns": m.counter("step_ns"), "delays_ns": _delays(m),
              "wall_clock": m.counter("wall_clock")}))
-    bad = []
+    # the expectations the back step broke, by code: timerthread's tasks
+    # all delayed by the step, heapqueue's all on time
+    missed = []
     if not within(_delays(t), late, t.counter("resolution_ns") or 0):
-        bad.append("timerthread's tasks did not all run %s late" % A.fmt_ns(late))
+        missed.append("timerthread_delayed")
     if not within(_delays(p), 0, p.counter("resolution_ns") or 0):
-        bad.append("heapqueue's tasks did not all run on time")
-    if bad:
-        return _set(c, FAILS, "%s: %s" % (FAILS, "; ".join(bad)), measured)
-    return _set(c, HOLDS, "%s: a step back by %s delayed every pending timerthread task by "
-                "%s and no heapqueue task" % (HOLDS, A.fmt_ns(late), A.fmt_ns(late)), measured)
+        missed.append("heapqueue_on_time")
+    facts = {"rows": rows, "step_back_ns": late, "missed": missed}
+    if missed:
+        return _decided(c, FAILS, **facts)
+    return _decided(c, HOLDS, **facts)
 
 
 # ---- 4. Netty: a tick every tick, up to a tick late --------------------------

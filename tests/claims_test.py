@@ -387,26 +387,53 @@ def wallstep_dir(timer_back=(50e6, 50e6, 50e6), pool_back=(0, 0, 0), failure=Tru
 class WallClock(unittest.TestCase):
 
     def judge(self, **k):
+        """The claim decided (not said) on wallstep_dir(**k)."""
         d = wallstep_dir(**k)
         try:
-            return verdict(d, C.timer_wall_clock)
+            c = C.timer_wall_clock(d.analysis())
         finally:
             d.close()
+        return c.kind, c
 
     def test_holds_when_timer_waits_out_the_step_and_the_pool_does_not(self):
-        kind, text, c = self.judge()
+        kind, c = self.judge()
         self.assertEqual(kind, C.HOLDS)
-        self.assertEqual(text, "holds: a step back by 50 ms delayed every pending timerthread "
-                         "task by 50 ms and no heapqueue task")
-        measured = "".join(str(x) for x in c.measured)
-        self.assertIn("timerthread back", measured)
-        self.assertIn("step -50 ms, deadlines on the wall clock, delays 50 ms, 50 ms, 50 ms",
-                      measured)
-        self.assertIn("heapqueue back", measured)
-        self.assertIn("deadlines on the monotonic clock, delays 0, 0, 0", measured)
-        # the step forward is listed, not judged
-        self.assertIn("timerthread forward", measured)
-        self.assertIn("delays 0, -10 ms, -15 ms", measured)
+        self.assertEqual(c.facts["step_back_ns"], 50e6)
+        self.assertEqual(c.facts["missed"], [])
+        self.assertEqual({n: c.case(n).decision for n in (
+            "timerthread back", "heapqueue back", "timerthread forward", "heapqueue forward")},
+            {"timerthread back": "as claimed", "heapqueue back": "as claimed",
+             # the step forward is listed, not judged
+             "timerthread forward": "shown", "heapqueue forward": "shown"})
+        rows = {(r["backend"], r["case"]): r for r in c.facts["rows"]}
+        self.assertEqual(rows[("timerthread", "back")]["delays_ns"], [50e6] * 3)
+        self.assertEqual(rows[("timerthread", "back")]["step_ns"], -50e6)
+        self.assertEqual(rows[("timerthread", "back")]["wall_clock"], 1)
+        self.assertEqual(rows[("heapqueue", "back")]["wall_clock"], 0)
+        self.assertEqual(rows[("timerthread", "forward")]["delays_ns"], [0, -10e6, -15e6])
+
+    def test_says_the_verdicts_in_words(self):
+        # tbkit.claimtext renders the decided verdict: text and measured
+        _, c = self.judge()
+        T.say(c)
+        self.assertEqual(c.text, "holds: a step back by 50 ms delayed every pending "
+                         "timerthread task by 50 ms and no heapqueue task")
+        measured = V.plain(c.measured)
+        self.assertIn("timerthread back: step -50 ms, deadlines on the wall clock, delays "
+                      "50 ms, 50 ms, 50 ms; ", measured)
+        self.assertIn("heapqueue back: step -50 ms, deadlines on the monotonic clock, "
+                      "delays 0, 0, 0", measured)
+        self.assertIn("timerthread forward: step 15 ms, deadlines on the wall clock, delays "
+                      "0, -10 ms, -15 ms", measured)
+        _, c = self.judge(timer_back=(0, 0, 0), pool_back=(50e6, 50e6, None))
+        T.say(c)
+        self.assertEqual(c.text, "does not hold: timerthread's tasks did not all run 50 ms "
+                         "late; heapqueue's tasks did not all run on time")
+        self.assertIn("delays 50 ms, 50 ms, did not run", V.plain(c.measured))
+        _, c = self.judge(error="heapqueue")
+        T.say(c)
+        self.assertEqual(c.text, "not tested: the probe failed on heapqueue: out of memory")
+        self.assertEqual(c.measured, ("no data",))
 
     def test_a_run_seen_within_the_clock_step_still_counts(self):
         self.assertEqual(self.judge(timer_back=(50e6, 50.5e6, 50e6))[0], C.HOLDS)
@@ -415,7 +442,7 @@ class WallClock(unittest.TestCase):
 
     def test_fails_when_timer_runs_on_time(self):
         # deadlines on the monotonic clock (TB_F_MONOTONIC_DEADLINES' behaviour)
-        kind, text, c = self.judge(timer_back=(0, 0, 0))
+        kind, c = self.judge(timer_back=(0, 0, 0))
         self.assertEqual(kind, C.FAILS)
         # the cases say which side broke the claim, with the delays read
         t = c.case("timerthread back")
@@ -424,23 +451,26 @@ class WallClock(unittest.TestCase):
         self.assertEqual(t.values["delays_ns"], [0, 0, 0])
         self.assertEqual(c.case("heapqueue back").decision, "as claimed")
         self.assertEqual(c.case("timerthread forward").decision, "shown")
-        self.assertEqual(text, "does not hold: timerthread's tasks did not all run 50 ms late")
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
+        self.assertEqual(c.facts["step_back_ns"], 50e6)
 
     def test_fails_when_only_the_head_waits(self):
-        kind, _, _ = self.judge(timer_back=(50e6, 0, 0))
+        kind, c = self.judge(timer_back=(50e6, 0, 0))
         self.assertEqual(kind, C.FAILS)
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
 
     def test_fails_when_the_pool_moves_too(self):
-        kind, text, c = self.judge(pool_back=(50e6, 50e6, 50e6))
+        kind, c = self.judge(pool_back=(50e6, 50e6, 50e6))
         self.assertEqual(kind, C.FAILS)
         self.assertEqual(c.case("timerthread back").decision, "as claimed")
         self.assertEqual(c.case("heapqueue back").decision, "not as claimed")
-        self.assertEqual(text, "does not hold: heapqueue's tasks did not all run on time")
+        self.assertEqual(c.facts["missed"], ["heapqueue_on_time"])
 
     def test_a_task_that_never_ran_refutes_it(self):
-        kind, _, c = self.judge(timer_back=(50e6, 50e6, None))
+        kind, c = self.judge(timer_back=(50e6, 50e6, None))
         self.assertEqual(kind, C.FAILS)
-        self.assertIn("delays 50 ms, 50 ms, did not run", "".join(str(x) for x in c.measured))
+        self.assertEqual(c.case("timerthread back").values["delays_ns"], [50e6, 50e6, None])
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
 
     def test_older_results_without_the_probe_are_not_tested(self):
         # the failure probe ran, the wall-clock step did not yet exist
@@ -448,24 +478,45 @@ class WallClock(unittest.TestCase):
         d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
               ran_after=0, ran_before=2, accepted_after=0, failed=1)
         try:
-            kind, text, c = verdict(d, C.timer_wall_clock)
+            c = C.timer_wall_clock(d.analysis())
         finally:
             d.close()
-        self.assertEqual(kind, C.UNTESTED)
-        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
-                         "heapqueue (these results predate the probe's wall-clock step)")
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertEqual(c.facts, {"why": "no_results", "predates_probe": True})
+        self.assertEqual(c.cases, [])
+        self.assertEqual(T.say(c).text, "not tested: no wallstep results for both timerthread "
+                         "and heapqueue (these results predate the probe's wall-clock step)")
         self.assertEqual(c.measured, ("no data",))
 
     def test_one_backend_alone_is_not_tested(self):
-        kind, text, _ = self.judge(backends=("timerthread",), failure=False)
+        kind, c = self.judge(backends=("timerthread",), failure=False)
         self.assertEqual(kind, C.UNTESTED)
-        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
-                         "heapqueue")
+        self.assertEqual(c.facts, {"why": "no_results", "predates_probe": False})
 
     def test_a_failed_probe_says_so(self):
-        kind, text, _ = self.judge(error="heapqueue")
+        kind, c = self.judge(error="heapqueue")
         self.assertEqual(kind, C.UNTESTED)
-        self.assertIn("the probe failed on heapqueue", text)
+        self.assertEqual(c.facts["why"], "probe_failed")
+        self.assertEqual(c.facts["backend"], "heapqueue")
+
+    def test_back_steps_that_differ_are_not_tested(self):
+        d = wallstep_dir()
+        for e in d.files["probe.json"]:
+            if e["name"].startswith("wallstep/heapqueue/back/"):
+                e["step_ns"] = -40000000
+        try:
+            c = C.timer_wall_clock(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertEqual(c.facts["why"], "steps_differ")
+        self.assertEqual(c.cases, [])
+        # the entries read are still shown
+        self.assertEqual(len(c.facts["rows"]), 4)
+        T.say(c)
+        self.assertEqual(c.text, "not tested: the wallstep back results do not step both "
+                         "backends back by one \u0394")
+        self.assertIn("heapqueue back: step -40 ms", V.plain(c.measured))
 
 
 # ---- 3a. Timer's single thread: a slow task delays the others -----------------
