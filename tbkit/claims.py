@@ -507,8 +507,7 @@ def slow_task(ctx):
     single = [m for m in ms if m.backend == "timerthread"]
     pool = [m for m in ms if m.backend == "heapqueue"]
     if not single or not pool:
-        return _set(c, UNTESTED, UNTESTED + ": no interference results for both timerthread and heapqueue",
-                    "no data")
+        return _decided(c, UNTESTED, why="no_results")
 
     def big(ms_):
         t = [m for m in ms_ if A._num_or(m.cfg.get("threads"), 1) > 1] or ms_
@@ -516,22 +515,21 @@ def slow_task(ctx):
     s, p = big(single), big(pool)
     sm, pm = _max_lateness(s), _max_lateness(p)
     if sm is None or pm is None:
-        return _set(c, UNTESTED, UNTESTED + ": the interference results have no max counter", "no data")
-    measured = (Code("timerthread threads=%s" % s.cfg.get("threads", "?")),
-                ": max lateness %s; " % A.fmt_ns(sm),
-                Code("heapqueue threads=%s" % p.cfg.get("threads", "?")),
-                ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
+        return _decided(c, UNTESTED, why="no_max_counter")
+    # facts["rows"]: the single thread's entry, then the pool's; threads is
+    # the entry's config text (None when its config names none)
+    facts = {"rows": [{"backend": m.backend, "threads": m.cfg.get("threads"), "max_ns": mx}
+                      for m, mx in ((s, sm), (p, pm))]}
     if pm <= 0 and sm > 0:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     d = _decide(c, "timerthread against heapqueue", "max lateness of the fast tasks (ns), "
                 "against CLEAR_FACTOR x the pool's", _reps(s, "max"), _reps(p, "max"),
                 A.CLEAR_FACTOR)
-    measured = measured + ("; %s" % d.text(),)
     if d.kind == "greater":
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if d.kind == "less":
-        return _set(c, FAILS, FAILS, measured)
-    return _undecided(c, d, measured)
+        return _decided(c, FAILS, **facts)
+    return _undecided_at(c, d, **facts)
 
 
 # ---- 3. a failing task -------------------------------------------------------
@@ -578,10 +576,6 @@ def _delays(m):
     return [m.counter("delay_ns_%d" % k) for k in range(1, n + 1)]
 
 
-def _fmt_delay(v):
-    return "did not run" if v is None else ("0" if v == 0 else A.fmt_ns(v))
-
-
 @claim(("wallstep",))
 def timer_wall_clock(ctx):
     c = _verdict("timer_wall_clock")
@@ -592,29 +586,18 @@ def timer_wall_clock(ctx):
             m = [x for x in ms if x.backend == b and x.workload == case]
             got[(b, case)] = m[0] if m else None
     if got[("timerthread", "back")] is None or got[("heapqueue", "back")] is None:
-        older = " (these results predate the probe's wall-clock step)" \
-            if ctx.res.select(op="failure") else ""
-        return _set(c, UNTESTED, UNTESTED + ": no wallstep results for both timerthread and "
-                    "heapqueue%s" % older, "no data")
+        return _decided(c, UNTESTED, why="no_results",
+                        predates_probe=bool(ctx.res.select(op="failure")))
     for b in ("timerthread", "heapqueue"):
         m = got[(b, "back")]
         if m.error:
-            return _set(c, UNTESTED, UNTESTED + ": the probe failed on %s: %s" % (b, m.error),
-                        "no data")
+            return _decided(c, UNTESTED, why="probe_failed", backend=b, error=m.error)
         if m.counter("step_ns") is None or not m.counter("tasks"):
-            return _set(c, UNTESTED, UNTESTED + ": the wallstep results lack step_ns or tasks",
-                        "no data")
-    parts = []
-    for (b, case), m in got.items():
-        if m is None or m.error:
-            continue
-        wall = m.counter("wall_clock")
-        parts.append((Code("%s %s" % (b, case)), ": step %s%s, delays %s" % (
-            A.fmt_ns(m.counter("step_ns")),
-            "" if wall is None else (", deadlines on the wall clock" if wall
-                                     else ", deadlines on the monotonic clock"),
-            ", ".join(_fmt_delay(v) for v in _delays(m)))))
-    measured = _join(parts)
+            return _decided(c, UNTESTED, why="no_step_or_tasks")
+    # facts["rows"]: every entry that ran, in the order of `got`
+    rows = [{"backend": b, "case": case, "step_ns": m.counter("step_ns"),
+             "wall_clock": m.counter("wall_clock"), "delays_ns": _delays(m)}
+            for (b, case), m in got.items() if m is not None and not m.error]
 
     def within(delays, want, res):
         # a run is seen at the first clock step at or after it
@@ -623,8 +606,7 @@ def timer_wall_clock(ctx):
     t, p = got[("timerthread", "back")], got[("heapqueue", "back")]
     late = -t.counter("step_ns")
     if late <= 0 or -p.counter("step_ns") != late:
-        return _set(c, UNTESTED, UNTESTED + ": the wallstep back results do not step both "
-                    "backends back by one \u0394", measured)
+        return _decided(c, UNTESTED, why="steps_differ", rows=rows)
     for (b, case), m in got.items():
         if m is None or m.error:
             continue
@@ -637,15 +619,17 @@ def timer_wall_clock(ctx):
             None, None, (), {"resolution_ns": res_ns, "expected_delay_ns": want},
             {"step_ns": m.counter("step_ns"), "delays_ns": _delays(m),
              "wall_clock": m.counter("wall_clock")}))
-    bad = []
+    # the expectations the back step broke, by code: timerthread's tasks
+    # all delayed by the step, heapqueue's all on time
+    missed = []
     if not within(_delays(t), late, t.counter("resolution_ns") or 0):
-        bad.append("timerthread's tasks did not all run %s late" % A.fmt_ns(late))
+        missed.append("timerthread_delayed")
     if not within(_delays(p), 0, p.counter("resolution_ns") or 0):
-        bad.append("heapqueue's tasks did not all run on time")
-    if bad:
-        return _set(c, FAILS, "%s: %s" % (FAILS, "; ".join(bad)), measured)
-    return _set(c, HOLDS, "%s: a step back by %s delayed every pending timerthread task by "
-                "%s and no heapqueue task" % (HOLDS, A.fmt_ns(late), A.fmt_ns(late)), measured)
+        missed.append("heapqueue_on_time")
+    facts = {"rows": rows, "step_back_ns": late, "missed": missed}
+    if missed:
+        return _decided(c, FAILS, **facts)
+    return _decided(c, HOLDS, **facts)
 
 
 # ---- 4. Netty: a tick every tick, up to a tick late --------------------------

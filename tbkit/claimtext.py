@@ -467,9 +467,67 @@ def _leader_wakes_one(v):
 
 
 # ==== group 7: slow_task, timer_wall_clock =======================================
-#
-# (renderers of group 7)
-#
+
+def _g7_threads(row):
+    # an entry whose config names no thread count is shown with "?"
+    return "?" if row["threads"] is None else row["threads"]
+
+
+@says("slow_task")
+def _slow_task(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no interference results for both timerthread and heapqueue",
+                "no data")
+    if f.get("why") == "no_max_counter":
+        return UNTESTED + ": the interference results have no max counter", "no data"
+    single, pool = f["rows"]
+    sm, pm = single["max_ns"], pool["max_ns"]
+    measured = (Code("%s threads=%s" % (single["backend"], _g7_threads(single))),
+                ": max lateness %s; " % A.fmt_ns(sm),
+                Code("%s threads=%s" % (pool["backend"], _g7_threads(pool))),
+                ": %s (%s)" % (A.fmt_ns(pm), A.fmt_ratio(sm / pm) if pm > 0 else "n/a"))
+    # no case: the pool was never late while the single thread was
+    if v.cases:
+        measured = measured + ("; %s" % decision_text(v.cases[0]),)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    return v.kind, measured
+
+
+def _g7_fmt_delay(d):
+    return "did not run" if d is None else ("0" if d == 0 else A.fmt_ns(d))
+
+
+@says("timer_wall_clock")
+def _timer_wall_clock(v):
+    f = v.facts
+    why = f.get("why")
+    if why == "no_results":
+        return (UNTESTED + ": no wallstep results for both timerthread and heapqueue%s"
+                % (" (these results predate the probe's wall-clock step)"
+                   if f["predates_probe"] else ""), "no data")
+    if why == "probe_failed":
+        return UNTESTED + ": the probe failed on %s: %s" % (f["backend"], f["error"]), "no data"
+    if why == "no_step_or_tasks":
+        return UNTESTED + ": the wallstep results lack step_ns or tasks", "no data"
+    measured = join([(Code("%s %s" % (r["backend"], r["case"])), ": step %s%s, delays %s" % (
+        A.fmt_ns(r["step_ns"]),
+        "" if r["wall_clock"] is None else (", deadlines on the wall clock" if r["wall_clock"]
+                                            else ", deadlines on the monotonic clock"),
+        ", ".join(_g7_fmt_delay(d) for d in r["delays_ns"])))
+        for r in f["rows"]])
+    if why == "steps_differ":
+        return (UNTESTED + ": the wallstep back results do not step both backends back by "
+                "one \u0394", measured)
+    late = A.fmt_ns(f["step_back_ns"])
+    if f["missed"]:
+        said = {"timerthread_delayed": "timerthread's tasks did not all run %s late" % late,
+                "heapqueue_on_time": "heapqueue's tasks did not all run on time"}
+        return "%s: %s" % (FAILS, "; ".join(said[m] for m in f["missed"])), measured
+    return ("%s: a step back by %s delayed every pending timerthread task by %s and no "
+            "heapqueue task" % (HOLDS, late, late), measured)
+
 # ==== end of group 7 ==============================================================
 
 

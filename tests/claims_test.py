@@ -447,26 +447,53 @@ def wallstep_dir(timer_back=(50e6, 50e6, 50e6), pool_back=(0, 0, 0), failure=Tru
 class WallClock(unittest.TestCase):
 
     def judge(self, **k):
+        """The claim decided (not said) on wallstep_dir(**k)."""
         d = wallstep_dir(**k)
         try:
-            return verdict(d, C.timer_wall_clock)
+            c = C.timer_wall_clock(d.analysis())
         finally:
             d.close()
+        return c.kind, c
 
     def test_holds_when_timer_waits_out_the_step_and_the_pool_does_not(self):
-        kind, text, c = self.judge()
+        kind, c = self.judge()
         self.assertEqual(kind, C.HOLDS)
-        self.assertEqual(text, "holds: a step back by 50 ms delayed every pending timerthread "
-                         "task by 50 ms and no heapqueue task")
-        measured = "".join(str(x) for x in c.measured)
-        self.assertIn("timerthread back", measured)
-        self.assertIn("step -50 ms, deadlines on the wall clock, delays 50 ms, 50 ms, 50 ms",
-                      measured)
-        self.assertIn("heapqueue back", measured)
-        self.assertIn("deadlines on the monotonic clock, delays 0, 0, 0", measured)
-        # the step forward is listed, not judged
-        self.assertIn("timerthread forward", measured)
-        self.assertIn("delays 0, -10 ms, -15 ms", measured)
+        self.assertEqual(c.facts["step_back_ns"], 50e6)
+        self.assertEqual(c.facts["missed"], [])
+        self.assertEqual({n: c.case(n).decision for n in (
+            "timerthread back", "heapqueue back", "timerthread forward", "heapqueue forward")},
+            {"timerthread back": "as claimed", "heapqueue back": "as claimed",
+             # the step forward is listed, not judged
+             "timerthread forward": "shown", "heapqueue forward": "shown"})
+        rows = {(r["backend"], r["case"]): r for r in c.facts["rows"]}
+        self.assertEqual(rows[("timerthread", "back")]["delays_ns"], [50e6] * 3)
+        self.assertEqual(rows[("timerthread", "back")]["step_ns"], -50e6)
+        self.assertEqual(rows[("timerthread", "back")]["wall_clock"], 1)
+        self.assertEqual(rows[("heapqueue", "back")]["wall_clock"], 0)
+        self.assertEqual(rows[("timerthread", "forward")]["delays_ns"], [0, -10e6, -15e6])
+
+    def test_says_the_verdicts_in_words(self):
+        # tbkit.claimtext renders the decided verdict: text and measured
+        _, c = self.judge()
+        T.say(c)
+        self.assertEqual(c.text, "holds: a step back by 50 ms delayed every pending "
+                         "timerthread task by 50 ms and no heapqueue task")
+        measured = V.plain(c.measured)
+        self.assertIn("timerthread back: step -50 ms, deadlines on the wall clock, delays "
+                      "50 ms, 50 ms, 50 ms; ", measured)
+        self.assertIn("heapqueue back: step -50 ms, deadlines on the monotonic clock, "
+                      "delays 0, 0, 0", measured)
+        self.assertIn("timerthread forward: step 15 ms, deadlines on the wall clock, delays "
+                      "0, -10 ms, -15 ms", measured)
+        _, c = self.judge(timer_back=(0, 0, 0), pool_back=(50e6, 50e6, None))
+        T.say(c)
+        self.assertEqual(c.text, "does not hold: timerthread's tasks did not all run 50 ms "
+                         "late; heapqueue's tasks did not all run on time")
+        self.assertIn("delays 50 ms, 50 ms, did not run", V.plain(c.measured))
+        _, c = self.judge(error="heapqueue")
+        T.say(c)
+        self.assertEqual(c.text, "not tested: the probe failed on heapqueue: out of memory")
+        self.assertEqual(c.measured, ("no data",))
 
     def test_a_run_seen_within_the_clock_step_still_counts(self):
         self.assertEqual(self.judge(timer_back=(50e6, 50.5e6, 50e6))[0], C.HOLDS)
@@ -475,7 +502,7 @@ class WallClock(unittest.TestCase):
 
     def test_fails_when_timer_runs_on_time(self):
         # deadlines on the monotonic clock (TB_F_MONOTONIC_DEADLINES' behaviour)
-        kind, text, c = self.judge(timer_back=(0, 0, 0))
+        kind, c = self.judge(timer_back=(0, 0, 0))
         self.assertEqual(kind, C.FAILS)
         # the cases say which side broke the claim, with the delays read
         t = c.case("timerthread back")
@@ -484,23 +511,26 @@ class WallClock(unittest.TestCase):
         self.assertEqual(t.values["delays_ns"], [0, 0, 0])
         self.assertEqual(c.case("heapqueue back").decision, "as claimed")
         self.assertEqual(c.case("timerthread forward").decision, "shown")
-        self.assertEqual(text, "does not hold: timerthread's tasks did not all run 50 ms late")
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
+        self.assertEqual(c.facts["step_back_ns"], 50e6)
 
     def test_fails_when_only_the_head_waits(self):
-        kind, _, _ = self.judge(timer_back=(50e6, 0, 0))
+        kind, c = self.judge(timer_back=(50e6, 0, 0))
         self.assertEqual(kind, C.FAILS)
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
 
     def test_fails_when_the_pool_moves_too(self):
-        kind, text, c = self.judge(pool_back=(50e6, 50e6, 50e6))
+        kind, c = self.judge(pool_back=(50e6, 50e6, 50e6))
         self.assertEqual(kind, C.FAILS)
         self.assertEqual(c.case("timerthread back").decision, "as claimed")
         self.assertEqual(c.case("heapqueue back").decision, "not as claimed")
-        self.assertEqual(text, "does not hold: heapqueue's tasks did not all run on time")
+        self.assertEqual(c.facts["missed"], ["heapqueue_on_time"])
 
     def test_a_task_that_never_ran_refutes_it(self):
-        kind, _, c = self.judge(timer_back=(50e6, 50e6, None))
+        kind, c = self.judge(timer_back=(50e6, 50e6, None))
         self.assertEqual(kind, C.FAILS)
-        self.assertIn("delays 50 ms, 50 ms, did not run", "".join(str(x) for x in c.measured))
+        self.assertEqual(c.case("timerthread back").values["delays_ns"], [50e6, 50e6, None])
+        self.assertEqual(c.facts["missed"], ["timerthread_delayed"])
 
     def test_older_results_without_the_probe_are_not_tested(self):
         # the failure probe ran, the wall-clock step did not yet exist
@@ -508,24 +538,115 @@ class WallClock(unittest.TestCase):
         d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
               ran_after=0, ran_before=2, accepted_after=0, failed=1)
         try:
-            kind, text, c = verdict(d, C.timer_wall_clock)
+            c = C.timer_wall_clock(d.analysis())
         finally:
             d.close()
-        self.assertEqual(kind, C.UNTESTED)
-        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
-                         "heapqueue (these results predate the probe's wall-clock step)")
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertEqual(c.facts, {"why": "no_results", "predates_probe": True})
+        self.assertEqual(c.cases, [])
+        self.assertEqual(T.say(c).text, "not tested: no wallstep results for both timerthread "
+                         "and heapqueue (these results predate the probe's wall-clock step)")
         self.assertEqual(c.measured, ("no data",))
 
     def test_one_backend_alone_is_not_tested(self):
-        kind, text, _ = self.judge(backends=("timerthread",), failure=False)
+        kind, c = self.judge(backends=("timerthread",), failure=False)
         self.assertEqual(kind, C.UNTESTED)
-        self.assertEqual(text, "not tested: no wallstep results for both timerthread and "
-                         "heapqueue")
+        self.assertEqual(c.facts, {"why": "no_results", "predates_probe": False})
 
     def test_a_failed_probe_says_so(self):
-        kind, text, _ = self.judge(error="heapqueue")
+        kind, c = self.judge(error="heapqueue")
         self.assertEqual(kind, C.UNTESTED)
-        self.assertIn("the probe failed on heapqueue", text)
+        self.assertEqual(c.facts["why"], "probe_failed")
+        self.assertEqual(c.facts["backend"], "heapqueue")
+
+    def test_back_steps_that_differ_are_not_tested(self):
+        d = wallstep_dir()
+        for e in d.files["probe.json"]:
+            if e["name"].startswith("wallstep/heapqueue/back/"):
+                e["step_ns"] = -40000000
+        try:
+            c = C.timer_wall_clock(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual(c.kind, C.UNTESTED)
+        self.assertEqual(c.facts["why"], "steps_differ")
+        self.assertEqual(c.cases, [])
+        # the entries read are still shown
+        self.assertEqual(len(c.facts["rows"]), 4)
+        T.say(c)
+        self.assertEqual(c.text, "not tested: the wallstep back results do not step both "
+                         "backends back by one \u0394")
+        self.assertIn("heapqueue back: step -40 ms", V.plain(c.measured))
+
+
+# ---- 3a. Timer's single thread: a slow task delays the others -----------------
+
+@NEED_SCIPY
+class SlowTask(unittest.TestCase):
+    """slow_task on runtime_dir's interference entries: the single thread
+    (timerthread) against the pool (heapqueue), each at threads=4."""
+
+    def judge(self, **k):
+        """The claim decided (not said) on runtime_dir(**k)."""
+        d = runtime_dir(**k)
+        try:
+            return C.slow_task(d.analysis())
+        finally:
+            d.close()
+
+    def test_holds_when_the_single_thread_is_far_later(self):
+        c = self.judge(single_max=50e6, pool_max=2e6)
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual(c.facts["rows"], [
+            {"backend": "timerthread", "threads": "4", "max_ns": c.facts["rows"][0]["max_ns"]},
+            {"backend": "heapqueue", "threads": "4", "max_ns": c.facts["rows"][1]["max_ns"]}])
+        self.assertAlmostEqual(c.facts["rows"][0]["max_ns"], 50e6, delta=50e6 * 0.01)
+        self.assertAlmostEqual(c.facts["rows"][1]["max_ns"], 2e6, delta=2e6 * 0.01)
+        case = c.case("timerthread against heapqueue")
+        self.assertEqual(case.decision, "greater")
+        self.assertEqual(case.n, (5, 5))
+        self.assertEqual(case.thresholds["factor"], C.A.CLEAR_FACTOR)
+
+    def test_fails_when_the_pool_is_later(self):
+        c = self.judge(single_max=2e6, pool_max=50e6)
+        self.assertEqual(c.kind, C.FAILS)
+        self.assertEqual(c.case("timerthread against heapqueue").decision, "less")
+
+    def test_undecided_within_the_factor(self):
+        c = self.judge(single_max=2e6 * C.A.CLEAR_FACTOR, pool_max=2e6)
+        self.assertEqual(c.kind, C.UNDECIDED)
+        self.assertEqual(c.facts["decisive"], 0)
+        self.assertEqual(c.cases[0].decision, "undecided")
+
+    def test_a_pool_never_late_needs_no_test(self):
+        c = self.judge(single_max=50e6, pool_max=0)
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual(c.cases, [])
+        self.assertEqual(c.facts["rows"][1]["max_ns"], 0)
+
+    def test_no_pool_is_not_tested(self):
+        d = Dir()
+        d.add("runtime.json", "interference/timerthread/mixed/series=h2h,threads=4/N:8", 1e6,
+              max=50e6)
+        try:
+            c = C.slow_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts, c.cases), (C.UNTESTED, {"why": "no_results"}, []))
+
+    def test_says_the_verdicts_in_words(self):
+        c = T.say(self.judge(single_max=50e6, pool_max=2e6))
+        self.assertEqual(c.text, "holds")
+        # the medians of runtime_dir's five repetitions (spread by 1 + j/1000)
+        self.assertEqual(V.plain(c.measured), "timerthread threads=4: max lateness 50.1 ms; "
+                         "heapqueue threads=4: 2 ms (25×); p = 0.0079")
+        c = T.say(self.judge(single_max=2e6 * C.A.CLEAR_FACTOR, pool_max=2e6))
+        self.assertTrue(c.text.startswith("undecided at this noise (not significant, p = "),
+                        c.text)
+        c = T.say(self.judge(single_max=50e6, pool_max=0))
+        self.assertEqual((c.text, V.plain(c.measured)),
+                         ("holds", "timerthread threads=4: max lateness 50.1 ms; "
+                          "heapqueue threads=4: 0.0 ns (n/a)"))
 
 
 class WallStepSection(unittest.TestCase):
