@@ -1013,29 +1013,28 @@ def four_ary_heap(ctx):
         elif ms and arity == 2:
             bins.append((label, ms))
     if not quads or not bins:
-        return _set(c, UNTESTED, UNTESTED + ": no expire results (series h2h) for both a 4-ary "
-                    "and a binary heap", "no data")
-    parts, best = [], {}
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["pairs"][i] is the pair of c.cases[i]
+    pairs, best = [], {}
     for ql, bl, common, q, b, d in _pairs_at_largest(c, quads, bins):
         n = common[-1]
         # each 4-ary line is judged against the fastest binary heap at the
         # largest N it shares with one
         if ql not in best or (n, -b.median) > (best[ql][0], -best[ql][1].median):
-            best[ql] = (n, b, bl, d)
-        text = " %s against " % A.fmt_ns(q.median)
-        lv_q, lv_b = q.counter("sift_levels_per_op"), b.counter("sift_levels_per_op")
-        tail = ", %s (%s)" % (A.fmt_ratio(q.median / b.median), d.text())
-        if lv_q is not None and lv_b is not None:
-            tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
+            best[ql] = (n, b, bl, d, len(pairs))
         lo = common[0]
-        if lo != n:
-            ql_, bl_ = _at_n(dict(quads)[ql], lo), _at_n(dict(bins)[bl], lo)
-            tail += "; at N = %s %s against %s" % (A.fmt_n(lo), A.fmt_ns(ql_.median),
-                                                   A.fmt_ns(bl_.median))
-        parts.append(("N = %s: " % A.fmt_n(n), Code(ql), text, Code(bl),
-                      " %s%s" % (A.fmt_ns(b.median), tail)))
+        ql_ = _at_n(dict(quads)[ql], lo) if lo != n else None
+        bl_ = _at_n(dict(bins)[bl], lo) if lo != n else None
+        pairs.append({"quad": ql, "binary": bl, "n": n, "quad_ns": q.median,
+                      "binary_ns": b.median,
+                      "quad_sift_levels_per_op": q.counter("sift_levels_per_op"),
+                      "binary_sift_levels_per_op": b.counter("sift_levels_per_op"),
+                      "smallest_n": lo if lo != n else None,
+                      "quad_ns_at_smallest_n": ql_.median if ql_ else None,
+                      "binary_ns_at_smallest_n": bl_.median if bl_ else None})
     if not best:
-        return _set(c, UNTESTED, UNTESTED + ": the 4-ary and binary heaps share no N", "no data")
+        return _decided(c, UNTESTED, why="no_common_n")
+    facts = {"pairs": pairs, "valgrind": None}
     # Valgrind's counts (counts.json), deterministic: shown beside the times
     counted = [r for r in (ctx.res.counts or []) if not r.get("error") and r.get("op") == "expire"
                and HEAP_ARITY.get(r.get("backend")) and "roc=on" not in r.get("config", "")]
@@ -1043,25 +1042,24 @@ def four_ary_heap(ctx):
         n = max(r["n"] for r in counted)
         rows = sorted((r for r in counted if r["n"] == n),
                       key=lambda r: (-HEAP_ARITY[r["backend"]], r["backend"]))
-        parts.append(("Valgrind, expire at N = %s: " % A.fmt_n(n),) + _join(
-            [(Code(r["backend"]), " %s instructions, %s D1 misses per task" % (
-                A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
-             for r in rows], ", "))
-    measured = _join(parts)
-    votes = {ql: _direction(c, d, "less") for ql, (n, b, bl, d) in sorted(best.items())}
+        facts["valgrind"] = {"n": n, "rows": [
+            {"backend": r["backend"], "instructions_per_op": r["instructions_per_op"],
+             "d1_misses_per_op": r["d1_misses_per_op"]} for r in rows]}
+    votes = {ql: _direction(c, d, "less") for ql, (n, b, bl, d, i) in sorted(best.items())}
+    # each 4-ary line's judgement: against which binary heap (its pair's
+    # index in facts["pairs"] and c.cases) and whether it is faster
+    facts["judged"] = [{"quad": ql, "binary": best[ql][2], "pair": best[ql][4],
+                        "faster": way} for ql, way in votes.items()]
     yes = [ql for ql, v in votes.items() if v == "yes"]
     no = [ql for ql, v in votes.items() if v == "no"]
     if len(yes) == len(votes):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if len(no) == len(votes):
-        b_names = sorted({best[ql][2] for ql in no})
-        return _set(c, FAILS, FAILS + ": not %s faster than the fastest binary heap (%s)"
-                    % (A.fmt_pct(S.MIN_EFFECT), ", ".join(b_names)), measured)
+        return _decided(c, FAILS, **facts)
     if yes and no:
-        return _set(c, PARTLY, "holds only in part: %s of the %d 4-ary heap lines beat the "
-                    "fastest binary heap" % (len(yes), len(votes)), measured)
+        return _decided(c, PARTLY, **facts)
     undecided = [best[ql][3] for ql, v in votes.items() if v == "undecided"]
-    return _undecided(c, undecided[0], measured)
+    return _undecided_at(c, undecided[0], **facts)
 
 
 # ---- 10. lazy deletion: cheap cancel, memory kept until cleaned --------------------
@@ -1091,23 +1089,21 @@ def lazy_deletion(ctx):
         if ms and any(label_.split(" ")[0] == b for label_, _ in lazy):
             held[b] = ms[-1]
     if not lazy or not eager:
-        return _set(c, UNTESTED, UNTESTED + ": no cancel results (series h2h) for both a lazy "
-                    "heap and one that removes", "no data")
+        return _decided(c, UNTESTED, why="no_cancel_results")
     if not held:
-        return _set(c, UNTESTED, UNTESTED + ": no timeouts results with zombie counters for "
-                    "the lazy heaps", "no data")
-    kinds, parts, undecided = [], [], []
+        return _decided(c, UNTESTED, why="no_zombie_counters")
+    # facts["pairs"][i] is the pair of c.cases[i]; facts["held"][j] the
+    # lazy heap of c.cases[len(pairs) + j]
+    kinds, pairs, undecided = [], [], []
     for ll, el, common, lm, em, d in _pairs_at_largest(c, lazy, eager):
         kinds.append(d.kind)
         if not d.significant:
             undecided.append(d)
-        parts.append(("cancel at N = %s: " % A.fmt_n(common[-1]), Code(ll), " %s against " %
-                      A.fmt_ns(lm.median), Code(el), " %s, %s (%s)" % (
-                          A.fmt_ns(em.median), A.fmt_ratio(lm.median / em.median),
-                          d.text())))
+        pairs.append({"lazy": ll, "removing": el, "n": common[-1], "lazy_ns": lm.median,
+                      "removing_ns": em.median})
     if not kinds:
-        return _set(c, UNTESTED, UNTESTED + ": the lazy and removing heaps share no N", "no data")
-    kept = []
+        return _decided(c, UNTESTED, why="no_common_n")
+    kept, rows = [], []
     for b, m in sorted(held.items()):
         z = m.counter("zombies_per_n")
         pend = m.counter("pending_per_n")
@@ -1119,32 +1115,25 @@ def lazy_deletion(ctx):
             None, (), {"zombies_per_n": 0},
             {"zombies_per_n": z, "pending_per_n": pend, "bytes_per_live": bl,
              "bytes_per_pending": bp}))
-        share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
-        parts.append(("timeouts at N = %s: " % A.fmt_n(m.n), Code(b), " zombies %s per N%s"
-                      % (A.fmt_num(z), share) + (", %s B per live task against %s B per "
-                                                 "pending" % (A.fmt_num(bl), A.fmt_num(bp))
-                                                 if bl is not None and bp is not None else "")))
-    measured = _join(parts)
+        rows.append({"backend": b, "n": m.n})
+    facts = {"pairs": pairs, "held": rows}
     cheap = all(k == "less" for k in kinds)
     slower = any(k == "greater" for k in kinds)
     keeps = all(kept)
     if undecided and not slower:
         if keeps:
-            return _undecided(c, undecided[0], measured, " on cancel")
-        return _set(c, PARTLY, "holds only in part: no zombies held, and the cancel "
-                    "comparison is undecided (%s)" % undecided[0].text(), measured)
+            return _undecided_at(c, undecided[0], part="cancel", **facts)
+        return _decided(c, PARTLY, why="no_zombies_cancel_undecided",
+                        decisive=_case_of(c, undecided[0]), **facts)
     if cheap and keeps:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if cheap:
-        return _set(c, PARTLY, "holds only in part: cancel is cheaper, but a lazy heap held "
-                    "no zombies", measured)
+        return _decided(c, PARTLY, why="no_zombies", **facts)
     if keeps and not slower:
-        return _set(c, PARTLY, "holds only in part: zombies are held, cancel is not "
-                    "cheaper than removal", measured)
+        return _decided(c, PARTLY, why="not_cheaper", **facts)
     if keeps:
-        return _set(c, PARTLY, "holds only in part: zombies are held, but a lazy cancel is "
-                    "slower than a removal", measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, why="slower", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 6b. the kernel's non-cascading wheel -------------------------------------

@@ -98,9 +98,93 @@ def undecided_text(case, what=""):
 
 
 # ==== group 3: four_ary_heap, lazy_deletion, non_cascading, tree_and_wheel ========
-#
-# (renderers of group 3)
-#
+
+def _g3_four_pair(p, case):
+    """One pair of four_ary_heap's figures: the 4-ary line against a
+    binary one at their largest common N (and at the smallest)."""
+    tail = ", %s (%s)" % (A.fmt_ratio(p["quad_ns"] / p["binary_ns"]), decision_text(case))
+    lv_q, lv_b = p["quad_sift_levels_per_op"], p["binary_sift_levels_per_op"]
+    if lv_q is not None and lv_b is not None:
+        tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
+    if p["smallest_n"] is not None:
+        tail += "; at N = %s %s against %s" % (A.fmt_n(p["smallest_n"]),
+                                               A.fmt_ns(p["quad_ns_at_smallest_n"]),
+                                               A.fmt_ns(p["binary_ns_at_smallest_n"]))
+    return ("N = %s: " % A.fmt_n(p["n"]), Code(p["quad"]), " %s against " % A.fmt_ns(p["quad_ns"]),
+            Code(p["binary"]), " %s%s" % (A.fmt_ns(p["binary_ns"]), tail))
+
+
+@says("four_ary_heap")
+def _four_ary_heap(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no expire results (series h2h) for both a 4-ary and a binary "
+                "heap", "no data")
+    if f.get("why") == "no_common_n":
+        return UNTESTED + ": the 4-ary and binary heaps share no N", "no data"
+    parts = [_g3_four_pair(p, case) for p, case in zip(f["pairs"], v.cases)]
+    vg = f["valgrind"]
+    if vg:
+        parts.append(("Valgrind, expire at N = %s: " % A.fmt_n(vg["n"]),) + join(
+            [(Code(r["backend"]), " %s instructions, %s D1 misses per task" % (
+                A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
+             for r in vg["rows"]], ", "))
+    measured = join(parts)
+    judged = f["judged"]
+    if v.kind == HOLDS:
+        return HOLDS, measured
+    if v.kind == FAILS:
+        min_effect = v.cases[judged[0]["pair"]].thresholds["min_effect"]
+        return (FAILS + ": not %s faster than the fastest binary heap (%s)" % (
+            A.fmt_pct(min_effect), ", ".join(sorted({j["binary"] for j in judged}))), measured)
+    if v.kind == PARTLY:
+        return ("holds only in part: %s of the %d 4-ary heap lines beat the fastest binary "
+                "heap" % (sum(j["faster"] == "yes" for j in judged), len(judged)), measured)
+    return undecided_text(v.cases[f["decisive"]]), measured
+
+
+@says("lazy_deletion")
+def _lazy_deletion(v):
+    f = v.facts
+    why = f.get("why")
+    if why in ("no_cancel_results", "no_zombie_counters", "no_common_n"):
+        return UNTESTED + {
+            "no_cancel_results": ": no cancel results (series h2h) for both a lazy heap and "
+                                 "one that removes",
+            "no_zombie_counters": ": no timeouts results with zombie counters for the lazy "
+                                  "heaps",
+            "no_common_n": ": the lazy and removing heaps share no N"}[why], "no data"
+    npairs = len(f["pairs"])
+    parts = [("cancel at N = %s: " % A.fmt_n(p["n"]), Code(p["lazy"]), " %s against " %
+              A.fmt_ns(p["lazy_ns"]), Code(p["removing"]), " %s, %s (%s)" % (
+                  A.fmt_ns(p["removing_ns"]), A.fmt_ratio(p["lazy_ns"] / p["removing_ns"]),
+                  decision_text(case)))
+             for p, case in zip(f["pairs"], v.cases)]
+    for h, case in zip(f["held"], v.cases[npairs:]):
+        x = case.values
+        z, pend = x["zombies_per_n"], x["pending_per_n"]
+        bl, bp = x["bytes_per_live"], x["bytes_per_pending"]
+        share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
+        parts.append(("timeouts at N = %s: " % A.fmt_n(h["n"]), Code(h["backend"]),
+                      " zombies %s per N%s" % (A.fmt_num(z), share)
+                      + (", %s B per live task against %s B per pending"
+                         % (A.fmt_num(bl), A.fmt_num(bp))
+                         if bl is not None and bp is not None else "")))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on cancel"), measured
+    if v.kind == PARTLY:
+        if why == "no_zombies_cancel_undecided":
+            return ("holds only in part: no zombies held, and the cancel comparison is "
+                    "undecided (%s)" % decision_text(v.cases[f["decisive"]]), measured)
+        return {"no_zombies": "holds only in part: cancel is cheaper, but a lazy heap held "
+                              "no zombies",
+                "not_cheaper": "holds only in part: zombies are held, cancel is not cheaper "
+                               "than removal",
+                "slower": "holds only in part: zombies are held, but a lazy cancel is slower "
+                          "than a removal"}[why], measured
+    return v.kind, measured
+
 # ==== end of group 3 ==============================================================
 
 
