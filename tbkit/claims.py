@@ -1153,13 +1153,11 @@ def non_cascading(ctx, backend="kernelwheel"):
                 traces.append((t["name"], b["beyond_tick_frac"]))
     missing = []
     if short is None or wide is None:
-        missing.append("no %s expire results on both short and wide (the wide workload "
-                       "runs in the standard and full profiles)" % backend)
+        missing.append("no_short_and_wide")
     if not traces:
-        missing.append("no replayed trace with %s's lateness (the standard profile "
-                       "replays traces; so does ./timerbench replay)" % backend)
+        missing.append("no_replayed_lateness")
     if missing:
-        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
+        return _decided(c, UNTESTED, why="missing", missing=missing, backend=backend)
     d = _decide(c, "%s expire, wide against short" % backend, "time per expire (ns), against "
                 "CLEAR_FACTOR x short's", _reps(wide), _reps(short), A.CLEAR_FACTOR)
     worst = max(f for _, f in traces)
@@ -1169,35 +1167,26 @@ def non_cascading(ctx, backend="kernelwheel"):
             "share of the delay", "within" if f <= KERNEL_LATENESS_BOUND else "beyond", None,
             None, (), {"kernel_lateness_bound": KERNEL_LATENESS_BOUND},
             {"beyond_tick_frac": f}))
-    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
-                 "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
-                             A.fmt_ratio(wide.median / short.median), d.text()))]
-    ts, tw = short.counter("ticks_per_op"), wide.counter("ticks_per_op")
-    if ts is not None and tw is not None:
-        measured.append("buckets collected per task %s (short) against %s (wide), counted"
-                        % (A.fmt_num(ts), A.fmt_num(tw)))
     hw = _at_largest(ctx, "expire", "h2h", "wide", "hierwheel")
     hs = _at_largest(ctx, "expire", "h2h", "short", "hierwheel")
-    if hw and hs:
-        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
-                         % (A.fmt_ns(hs.median), A.fmt_ns(hw.median))))
-    measured.append("largest lateness beyond one tick, as a share of the delay: "
-                    + ", ".join("%s %s" % (name, A.fmt_num(f)) for name, f in traces))
-    measured = _join(measured)
+    # c.cases[0] is the cost's test, c.cases[1 + i] facts["traces"][i]'s lateness
+    facts = {"backend": backend, "n": wide.n, "short_ns": short.median,
+             "wide_ns": wide.median, "short_ticks_per_op": short.counter("ticks_per_op"),
+             "wide_ticks_per_op": wide.counter("ticks_per_op"),
+             "hierwheel_short_ns": hs.median if hw and hs else None,
+             "hierwheel_wide_ns": hw.median if hw and hs else None,
+             "traces": [name for name, _ in traces], "worst_beyond_tick_frac": worst}
     if not d.significant:
-        return _undecided(c, d, measured, " on the flat cost")
+        return _undecided_at(c, d, part="flat_cost", **facts)
     flat = d.kind == "less"
     bounded = worst <= KERNEL_LATENESS_BOUND
     if flat and bounded:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if flat:
-        return _set(c, PARTLY, "holds only for the flat cost: a timer was late by %s of its "
-                    "delay beyond a tick" % A.fmt_num(worst), measured)
+        return _decided(c, PARTLY, why="late", **facts)
     if bounded:
-        return _set(c, PARTLY, "holds only for the lateness: expiry on the wide workload "
-                    "costs %s the short one" % A.fmt_ratio(wide.median / short.median),
-                    measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, why="not_flat", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 12. wheels for timeouts, a tree for precise timers ----------------------

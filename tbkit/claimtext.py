@@ -185,6 +185,43 @@ def _lazy_deletion(v):
                           "than a removal"}[why], measured
     return v.kind, measured
 
+
+@says("non_cascading")
+def _non_cascading(v):
+    f = v.facts
+    backend = f["backend"]
+    if f.get("why") == "missing":
+        return UNTESTED + ": " + "; ".join({
+            "no_short_and_wide": "no %s expire results on both short and wide (the wide "
+                                 "workload runs in the standard and full profiles)" % backend,
+            "no_replayed_lateness": "no replayed trace with %s's lateness (the standard "
+                                    "profile replays traces; so does ./timerbench replay)"
+                                    % backend}[m] for m in f["missing"]), "no data"
+    ratio = f["wide_ns"] / f["short_ns"]
+    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
+                 "%s (%s)" % (A.fmt_n(f["n"]), A.fmt_ns(f["short_ns"]), A.fmt_ns(f["wide_ns"]),
+                             A.fmt_ratio(ratio), decision_text(v.cases[0])))]
+    ts, tw = f["short_ticks_per_op"], f["wide_ticks_per_op"]
+    if ts is not None and tw is not None:
+        measured.append("buckets collected per task %s (short) against %s (wide), counted"
+                        % (A.fmt_num(ts), A.fmt_num(tw)))
+    if f["hierwheel_short_ns"] is not None:
+        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
+                         % (A.fmt_ns(f["hierwheel_short_ns"]), A.fmt_ns(f["hierwheel_wide_ns"]))))
+    measured.append("largest lateness beyond one tick, as a share of the delay: "
+                    + ", ".join("%s %s" % (name, A.fmt_num(case.values["beyond_tick_frac"]))
+                                for name, case in zip(f["traces"], v.cases[1:])))
+    measured = join(measured)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on the flat cost"), measured
+    if v.kind == PARTLY and f["why"] == "late":
+        return ("holds only for the flat cost: a timer was late by %s of its delay beyond a "
+                "tick" % A.fmt_num(f["worst_beyond_tick_frac"]), measured)
+    if v.kind == PARTLY:
+        return ("holds only for the lateness: expiry on the wide workload costs %s the short "
+                "one" % A.fmt_ratio(ratio), measured)
+    return v.kind, measured
+
 # ==== end of group 3 ==============================================================
 
 
