@@ -1218,15 +1218,12 @@ def tree_and_wheel(ctx, tree="hrtree"):
             streams[k] = t
     missing = [s for s in ("timer", "hrtimer") if s not in streams]
     if missing:
-        return _set(c, UNTESTED, UNTESTED + ": no replayed kernel trace of the %s stream "
-                    "(traces/README.md; the standard profile replays both)"
-                    % " and ".join(missing), "no data")
+        return _decided(c, UNTESTED, why="no_stream", missing_streams=missing)
     for k, t in streams.items():
         if not RD.has_budgets(t["raw"]):
-            return _set(c, UNTESTED, UNTESTED + ": the %s stream's trace carries no lateness "
-                        "budgets (format v1: re-import it with perf2trace)" % k, "no data")
+            return _decided(c, UNTESTED, why="no_budgets", stream=k)
     ticked = {b["backend"] for t in streams.values() for b in t["backends"] if b.get("ticked")}
-    measured, parts, undecided = [], [], None
+    parts, undecided = [], None
     # timeouts: a wheel recommended
     tl = streams["timer"]
     v = RD.budget_verdict(tl["raw"])
@@ -1234,14 +1231,12 @@ def tree_and_wheel(ctx, tree="hrtree"):
     wheel_rec = [n for n in v["recommended"] if n in cands and cands[n].get("backend") in ticked]
     other_rec = [n for n in v["recommended"] if n not in wheel_rec]
     mostly_cancelled = tl["cancel_ratio"] > 0.5
-    measured.append(("timer-list stream ", Code(tl["name"]), ": %s of its timers cancelled; "
-                     "recommended within its budgets: %s" % (
-                         A.fmt_pct(tl["cancel_ratio"]),
-                         ", ".join(v["recommended"]) or "none")))
+    facts = {"timer_trace": tl["name"], "timer_cancel_ratio": tl["cancel_ratio"],
+             "timer_mostly_cancelled": mostly_cancelled, "recommended": list(v["recommended"]),
+             "recommended_wheels": wheel_rec}
     if mostly_cancelled and wheel_rec and other_rec:
         # a wheel tied with a heap or the tree: the stream does not choose
-        return _set(c, UNDECIDED, "%s: on the timer-list stream the wheels are tied with "
-                    "%s" % (UNDECIDED, ", ".join(other_rec)), _join(measured))
+        return _decided(c, UNDECIDED, why="timeouts_tied", tied_with=other_rec, **facts)
     parts.append(mostly_cancelled and bool(wheel_rec))
     # precise timers: the tree keeps the budgets, no cheaper wheel does
     hr = streams["hrtimer"]
@@ -1251,8 +1246,7 @@ def tree_and_wheel(ctx, tree="hrtree"):
     t_entry = by.get(tree)
     mostly_expire = hr["cancel_ratio"] < 0.5
     if t_entry is None:
-        return _set(c, UNTESTED, UNTESTED + ": %s was not replayed on the hrtimer stream"
-                    % tree, "no data")
+        return _decided(c, UNTESTED, why="tree_not_replayed", tree=tree)
     tree_kept = (t_entry.get("lateness") or {}).get("beyond_budget", 0) == 0
     main_wheels = [b for b in raw.get("backends", []) if b.get("backend") in ticked
                    and b["name"] in by]
@@ -1278,32 +1272,28 @@ def tree_and_wheel(ctx, tree="hrtree"):
             cheaper.append(w["name"])
         elif way == "undecided":
             undecided = undecided or d
-    measured.append(("hrtimer stream ", Code(hr["name"]), ": %s of its timers cancelled; "
-                     "%s kept every budget: %s; wheels at the common tick beyond budget: %s; "
-                     "wheels (any tick) within budget: %s; of those cheaper than the tree: %s"
-                     % (A.fmt_pct(hr["cancel_ratio"]), tree, "yes" if tree_kept else "no",
-                        ", ".join(wheels_missed) or "none",
-                        ", ".join(x["name"] for x in kept_wheels) or "none",
-                        ", ".join(cheaper) or "none")))
+    facts.update({"hrtimer_trace": hr["name"], "hrtimer_cancel_ratio": hr["cancel_ratio"],
+                  "hrtimer_mostly_expire": mostly_expire, "tree": tree,
+                  "tree_kept_budgets": tree_kept, "common_tick_wheels": [
+                      b["name"] for b in main_wheels],
+                  "common_tick_wheels_missed": wheels_missed,
+                  "wheels_within_budget": [x["name"] for x in kept_wheels],
+                  "wheels_cheaper_than_tree": cheaper})
     precise = mostly_expire and tree_kept and len(wheels_missed) == len(main_wheels) \
         and bool(main_wheels) and not cheaper
     if undecided is not None and mostly_expire and tree_kept and not cheaper:
-        return _undecided(c, undecided, _join(measured), " on the hrtimer stream's cost")
+        return _undecided_at(c, undecided, part="hrtimer_cost", **facts)
     parts.append(precise)
-    measured = _join(measured)
     if all(parts):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if parts[0]:
-        return _set(c, PARTLY, "holds only for the timeouts: on the hrtimer stream %s" % (
-            "a wheel keeps every budget more cheaply (%s)" % ", ".join(cheaper) if cheaper
-            else "the tree missed budgets" if not tree_kept
-            else "most timers are cancelled" if not mostly_expire
-            else "a wheel at the common tick kept every budget"), measured)
+        why = ("cheaper_wheel" if cheaper else "tree_missed" if not tree_kept
+               else "mostly_cancelled" if not mostly_expire else "common_tick_wheel_kept")
+        return _decided(c, PARTLY, part="timeouts", why=why, **facts)
     if parts[1]:
-        return _set(c, PARTLY, "holds only for the precise timers: on the timer-list stream "
-                    "%s" % ("no wheel is recommended" if mostly_cancelled
-                            else "most timers expire"), measured)
-    return _set(c, FAILS, FAILS, measured)
+        why = "no_wheel_recommended" if mostly_cancelled else "mostly_expire"
+        return _decided(c, PARTLY, part="precise", why=why, **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- the originals themselves: the JVM's ranking against the C renderings ----

@@ -222,6 +222,52 @@ def _non_cascading(v):
                 "one" % A.fmt_ratio(ratio), measured)
     return v.kind, measured
 
+
+@says("tree_and_wheel")
+def _tree_and_wheel(v):
+    f = v.facts
+    why = f.get("why")
+    if why == "no_stream":
+        return (UNTESTED + ": no replayed kernel trace of the %s stream (traces/README.md; "
+                "the standard profile replays both)" % " and ".join(f["missing_streams"]),
+                "no data")
+    if why == "no_budgets":
+        return (UNTESTED + ": the %s stream's trace carries no lateness budgets (format v1: "
+                "re-import it with perf2trace)" % f["stream"], "no data")
+    if why == "tree_not_replayed":
+        return UNTESTED + ": %s was not replayed on the hrtimer stream" % f["tree"], "no data"
+    measured = [("timer-list stream ", Code(f["timer_trace"]), ": %s of its timers cancelled; "
+                 "recommended within its budgets: %s" % (
+                     A.fmt_pct(f["timer_cancel_ratio"]), ", ".join(f["recommended"]) or "none"))]
+    if why == "timeouts_tied":
+        return ("%s: on the timer-list stream the wheels are tied with %s"
+                % (UNDECIDED, ", ".join(f["tied_with"])), join(measured))
+    measured.append(("hrtimer stream ", Code(f["hrtimer_trace"]), ": %s of its timers "
+                     "cancelled; %s kept every budget: %s; wheels at the common tick beyond "
+                     "budget: %s; wheels (any tick) within budget: %s; of those cheaper than "
+                     "the tree: %s" % (
+                         A.fmt_pct(f["hrtimer_cancel_ratio"]), f["tree"],
+                         "yes" if f["tree_kept_budgets"] else "no",
+                         ", ".join(f["common_tick_wheels_missed"]) or "none",
+                         ", ".join(f["wheels_within_budget"]) or "none",
+                         ", ".join(f["wheels_cheaper_than_tree"]) or "none")))
+    measured = join(measured)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on the hrtimer stream's cost"), measured
+    if v.kind == PARTLY and f["part"] == "timeouts":
+        return "holds only for the timeouts: on the hrtimer stream %s" % {
+            "cheaper_wheel": "a wheel keeps every budget more cheaply (%s)"
+                             % ", ".join(f["wheels_cheaper_than_tree"]),
+            "tree_missed": "the tree missed budgets",
+            "mostly_cancelled": "most timers are cancelled",
+            "common_tick_wheel_kept": "a wheel at the common tick kept every budget"}[why], \
+            measured
+    if v.kind == PARTLY:
+        return "holds only for the precise timers: on the timer-list stream %s" % {
+            "no_wheel_recommended": "no wheel is recommended",
+            "mostly_expire": "most timers expire"}[why], measured
+    return v.kind, measured
+
 # ==== end of group 3 ==============================================================
 
 
