@@ -997,29 +997,28 @@ def four_ary_heap(ctx):
         elif ms and arity == 2:
             bins.append((label, ms))
     if not quads or not bins:
-        return _set(c, UNTESTED, UNTESTED + ": no expire results (series h2h) for both a 4-ary "
-                    "and a binary heap", "no data")
-    parts, best = [], {}
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["pairs"][i] is the pair of c.cases[i]
+    pairs, best = [], {}
     for ql, bl, common, q, b, d in _pairs_at_largest(c, quads, bins):
         n = common[-1]
         # each 4-ary line is judged against the fastest binary heap at the
         # largest N it shares with one
         if ql not in best or (n, -b.median) > (best[ql][0], -best[ql][1].median):
-            best[ql] = (n, b, bl, d)
-        text = " %s against " % A.fmt_ns(q.median)
-        lv_q, lv_b = q.counter("sift_levels_per_op"), b.counter("sift_levels_per_op")
-        tail = ", %s (%s)" % (A.fmt_ratio(q.median / b.median), d.text())
-        if lv_q is not None and lv_b is not None:
-            tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
+            best[ql] = (n, b, bl, d, len(pairs))
         lo = common[0]
-        if lo != n:
-            ql_, bl_ = _at_n(dict(quads)[ql], lo), _at_n(dict(bins)[bl], lo)
-            tail += "; at N = %s %s against %s" % (A.fmt_n(lo), A.fmt_ns(ql_.median),
-                                                   A.fmt_ns(bl_.median))
-        parts.append(("N = %s: " % A.fmt_n(n), Code(ql), text, Code(bl),
-                      " %s%s" % (A.fmt_ns(b.median), tail)))
+        ql_ = _at_n(dict(quads)[ql], lo) if lo != n else None
+        bl_ = _at_n(dict(bins)[bl], lo) if lo != n else None
+        pairs.append({"quad": ql, "binary": bl, "n": n, "quad_ns": q.median,
+                      "binary_ns": b.median,
+                      "quad_sift_levels_per_op": q.counter("sift_levels_per_op"),
+                      "binary_sift_levels_per_op": b.counter("sift_levels_per_op"),
+                      "smallest_n": lo if lo != n else None,
+                      "quad_ns_at_smallest_n": ql_.median if ql_ else None,
+                      "binary_ns_at_smallest_n": bl_.median if bl_ else None})
     if not best:
-        return _set(c, UNTESTED, UNTESTED + ": the 4-ary and binary heaps share no N", "no data")
+        return _decided(c, UNTESTED, why="no_common_n")
+    facts = {"pairs": pairs, "valgrind": None}
     # Valgrind's counts (counts.json), deterministic: shown beside the times
     counted = [r for r in (ctx.res.counts or []) if not r.get("error") and r.get("op") == "expire"
                and HEAP_ARITY.get(r.get("backend")) and "roc=on" not in r.get("config", "")]
@@ -1027,25 +1026,24 @@ def four_ary_heap(ctx):
         n = max(r["n"] for r in counted)
         rows = sorted((r for r in counted if r["n"] == n),
                       key=lambda r: (-HEAP_ARITY[r["backend"]], r["backend"]))
-        parts.append(("Valgrind, expire at N = %s: " % A.fmt_n(n),) + _join(
-            [(Code(r["backend"]), " %s instructions, %s D1 misses per task" % (
-                A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
-             for r in rows], ", "))
-    measured = _join(parts)
-    votes = {ql: _direction(c, d, "less") for ql, (n, b, bl, d) in sorted(best.items())}
+        facts["valgrind"] = {"n": n, "rows": [
+            {"backend": r["backend"], "instructions_per_op": r["instructions_per_op"],
+             "d1_misses_per_op": r["d1_misses_per_op"]} for r in rows]}
+    votes = {ql: _direction(c, d, "less") for ql, (n, b, bl, d, i) in sorted(best.items())}
+    # each 4-ary line's judgement: against which binary heap (its pair's
+    # index in facts["pairs"] and c.cases) and whether it is faster
+    facts["judged"] = [{"quad": ql, "binary": best[ql][2], "pair": best[ql][4],
+                        "faster": way} for ql, way in votes.items()]
     yes = [ql for ql, v in votes.items() if v == "yes"]
     no = [ql for ql, v in votes.items() if v == "no"]
     if len(yes) == len(votes):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if len(no) == len(votes):
-        b_names = sorted({best[ql][2] for ql in no})
-        return _set(c, FAILS, FAILS + ": not %s faster than the fastest binary heap (%s)"
-                    % (A.fmt_pct(S.MIN_EFFECT), ", ".join(b_names)), measured)
+        return _decided(c, FAILS, **facts)
     if yes and no:
-        return _set(c, PARTLY, "holds only in part: %s of the %d 4-ary heap lines beat the "
-                    "fastest binary heap" % (len(yes), len(votes)), measured)
+        return _decided(c, PARTLY, **facts)
     undecided = [best[ql][3] for ql, v in votes.items() if v == "undecided"]
-    return _undecided(c, undecided[0], measured)
+    return _undecided_at(c, undecided[0], **facts)
 
 
 # ---- 10. lazy deletion: cheap cancel, memory kept until cleaned --------------------
@@ -1075,23 +1073,21 @@ def lazy_deletion(ctx):
         if ms and any(label_.split(" ")[0] == b for label_, _ in lazy):
             held[b] = ms[-1]
     if not lazy or not eager:
-        return _set(c, UNTESTED, UNTESTED + ": no cancel results (series h2h) for both a lazy "
-                    "heap and one that removes", "no data")
+        return _decided(c, UNTESTED, why="no_cancel_results")
     if not held:
-        return _set(c, UNTESTED, UNTESTED + ": no timeouts results with zombie counters for "
-                    "the lazy heaps", "no data")
-    kinds, parts, undecided = [], [], []
+        return _decided(c, UNTESTED, why="no_zombie_counters")
+    # facts["pairs"][i] is the pair of c.cases[i]; facts["held"][j] the
+    # lazy heap of c.cases[len(pairs) + j]
+    kinds, pairs, undecided = [], [], []
     for ll, el, common, lm, em, d in _pairs_at_largest(c, lazy, eager):
         kinds.append(d.kind)
         if not d.significant:
             undecided.append(d)
-        parts.append(("cancel at N = %s: " % A.fmt_n(common[-1]), Code(ll), " %s against " %
-                      A.fmt_ns(lm.median), Code(el), " %s, %s (%s)" % (
-                          A.fmt_ns(em.median), A.fmt_ratio(lm.median / em.median),
-                          d.text())))
+        pairs.append({"lazy": ll, "removing": el, "n": common[-1], "lazy_ns": lm.median,
+                      "removing_ns": em.median})
     if not kinds:
-        return _set(c, UNTESTED, UNTESTED + ": the lazy and removing heaps share no N", "no data")
-    kept = []
+        return _decided(c, UNTESTED, why="no_common_n")
+    kept, rows = [], []
     for b, m in sorted(held.items()):
         z = m.counter("zombies_per_n")
         pend = m.counter("pending_per_n")
@@ -1103,32 +1099,25 @@ def lazy_deletion(ctx):
             None, (), {"zombies_per_n": 0},
             {"zombies_per_n": z, "pending_per_n": pend, "bytes_per_live": bl,
              "bytes_per_pending": bp}))
-        share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
-        parts.append(("timeouts at N = %s: " % A.fmt_n(m.n), Code(b), " zombies %s per N%s"
-                      % (A.fmt_num(z), share) + (", %s B per live task against %s B per "
-                                                 "pending" % (A.fmt_num(bl), A.fmt_num(bp))
-                                                 if bl is not None and bp is not None else "")))
-    measured = _join(parts)
+        rows.append({"backend": b, "n": m.n})
+    facts = {"pairs": pairs, "held": rows}
     cheap = all(k == "less" for k in kinds)
     slower = any(k == "greater" for k in kinds)
     keeps = all(kept)
     if undecided and not slower:
         if keeps:
-            return _undecided(c, undecided[0], measured, " on cancel")
-        return _set(c, PARTLY, "holds only in part: no zombies held, and the cancel "
-                    "comparison is undecided (%s)" % undecided[0].text(), measured)
+            return _undecided_at(c, undecided[0], part="cancel", **facts)
+        return _decided(c, PARTLY, why="no_zombies_cancel_undecided",
+                        decisive=_case_of(c, undecided[0]), **facts)
     if cheap and keeps:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if cheap:
-        return _set(c, PARTLY, "holds only in part: cancel is cheaper, but a lazy heap held "
-                    "no zombies", measured)
+        return _decided(c, PARTLY, why="no_zombies", **facts)
     if keeps and not slower:
-        return _set(c, PARTLY, "holds only in part: zombies are held, cancel is not "
-                    "cheaper than removal", measured)
+        return _decided(c, PARTLY, why="not_cheaper", **facts)
     if keeps:
-        return _set(c, PARTLY, "holds only in part: zombies are held, but a lazy cancel is "
-                    "slower than a removal", measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, why="slower", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 6b. the kernel's non-cascading wheel -------------------------------------
@@ -1148,13 +1137,11 @@ def non_cascading(ctx, backend="kernelwheel"):
                 traces.append((t["name"], b["beyond_tick_frac"]))
     missing = []
     if short is None or wide is None:
-        missing.append("no %s expire results on both short and wide (the wide workload "
-                       "runs in the standard and full profiles)" % backend)
+        missing.append("no_short_and_wide")
     if not traces:
-        missing.append("no replayed trace with %s's lateness (the standard profile "
-                       "replays traces; so does ./timerbench replay)" % backend)
+        missing.append("no_replayed_lateness")
     if missing:
-        return _set(c, UNTESTED, UNTESTED + ": " + "; ".join(missing), "no data")
+        return _decided(c, UNTESTED, why="missing", missing=missing, backend=backend)
     d = _decide(c, "%s expire, wide against short" % backend, "time per expire (ns), against "
                 "CLEAR_FACTOR x short's", _reps(wide), _reps(short), A.CLEAR_FACTOR)
     worst = max(f for _, f in traces)
@@ -1164,35 +1151,26 @@ def non_cascading(ctx, backend="kernelwheel"):
             "share of the delay", "within" if f <= KERNEL_LATENESS_BOUND else "beyond", None,
             None, (), {"kernel_lateness_bound": KERNEL_LATENESS_BOUND},
             {"beyond_tick_frac": f}))
-    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
-                 "%s (%s)" % (A.fmt_n(wide.n), A.fmt_ns(short.median), A.fmt_ns(wide.median),
-                             A.fmt_ratio(wide.median / short.median), d.text()))]
-    ts, tw = short.counter("ticks_per_op"), wide.counter("ticks_per_op")
-    if ts is not None and tw is not None:
-        measured.append("buckets collected per task %s (short) against %s (wide), counted"
-                        % (A.fmt_num(ts), A.fmt_num(tw)))
     hw = _at_largest(ctx, "expire", "h2h", "wide", "hierwheel")
     hs = _at_largest(ctx, "expire", "h2h", "short", "hierwheel")
-    if hw and hs:
-        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
-                         % (A.fmt_ns(hs.median), A.fmt_ns(hw.median))))
-    measured.append("largest lateness beyond one tick, as a share of the delay: "
-                    + ", ".join("%s %s" % (name, A.fmt_num(f)) for name, f in traces))
-    measured = _join(measured)
+    # c.cases[0] is the cost's test, c.cases[1 + i] facts["traces"][i]'s lateness
+    facts = {"backend": backend, "n": wide.n, "short_ns": short.median,
+             "wide_ns": wide.median, "short_ticks_per_op": short.counter("ticks_per_op"),
+             "wide_ticks_per_op": wide.counter("ticks_per_op"),
+             "hierwheel_short_ns": hs.median if hw and hs else None,
+             "hierwheel_wide_ns": hw.median if hw and hs else None,
+             "traces": [name for name, _ in traces], "worst_beyond_tick_frac": worst}
     if not d.significant:
-        return _undecided(c, d, measured, " on the flat cost")
+        return _undecided_at(c, d, part="flat_cost", **facts)
     flat = d.kind == "less"
     bounded = worst <= KERNEL_LATENESS_BOUND
     if flat and bounded:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if flat:
-        return _set(c, PARTLY, "holds only for the flat cost: a timer was late by %s of its "
-                    "delay beyond a tick" % A.fmt_num(worst), measured)
+        return _decided(c, PARTLY, why="late", **facts)
     if bounded:
-        return _set(c, PARTLY, "holds only for the lateness: expiry on the wide workload "
-                    "costs %s the short one" % A.fmt_ratio(wide.median / short.median),
-                    measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, why="not_flat", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 12. wheels for timeouts, a tree for precise timers ----------------------
@@ -1224,15 +1202,12 @@ def tree_and_wheel(ctx, tree="hrtree"):
             streams[k] = t
     missing = [s for s in ("timer", "hrtimer") if s not in streams]
     if missing:
-        return _set(c, UNTESTED, UNTESTED + ": no replayed kernel trace of the %s stream "
-                    "(traces/README.md; the standard profile replays both)"
-                    % " and ".join(missing), "no data")
+        return _decided(c, UNTESTED, why="no_stream", missing_streams=missing)
     for k, t in streams.items():
         if not RD.has_budgets(t["raw"]):
-            return _set(c, UNTESTED, UNTESTED + ": the %s stream's trace carries no lateness "
-                        "budgets (format v1: re-import it with perf2trace)" % k, "no data")
+            return _decided(c, UNTESTED, why="no_budgets", stream=k)
     ticked = {b["backend"] for t in streams.values() for b in t["backends"] if b.get("ticked")}
-    measured, parts, undecided = [], [], None
+    parts, undecided = [], None
     # timeouts: a wheel recommended
     tl = streams["timer"]
     v = RD.budget_verdict(tl["raw"])
@@ -1240,14 +1215,12 @@ def tree_and_wheel(ctx, tree="hrtree"):
     wheel_rec = [n for n in v["recommended"] if n in cands and cands[n].get("backend") in ticked]
     other_rec = [n for n in v["recommended"] if n not in wheel_rec]
     mostly_cancelled = tl["cancel_ratio"] > 0.5
-    measured.append(("timer-list stream ", Code(tl["name"]), ": %s of its timers cancelled; "
-                     "recommended within its budgets: %s" % (
-                         A.fmt_pct(tl["cancel_ratio"]),
-                         ", ".join(v["recommended"]) or "none")))
+    facts = {"timer_trace": tl["name"], "timer_cancel_ratio": tl["cancel_ratio"],
+             "timer_mostly_cancelled": mostly_cancelled, "recommended": list(v["recommended"]),
+             "recommended_wheels": wheel_rec}
     if mostly_cancelled and wheel_rec and other_rec:
         # a wheel tied with a heap or the tree: the stream does not choose
-        return _set(c, UNDECIDED, "%s: on the timer-list stream the wheels are tied with "
-                    "%s" % (UNDECIDED, ", ".join(other_rec)), _join(measured))
+        return _decided(c, UNDECIDED, why="timeouts_tied", tied_with=other_rec, **facts)
     parts.append(mostly_cancelled and bool(wheel_rec))
     # precise timers: the tree keeps the budgets, no cheaper wheel does
     hr = streams["hrtimer"]
@@ -1257,8 +1230,7 @@ def tree_and_wheel(ctx, tree="hrtree"):
     t_entry = by.get(tree)
     mostly_expire = hr["cancel_ratio"] < 0.5
     if t_entry is None:
-        return _set(c, UNTESTED, UNTESTED + ": %s was not replayed on the hrtimer stream"
-                    % tree, "no data")
+        return _decided(c, UNTESTED, why="tree_not_replayed", tree=tree)
     tree_kept = (t_entry.get("lateness") or {}).get("beyond_budget", 0) == 0
     main_wheels = [b for b in raw.get("backends", []) if b.get("backend") in ticked
                    and b["name"] in by]
@@ -1284,32 +1256,28 @@ def tree_and_wheel(ctx, tree="hrtree"):
             cheaper.append(w["name"])
         elif way == "undecided":
             undecided = undecided or d
-    measured.append(("hrtimer stream ", Code(hr["name"]), ": %s of its timers cancelled; "
-                     "%s kept every budget: %s; wheels at the common tick beyond budget: %s; "
-                     "wheels (any tick) within budget: %s; of those cheaper than the tree: %s"
-                     % (A.fmt_pct(hr["cancel_ratio"]), tree, "yes" if tree_kept else "no",
-                        ", ".join(wheels_missed) or "none",
-                        ", ".join(x["name"] for x in kept_wheels) or "none",
-                        ", ".join(cheaper) or "none")))
+    facts.update({"hrtimer_trace": hr["name"], "hrtimer_cancel_ratio": hr["cancel_ratio"],
+                  "hrtimer_mostly_expire": mostly_expire, "tree": tree,
+                  "tree_kept_budgets": tree_kept, "common_tick_wheels": [
+                      b["name"] for b in main_wheels],
+                  "common_tick_wheels_missed": wheels_missed,
+                  "wheels_within_budget": [x["name"] for x in kept_wheels],
+                  "wheels_cheaper_than_tree": cheaper})
     precise = mostly_expire and tree_kept and len(wheels_missed) == len(main_wheels) \
         and bool(main_wheels) and not cheaper
     if undecided is not None and mostly_expire and tree_kept and not cheaper:
-        return _undecided(c, undecided, _join(measured), " on the hrtimer stream's cost")
+        return _undecided_at(c, undecided, part="hrtimer_cost", **facts)
     parts.append(precise)
-    measured = _join(measured)
     if all(parts):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if parts[0]:
-        return _set(c, PARTLY, "holds only for the timeouts: on the hrtimer stream %s" % (
-            "a wheel keeps every budget more cheaply (%s)" % ", ".join(cheaper) if cheaper
-            else "the tree missed budgets" if not tree_kept
-            else "most timers are cancelled" if not mostly_expire
-            else "a wheel at the common tick kept every budget"), measured)
+        why = ("cheaper_wheel" if cheaper else "tree_missed" if not tree_kept
+               else "mostly_cancelled" if not mostly_expire else "common_tick_wheel_kept")
+        return _decided(c, PARTLY, part="timeouts", why=why, **facts)
     if parts[1]:
-        return _set(c, PARTLY, "holds only for the precise timers: on the timer-list stream "
-                    "%s" % ("no wheel is recommended" if mostly_cancelled
-                            else "most timers expire"), measured)
-    return _set(c, FAILS, FAILS, measured)
+        why = "no_wheel_recommended" if mostly_cancelled else "mostly_expire"
+        return _decided(c, PARTLY, part="precise", why=why, **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- the originals themselves: the JVM's ranking against the C renderings ----

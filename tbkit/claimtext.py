@@ -98,9 +98,176 @@ def undecided_text(case, what=""):
 
 
 # ==== group 3: four_ary_heap, lazy_deletion, non_cascading, tree_and_wheel ========
-#
-# (renderers of group 3)
-#
+
+def _g3_four_pair(p, case):
+    """One pair of four_ary_heap's figures: the 4-ary line against a
+    binary one at their largest common N (and at the smallest)."""
+    tail = ", %s (%s)" % (A.fmt_ratio(p["quad_ns"] / p["binary_ns"]), decision_text(case))
+    lv_q, lv_b = p["quad_sift_levels_per_op"], p["binary_sift_levels_per_op"]
+    if lv_q is not None and lv_b is not None:
+        tail += "; sift levels per task %s against %s" % (A.fmt_num(lv_q), A.fmt_num(lv_b))
+    if p["smallest_n"] is not None:
+        tail += "; at N = %s %s against %s" % (A.fmt_n(p["smallest_n"]),
+                                               A.fmt_ns(p["quad_ns_at_smallest_n"]),
+                                               A.fmt_ns(p["binary_ns_at_smallest_n"]))
+    return ("N = %s: " % A.fmt_n(p["n"]), Code(p["quad"]), " %s against " % A.fmt_ns(p["quad_ns"]),
+            Code(p["binary"]), " %s%s" % (A.fmt_ns(p["binary_ns"]), tail))
+
+
+@says("four_ary_heap")
+def _four_ary_heap(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no expire results (series h2h) for both a 4-ary and a binary "
+                "heap", "no data")
+    if f.get("why") == "no_common_n":
+        return UNTESTED + ": the 4-ary and binary heaps share no N", "no data"
+    parts = [_g3_four_pair(p, case) for p, case in zip(f["pairs"], v.cases)]
+    vg = f["valgrind"]
+    if vg:
+        parts.append(("Valgrind, expire at N = %s: " % A.fmt_n(vg["n"]),) + join(
+            [(Code(r["backend"]), " %s instructions, %s D1 misses per task" % (
+                A.fmt_num(r["instructions_per_op"]), A.fmt_num(r["d1_misses_per_op"])))
+             for r in vg["rows"]], ", "))
+    measured = join(parts)
+    judged = f["judged"]
+    if v.kind == HOLDS:
+        return HOLDS, measured
+    if v.kind == FAILS:
+        min_effect = v.cases[judged[0]["pair"]].thresholds["min_effect"]
+        return (FAILS + ": not %s faster than the fastest binary heap (%s)" % (
+            A.fmt_pct(min_effect), ", ".join(sorted({j["binary"] for j in judged}))), measured)
+    if v.kind == PARTLY:
+        return ("holds only in part: %s of the %d 4-ary heap lines beat the fastest binary "
+                "heap" % (sum(j["faster"] == "yes" for j in judged), len(judged)), measured)
+    return undecided_text(v.cases[f["decisive"]]), measured
+
+
+@says("lazy_deletion")
+def _lazy_deletion(v):
+    f = v.facts
+    why = f.get("why")
+    if why in ("no_cancel_results", "no_zombie_counters", "no_common_n"):
+        return UNTESTED + {
+            "no_cancel_results": ": no cancel results (series h2h) for both a lazy heap and "
+                                 "one that removes",
+            "no_zombie_counters": ": no timeouts results with zombie counters for the lazy "
+                                  "heaps",
+            "no_common_n": ": the lazy and removing heaps share no N"}[why], "no data"
+    npairs = len(f["pairs"])
+    parts = [("cancel at N = %s: " % A.fmt_n(p["n"]), Code(p["lazy"]), " %s against " %
+              A.fmt_ns(p["lazy_ns"]), Code(p["removing"]), " %s, %s (%s)" % (
+                  A.fmt_ns(p["removing_ns"]), A.fmt_ratio(p["lazy_ns"] / p["removing_ns"]),
+                  decision_text(case)))
+             for p, case in zip(f["pairs"], v.cases)]
+    for h, case in zip(f["held"], v.cases[npairs:]):
+        x = case.values
+        z, pend = x["zombies_per_n"], x["pending_per_n"]
+        bl, bp = x["bytes_per_live"], x["bytes_per_pending"]
+        share = " (%s of pending)" % A.fmt_pct(z / pend) if pend else ""
+        parts.append(("timeouts at N = %s: " % A.fmt_n(h["n"]), Code(h["backend"]),
+                      " zombies %s per N%s" % (A.fmt_num(z), share)
+                      + (", %s B per live task against %s B per pending"
+                         % (A.fmt_num(bl), A.fmt_num(bp))
+                         if bl is not None and bp is not None else "")))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on cancel"), measured
+    if v.kind == PARTLY:
+        if why == "no_zombies_cancel_undecided":
+            return ("holds only in part: no zombies held, and the cancel comparison is "
+                    "undecided (%s)" % decision_text(v.cases[f["decisive"]]), measured)
+        return {"no_zombies": "holds only in part: cancel is cheaper, but a lazy heap held "
+                              "no zombies",
+                "not_cheaper": "holds only in part: zombies are held, cancel is not cheaper "
+                               "than removal",
+                "slower": "holds only in part: zombies are held, but a lazy cancel is slower "
+                          "than a removal"}[why], measured
+    return v.kind, measured
+
+
+@says("non_cascading")
+def _non_cascading(v):
+    f = v.facts
+    backend = f["backend"]
+    if f.get("why") == "missing":
+        return UNTESTED + ": " + "; ".join({
+            "no_short_and_wide": "no %s expire results on both short and wide (the wide "
+                                 "workload runs in the standard and full profiles)" % backend,
+            "no_replayed_lateness": "no replayed trace with %s's lateness (the standard "
+                                    "profile replays traces; so does ./timerbench replay)"
+                                    % backend}[m] for m in f["missing"]), "no data"
+    ratio = f["wide_ns"] / f["short_ns"]
+    measured = [(Code(backend), " at N = %s: expire per task %s (short) against %s (wide), "
+                 "%s (%s)" % (A.fmt_n(f["n"]), A.fmt_ns(f["short_ns"]), A.fmt_ns(f["wide_ns"]),
+                             A.fmt_ratio(ratio), decision_text(v.cases[0])))]
+    ts, tw = f["short_ticks_per_op"], f["wide_ticks_per_op"]
+    if ts is not None and tw is not None:
+        measured.append("buckets collected per task %s (short) against %s (wide), counted"
+                        % (A.fmt_num(ts), A.fmt_num(tw)))
+    if f["hierwheel_short_ns"] is not None:
+        measured.append((Code("hierwheel"), ", which cascades: %s (short) against %s (wide)"
+                         % (A.fmt_ns(f["hierwheel_short_ns"]), A.fmt_ns(f["hierwheel_wide_ns"]))))
+    measured.append("largest lateness beyond one tick, as a share of the delay: "
+                    + ", ".join("%s %s" % (name, A.fmt_num(case.values["beyond_tick_frac"]))
+                                for name, case in zip(f["traces"], v.cases[1:])))
+    measured = join(measured)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on the flat cost"), measured
+    if v.kind == PARTLY and f["why"] == "late":
+        return ("holds only for the flat cost: a timer was late by %s of its delay beyond a "
+                "tick" % A.fmt_num(f["worst_beyond_tick_frac"]), measured)
+    if v.kind == PARTLY:
+        return ("holds only for the lateness: expiry on the wide workload costs %s the short "
+                "one" % A.fmt_ratio(ratio), measured)
+    return v.kind, measured
+
+
+@says("tree_and_wheel")
+def _tree_and_wheel(v):
+    f = v.facts
+    why = f.get("why")
+    if why == "no_stream":
+        return (UNTESTED + ": no replayed kernel trace of the %s stream (traces/README.md; "
+                "the standard profile replays both)" % " and ".join(f["missing_streams"]),
+                "no data")
+    if why == "no_budgets":
+        return (UNTESTED + ": the %s stream's trace carries no lateness budgets (format v1: "
+                "re-import it with perf2trace)" % f["stream"], "no data")
+    if why == "tree_not_replayed":
+        return UNTESTED + ": %s was not replayed on the hrtimer stream" % f["tree"], "no data"
+    measured = [("timer-list stream ", Code(f["timer_trace"]), ": %s of its timers cancelled; "
+                 "recommended within its budgets: %s" % (
+                     A.fmt_pct(f["timer_cancel_ratio"]), ", ".join(f["recommended"]) or "none"))]
+    if why == "timeouts_tied":
+        return ("%s: on the timer-list stream the wheels are tied with %s"
+                % (UNDECIDED, ", ".join(f["tied_with"])), join(measured))
+    measured.append(("hrtimer stream ", Code(f["hrtimer_trace"]), ": %s of its timers "
+                     "cancelled; %s kept every budget: %s; wheels at the common tick beyond "
+                     "budget: %s; wheels (any tick) within budget: %s; of those cheaper than "
+                     "the tree: %s" % (
+                         A.fmt_pct(f["hrtimer_cancel_ratio"]), f["tree"],
+                         "yes" if f["tree_kept_budgets"] else "no",
+                         ", ".join(f["common_tick_wheels_missed"]) or "none",
+                         ", ".join(f["wheels_within_budget"]) or "none",
+                         ", ".join(f["wheels_cheaper_than_tree"]) or "none")))
+    measured = join(measured)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]], " on the hrtimer stream's cost"), measured
+    if v.kind == PARTLY and f["part"] == "timeouts":
+        return "holds only for the timeouts: on the hrtimer stream %s" % {
+            "cheaper_wheel": "a wheel keeps every budget more cheaply (%s)"
+                             % ", ".join(f["wheels_cheaper_than_tree"]),
+            "tree_missed": "the tree missed budgets",
+            "mostly_cancelled": "most timers are cancelled",
+            "common_tick_wheel_kept": "a wheel at the common tick kept every budget"}[why], \
+            measured
+    if v.kind == PARTLY:
+        return "holds only for the precise timers: on the timer-list stream %s" % {
+            "no_wheel_recommended": "no wheel is recommended",
+            "mostly_expire": "most timers expire"}[why], measured
+    return v.kind, measured
+
 # ==== end of group 3 ==============================================================
 
 

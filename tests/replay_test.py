@@ -865,13 +865,35 @@ class TreeAndWheelClaim(unittest.TestCase):
             case = c.case("%s budgets, hrtimer stream" % w)
             self.assertEqual(case.decision, "missed")
             self.assertGreater(case.values["beyond_budget"], 0)
+        self.assertEqual(c.facts["common_tick_wheels_missed"], ["hierwheel", "kernelwheel"])
+        self.assertEqual(c.facts["wheels_cheaper_than_tree"], [])
+        self.assertTrue(c.facts["tree_kept_budgets"])
+        self.assertIn("hierwheel", c.facts["recommended_wheels"])
+        # and in words
+        from tbkit import claimtext as T
+        T.say(c)
+        self.assertEqual(c.text, "holds")
+        self.assertEqual(
+            "".join(str(x) for x in c.measured),
+            "timer-list stream kernel-timer.trace: 80.0 %% of its timers cancelled; recommended "
+            "within its budgets: %s; hrtimer stream kernel-hrtimer.trace: 10.0 %% of its timers "
+            "cancelled; hrtree kept every budget: yes; wheels at the common tick beyond "
+            "budget: hierwheel, kernelwheel; wheels (any tick) within budget: none; of those "
+            "cheaper than the tree: none" % ", ".join(c.facts["recommended"]))
 
     def test_a_cheaper_wheel_within_budget_makes_it_partial(self):
         if not S.have_scipy():
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(fine_wheel_cpu=30.0))
         self.assertEqual(c.kind, "holds only in part", c)
-        self.assertIn("hierwheel tick=10us", c.text)
+        self.assertEqual((c.facts["part"], c.facts["why"]), ("timeouts", "cheaper_wheel"))
+        self.assertEqual(c.facts["wheels_cheaper_than_tree"], ["hierwheel tick=10us"])
+        self.assertEqual(c.case("hrtree against hierwheel tick=10us").values["direction_greater"],
+                         "yes")
+        from tbkit import claimtext as T
+        self.assertEqual(T.say(c).text, "holds only for the timeouts: on the hrtimer stream a "
+                                        "wheel keeps every budget more cheaply (hierwheel "
+                                        "tick=10us)")
 
     def test_a_dearer_wheel_within_budget_does_not_matter(self):
         if not S.have_scipy():
@@ -884,7 +906,8 @@ class TreeAndWheelClaim(unittest.TestCase):
             self.skipTest("scipy (Debian package python3-scipy) is not installed")
         c = self.judge(self.streams(timer_best="hrtree"))
         self.assertEqual(c.kind, "holds only in part", c)
-        self.assertIn("precise timers", c.text)
+        self.assertEqual((c.facts["part"], c.facts["why"]), ("precise", "no_wheel_recommended"))
+        self.assertEqual(c.facts["recommended_wheels"], [])
 
     def test_a_wheel_tied_with_a_heap_on_timeouts_is_undecided(self):
         tl, hr = self.streams()
@@ -893,17 +916,22 @@ class TreeAndWheelClaim(unittest.TestCase):
                 b["ns_per_event"] = b["cpu_ms_per_million_events"] = self.spread(20.2)
         c = self.judge([tl, hr])
         self.assertEqual(c.kind, "undecided at this noise", c)
-        self.assertIn("quadheap", c.text)
+        self.assertEqual(c.facts["why"], "timeouts_tied")
+        self.assertIn("quadheap", c.facts["tied_with"])
 
     def test_not_tested_without_both_streams_or_budgets(self):
         tl, hr = self.streams()
         c = self.judge([tl])
         self.assertEqual(c.kind, "not tested")
-        self.assertIn("hrtimer stream", c.text)
+        self.assertEqual(c.facts, {"why": "no_stream", "missing_streams": ["hrtimer"]})
+        from tbkit import claimtext as T
+        self.assertEqual(T.say(c).text, "not tested: no replayed kernel trace of the hrtimer "
+                                        "stream (traces/README.md; the standard profile "
+                                        "replays both)")
         hr["budget"] = {"source": "none", "timers_with_budget": 0, "timers": 500}
         c = self.judge([tl, hr])
         self.assertEqual(c.kind, "not tested")
-        self.assertIn("no lateness", c.text)
+        self.assertEqual(c.facts, {"why": "no_budgets", "stream": "hrtimer"})
 
 
 FAKE_TRACEGEN = """#!/usr/bin/env python3

@@ -580,8 +580,9 @@ class HeapClaims(unittest.TestCase):
     results renamed and scaled, so the verdict must follow the scale."""
 
     def _verdict(self, d, cid):
-        """(measured figures, verdict) of claim `cid` in the report of d,
-        the verdict as verdicts.json holds it and the claims table says."""
+        """(measured figures, verdict, the claim in verdicts.json) of claim
+        `cid` in the report of d, the verdict as verdicts.json holds it and
+        the claims table says."""
         rc, _, err = run(d, "--no-figures")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
@@ -592,7 +593,7 @@ class HeapClaims(unittest.TestCase):
         hits = [(unmd(r[3]), unmd(r[4])) for r in rows if unmd(r[0]) == C.CLAIMS[cid].title]
         self.assertEqual(len(hits), 1)
         self.assertEqual(hits[0][1], v["verdict"])
-        return hits[0]
+        return hits[0] + (v,)
 
     def _add_quadheap(self, d, op, scale, counters=None):
         """Adds quadheap results of `op`: timerthread's, times x scale and
@@ -623,9 +624,8 @@ class HeapClaims(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "micro.json")
-            measured, v = self._verdict(d, "four_ary_heap")
-            self.assertEqual(v, "not tested: no expire results (series h2h) for both a 4-ary "
-                                "and a binary heap")
+            measured, _, v = self._verdict(d, "four_ary_heap")
+            self.assertEqual((v["kind"], v["facts"]), (C.UNTESTED, {"why": "no_results"}))
             self.assertEqual(measured, "no data")
             path = os.path.join(d, "micro.json")
             with open(path, encoding="utf-8") as f:
@@ -637,13 +637,19 @@ class HeapClaims(unittest.TestCase):
                 json.dump(data, f)
             # a hundredth of timerthread's time beats both binary heaps
             self._add_quadheap(d, "expire", 0.01, {"sift_levels_per_op": 9.5})
-            measured, v = self._verdict(d, "four_ary_heap")
-            self.assertEqual(v, "holds")
-            self.assertIn("N = 10^6: quadheap", measured)
-            self.assertIn("against timerthread", measured)
-            self.assertIn("against heapqueue", measured)
-            self.assertIn("sift levels per task 9.5 against 19", measured)
-            self.assertNotIn("Valgrind", measured)
+            _, _, v = self._verdict(d, "four_ary_heap")
+            self.assertEqual(v["kind"], C.HOLDS)
+            pairs = v["facts"]["pairs"]
+            self.assertEqual(sorted((p["quad"], p["binary"], p["n"]) for p in pairs),
+                             [("quadheap", "heapqueue", 10 ** 6),
+                              ("quadheap", "timerthread", 10 ** 6)])
+            self.assertEqual({(p["quad_sift_levels_per_op"], p["binary_sift_levels_per_op"])
+                              for p in pairs}, {(9.5, 19.0)})
+            self.assertEqual([c["name"] for c in v["cases"]],
+                             ["%s against %s, N = 1000000" % (p["quad"], p["binary"])
+                              for p in pairs])
+            self.assertEqual([j["faster"] for j in v["facts"]["judged"]], ["yes"])
+            self.assertIsNone(v["facts"]["valgrind"])
             # Valgrind's counts, when the run has them, are shown beside
             # (./timerbench counts --op expire --n 100000, this commit's)
             counted = [("timerthread", 441.6, 7.71), ("quadheap", 417.5, 4.96),
@@ -655,20 +661,31 @@ class HeapClaims(unittest.TestCase):
                      "n": 100000, "ops": 1000, "instructions_per_op": ir,
                      "d1_misses_per_op": d1, "ll_misses_per_op": 0.0, "work_per_op": {}}
                     for b, ir, d1 in counted]}, f)
-            measured, v = self._verdict(d, "four_ary_heap")
-            self.assertEqual(v, "holds")
+            measured, text, v = self._verdict(d, "four_ary_heap")
+            self.assertEqual(v["kind"], C.HOLDS)
+            self.assertEqual(v["facts"]["valgrind"]["n"], 100000)
+            self.assertEqual([r["backend"] for r in v["facts"]["valgrind"]["rows"]],
+                             ["quadheap", "heapqueue", "timerthread"])
+            # the words, as claimtext says them in the report
+            self.assertEqual(text, "holds")
+            self.assertIn("N = 10^6: quadheap", measured)
+            self.assertIn("sift levels per task 9.5 against 19", measured)
             self.assertIn("Valgrind, expire at N = 10^5: quadheap 418 instructions, 4.96 D1 "
                           "misses per task, heapqueue 596 instructions, 18.2 D1 misses per "
                           "task, timerthread 442 instructions, 7.71 D1 misses per task", measured)
             self._add_quadheap(d, "expire", 100.0)
-            _, v = self._verdict(d, "four_ary_heap")
-            self.assertRegex(v, r"^does not hold: not 10(\.0)? % faster than the fastest "
-                                r"binary heap \((heapqueue|timerthread)\)$")
+            _, text, v = self._verdict(d, "four_ary_heap")
+            self.assertEqual(v["kind"], C.FAILS)
+            [judged] = v["facts"]["judged"]
+            self.assertEqual(judged["faster"], "no")
+            self.assertIn(judged["binary"], ("heapqueue", "timerthread"))
+            self.assertRegex(text, r"^does not hold: not 10(\.0)? % faster than the fastest "
+                                   r"binary heap \((heapqueue|timerthread)\)$")
             # a tie is no win either, whatever the test says of it: a
             # verdict must not wander with the p-value of a zero effect
             self._add_quadheap(d, "expire", 1.0)   # ties timerthread exactly
-            _, v2 = self._verdict(d, "four_ary_heap")
-            self.assertEqual(v2, v)
+            _, _, v2 = self._verdict(d, "four_ary_heap")
+            self.assertEqual((v2["kind"], v2["facts"]["judged"][0]["faster"]), (C.FAILS, "no"))
 
     def test_lazy_deletion_claim_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -676,38 +693,42 @@ class HeapClaims(unittest.TestCase):
             with_repetitions(d, "micro.json")
             # the fixture: heapqueue roc=off and timerthread mark only and
             # keep about 0.95 zombies per N in the timeouts steady state
-            measured, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "holds")
-            self.assertIn("cancel at N = 10^6: timerthread", measured)
-            self.assertIn("against heapqueue roc=on", measured)
-            self.assertRegex(measured, r"timeouts at N = 10\^6: timerthread zombies 0\.95\d* per N")
+            measured, _, v = self._verdict(d, "lazy_deletion")
+            self.assertEqual(v["kind"], C.HOLDS)
+            pairs = {(p["lazy"], p["removing"], p["n"]) for p in v["facts"]["pairs"]}
+            self.assertIn(("timerthread", "heapqueue roc=on", 10 ** 6), pairs)
+            npairs = len(v["facts"]["pairs"])
+            self.assertEqual([c["decision"] for c in v["cases"][:npairs]], ["less"] * npairs)
+            held = dict(zip([h["backend"] for h in v["facts"]["held"]], v["cases"][npairs:]))
+            self.assertEqual(held["timerthread"]["decision"], "held")
+            self.assertAlmostEqual(held["timerthread"]["values"]["zombies_per_n"], 0.95, 2)
             # a lazy heap that cleans its zombies (Go's quarter) still keeps some
             self._add_quadheap(d, "cancel", 1.0)
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.25})
-            measured, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "holds")
+            measured, _, v = self._verdict(d, "lazy_deletion")
+            self.assertEqual(v["kind"], C.HOLDS)
             self.assertRegex(measured, r"quadheap zombies 0\.25\d* per N")
             # cleaned to nothing: the memory half fails
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.0})
-            _, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "holds only in part: cancel is cheaper, but a lazy heap held "
-                                "no zombies")
-            with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
-                lazy = [c for c in json.load(f)["claims"] if c["id"] == "lazy_deletion"][0]
+            _, text, lazy = self._verdict(d, "lazy_deletion")
+            self.assertEqual((lazy["kind"], lazy["facts"]["why"]), (C.PARTLY, "no_zombies"))
             zombies = {c["name"].split(" ")[0]: c for c in lazy["cases"] if " zombies, " in c["name"]}
             self.assertEqual(zombies["quadheap"]["decision"], "none")
             self.assertEqual(zombies["quadheap"]["values"]["zombies_per_n"], 0.0)
             self.assertEqual(zombies["timerthread"]["decision"], "held")
-            self.assertEqual(lazy["kind"], C.PARTLY)
+            # the words, as claimtext says them in the report
+            self.assertEqual(text, "holds only in part: cancel is cheaper, but a lazy heap "
+                                   "held no zombies")
             # and a lazy cancel slower than the removal
             self._add_quadheap(d, "cancel", 1000.0)
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.25})
-            _, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "holds only in part: zombies are held, but a lazy cancel is "
-                                "slower than a removal")
+            _, _, v = self._verdict(d, "lazy_deletion")
+            self.assertEqual((v["kind"], v["facts"]["why"]), (C.PARTLY, "slower"))
+            self.assertIn("greater", [c["decision"] for c in v["cases"]])
             self._add_quadheap(d, "timeouts", 1.0, {"zombies_per_n": 0.0})
-            _, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "does not hold")
+            _, _, v = self._verdict(d, "lazy_deletion")
+            self.assertEqual(v["kind"], C.FAILS)
+            self.assertNotIn("why", v["facts"])
 
     def test_lazy_deletion_untested_without_a_removing_heap(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -719,9 +740,11 @@ class HeapClaims(unittest.TestCase):
                                   if "roc=on" not in b["run_name"]]
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(data, f)
-            measured, v = self._verdict(d, "lazy_deletion")
-            self.assertEqual(v, "not tested: no cancel results (series h2h) for both a lazy "
-                                "heap and one that removes")
+            measured, text, v = self._verdict(d, "lazy_deletion")
+            self.assertEqual((v["kind"], v["facts"]), (C.UNTESTED, {"why": "no_cancel_results"}))
+            self.assertEqual(text, "not tested: no cancel results (series h2h) for both a lazy "
+                                   "heap and one that removes")
+            self.assertEqual(measured, "no data")
 
 
 @NEED_SCIPY

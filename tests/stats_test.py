@@ -258,18 +258,23 @@ class NonCascadingClaim(unittest.TestCase):
         flat_s, flat_w = self._m("short", 100.0, ticks=0.01), self._m("wide", 110.0, ticks=0.02)
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.124]))
         self.assertEqual(c.kind, C.HOLDS)
-        text = "".join(str(x) for x in c.measured)
-        self.assertIn("trace0 0.063, trace1 0.124", text)
-        self.assertIn("buckets collected per task 0.01 (short) against 0.02 (wide)", text)
+        self.assertEqual(c.facts["traces"], ["trace0", "trace1"])
+        self.assertEqual([x.values["beyond_tick_frac"] for x in c.cases[1:]], [0.063, 0.124])
+        self.assertEqual((c.facts["short_ticks_per_op"], c.facts["wide_ticks_per_op"]),
+                         (0.01, 0.02))
+        self.assertEqual((c.facts["short_ns"], c.facts["wide_ns"]),
+                         (flat_s.median, flat_w.median))
         # hierwheel's late timers belong to hierwheel, not to this claim
-        self.assertNotIn("0.9", text)
+        self.assertEqual(c.facts["worst_beyond_tick_frac"], 0.124)
+        self.assertIsNone(c.facts["hierwheel_short_ns"])
         # the bound is the kernel's 8/63 (0.12698...): 0.126 is within it,
         # 0.128 over it
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.126]))
         self.assertEqual(c.kind, C.HOLDS)
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.128]))
         self.assertEqual(c.kind, C.PARTLY)
-        self.assertIn("late by 0.128 of its delay", c.text)
+        self.assertEqual(c.facts["why"], "late")
+        self.assertEqual(c.facts["worst_beyond_tick_frac"], 0.128)
         # each trace a case held to the bound; the cost a test's case
         self.assertEqual(c.case("kernelwheel lateness, trace trace0").decision, "within")
         late = c.case("kernelwheel lateness, trace trace1")
@@ -279,7 +284,8 @@ class NonCascadingClaim(unittest.TestCase):
         steep = self._m("wide", 250.0)            # 2.5x: past the 2x allowance
         c = C.non_cascading(self._ctx(flat_s, steep, [0.1]))
         self.assertEqual(c.kind, C.PARTLY)
-        self.assertIn("holds only for the lateness", c.text)
+        self.assertEqual(c.facts["why"], "not_flat")
+        self.assertEqual(c.case("kernelwheel expire, wide against short").decision, "greater")
         c = C.non_cascading(self._ctx(flat_s, steep, [0.2]))
         self.assertEqual(c.kind, C.FAILS)
         # wide at 2x short, within the noise of the allowance: no side
@@ -287,23 +293,56 @@ class NonCascadingClaim(unittest.TestCase):
         edge.times = [190.0, 210.0, 195.0, 205.0, 200.0]
         c = C.non_cascading(self._ctx(flat_s, edge, [0.1]))
         self.assertEqual(c.kind, C.UNDECIDED)
+        self.assertEqual(c.facts["decisive"], 0)
+        self.assertEqual(c.facts["part"], "flat_cost")
         # the cascading wheel is shown beside it when measured
         c = C.non_cascading(self._ctx(flat_s, flat_w, [0.1], extra=(
             self._m("short", 50.0, "hierwheel"), self._m("wide", 300.0, "hierwheel"))))
-        self.assertIn("which cascades", "".join(str(x) for x in c.measured))
+        self.assertEqual((c.facts["hierwheel_short_ns"], c.facts["hierwheel_wide_ns"]),
+                         (50.0 * 1.02, 300.0 * 1.02))
+
+    def test_the_words_said(self):
+        from tbkit import claimtext as T
+        flat_s, flat_w = self._m("short", 100.0, ticks=0.01), self._m("wide", 110.0, ticks=0.02)
+        c = T.say(C.non_cascading(self._ctx(flat_s, flat_w, [0.063, 0.128], extra=(
+            self._m("short", 50.0, "hierwheel"), self._m("wide", 300.0, "hierwheel")))))
+        self.assertEqual(c.text, "holds only for the flat cost: a timer was late by 0.128 of "
+                                 "its delay beyond a tick")
+        text = "".join(str(x) for x in c.measured)
+        self.assertEqual(text, "kernelwheel at N = 10^6: expire per task 102 ns (short) against "
+                               "112 ns (wide), 1.10× (p = 0.0079); buckets collected per task "
+                               "0.01 (short) against 0.02 (wide), counted; hierwheel, which "
+                               "cascades: 51.0 ns (short) against 306 ns (wide); largest lateness "
+                               "beyond one tick, as a share of the delay: trace0 0.063, "
+                               "trace1 0.128")
+        self.assertNotIn("0.9", text)
+        steep = self._m("wide", 250.0)
+        c = T.say(C.non_cascading(self._ctx(flat_s, steep, [0.1])))
+        self.assertEqual(c.text, "holds only for the lateness: expiry on the wide workload "
+                                 "costs 2.50× the short one")
+        edge = self._m("wide", 200.0)
+        edge.times = [190.0, 210.0, 195.0, 205.0, 200.0]
+        c = T.say(C.non_cascading(self._ctx(flat_s, edge, [0.1])))
+        self.assertRegex(c.text, r"^undecided at this noise on the flat cost \(not significant, "
+                                 r"p = [0-9.]+\)$")
 
     def test_missing_data_is_not_tested(self):
+        from tbkit import claimtext as T
         s, w = self._m("short", 100.0), self._m("wide", 110.0)
         c = C.non_cascading(self._ctx(s, w, []))
         self.assertEqual(c.kind, C.UNTESTED)
-        self.assertIn("no replayed trace", c.text)
+        self.assertEqual(c.facts["missing"], ["no_replayed_lateness"])
+        self.assertIn("no replayed trace with kernelwheel's lateness", T.say(c).text)
         ctx = self._ctx(s, w, [0.1])
         del ctx.series[("expire", "h2h", "wide")]
         c = C.non_cascading(ctx)
         self.assertEqual(c.kind, C.UNTESTED)
-        self.assertIn("short and wide", c.text)
+        self.assertEqual(c.facts["missing"], ["no_short_and_wide"])
         c = C.non_cascading(self._ctx(s, w, [0.1]), backend="nosuch")
         self.assertEqual(c.kind, C.UNTESTED)
+        self.assertEqual(c.facts, {"why": "missing", "backend": "nosuch",
+                                   "missing": ["no_short_and_wide", "no_replayed_lateness"]})
+        self.assertEqual(T.say(c).measured, ("no data",))
 
 
 class Fits(unittest.TestCase):
