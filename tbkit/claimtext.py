@@ -84,9 +84,23 @@ def undecided_text(case, what=""):
 
 
 # ==== group 1: heap_vs_wheel_growth, failing_task ================================
-#
-# (renderers of group 1)
-#
+
+@says("failing_task")
+def _failing_task(v):
+    why = v.facts.get("why")
+    if why == "no_results":
+        return UNTESTED + ": no failure results for both timerthread and heapqueue", "no data"
+    if why == "missing_counters":
+        return (UNTESTED + ": the failure results lack ran_after / after / accepted_after",
+                "no data")
+    # a case per backend, timerthread's then heapqueue's, with its counters
+    measured = join([(Code(c.name), ": %s of the %s tasks due after the failing one ran, "
+                      "a new schedule was %s" % (
+                          A.fmt_num(c.values["ran_after"]), A.fmt_num(c.values["after"]),
+                          "accepted" if c.values["accepted_after"] else "refused"))
+                     for c in v.cases])
+    return v.kind, measured
+
 # ==== end of group 1 ==============================================================
 
 

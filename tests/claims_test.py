@@ -22,9 +22,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
+from tbkit.doc import Code  # noqa: E402
 
 NEED_SCIPY = unittest.skipUnless(S.have_scipy(), "scipy (python3-scipy) is not installed")
 
@@ -196,6 +198,74 @@ class Growth(unittest.TestCase):
         self.assertNotIn("heapqueue roc=off", measured)
         cancel = measured.split("worst cancel", 1)[1].split("uniform", 1)[0]
         self.assertNotIn("timerthread", cancel)
+
+
+def failure_dir(tt=(0, 0), hq=(7, 1)):
+    """probe.json's failure probe: timerthread's and heapqueue's (ran_after,
+    accepted_after) of the 7 tasks due after the failing one."""
+    d = Dir()
+    for b, (ran, acc) in (("timerthread", tt), ("heapqueue", hq)):
+        d.add("probe.json", "failure/%s/ten/series=h2h/N:10" % b, 1e4, reps=1, after=7,
+              ran_after=ran, ran_before=2, accepted_after=acc, failed=1)
+    return d
+
+
+class FailingTask(unittest.TestCase):
+    """failing_task decided (kind, a case per backend, the reason code of
+    an untested verdict) on the failure probe; one test reads the words."""
+
+    def judge(self, **k):
+        d = failure_dir(**k)
+        try:
+            return C.failing_task(d.analysis())
+        finally:
+            d.close()
+
+    def test_decided_by_the_cases(self):
+        c = self.judge()
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual([(x.name, x.decision) for x in c.cases],
+                         [("timerthread", "as claimed"), ("heapqueue", "as claimed")])
+        self.assertEqual(c.facts, {})
+        c = self.judge(tt=(7, 1))
+        self.assertEqual(c.kind, C.FAILS)
+        self.assertEqual(c.case("timerthread").decision, "not as claimed")
+        self.assertEqual(c.case("timerthread").values,
+                         {"ran_after": 7, "after": 7, "accepted_after": True})
+        self.assertEqual(c.case("heapqueue").decision, "as claimed")
+        c = self.judge(hq=(3, 1))
+        self.assertEqual((c.kind, c.case("heapqueue").decision), (C.FAILS, "not as claimed"))
+
+    def test_untested_by_reason(self):
+        d = Dir()
+        d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
+              ran_after=0, accepted_after=0)
+        try:
+            c = C.failing_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts), (C.UNTESTED, {"why": "no_results"}))
+        d = Dir()
+        for b in ("timerthread", "heapqueue"):
+            d.add("probe.json", "failure/%s/ten/series=h2h/N:10" % b, 1e4, reps=1, after=7,
+                  ran_after=0)
+        try:
+            c = C.failing_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts), (C.UNTESTED, {"why": "missing_counters"}))
+        self.assertEqual(T.say(c).text, "not tested: the failure results lack ran_after / "
+                         "after / accepted_after")
+
+    def test_the_words_said(self):
+        c = T.say(self.judge(hq=(3, 0)))
+        self.assertEqual(c.text, "does not hold")
+        self.assertEqual(V.plain(c.measured), (
+            "timerthread: 0 of the 7 tasks due after the failing one ran, a new schedule was "
+            "refused; heapqueue: 3 of the 7 tasks due after the failing one ran, a new schedule "
+            "was refused"))
+        self.assertEqual([x for x in c.measured if isinstance(x, Code)],
+                         ["timerthread", "heapqueue"])
 
 
 # ---- 2. Netty's faithful sleep -------------------------------------------------
