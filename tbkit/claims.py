@@ -293,12 +293,15 @@ def _combine(verdicts):
     return PARTLY
 
 
-def _growth_case(ctx, pick, c=None):
+def _growth_case(ctx, pick, c):
     """One case of the growth claim: the lines of insert and cancel on the
-    workload `pick(op)` chooses (None: the operation is not in this case).
-    Returns (tested ops, measured parts, time verdicts, work verdicts,
-    whether no line had the repetitions to judge its time, the heaps that
-    count no sift levels)."""
+    workload `pick(op)` chooses (None: the operation is not in this case),
+    each line judged a case of verdict `c`.  Returns (tested ops, parts,
+    time verdicts, work verdicts, whether no line had the repetitions to
+    judge its time, the heaps that count no sift levels); a part is the
+    facts of one operation's lines (source, workload, op, n_lo, n_hi, and
+    its lines: label, the index of its case in c.cases, the work per
+    operation at n_lo and n_hi)."""
     parts, tested = [], []
     time_v, work_v = [], []
     few_only = True
@@ -324,7 +327,7 @@ def _growth_case(ctx, pick, c=None):
         if not heaps or not wheels:
             continue
         tested.append(op)
-        t_rows, w_rows, texts = {}, {}, []
+        t_rows, w_rows, lines = {}, {}, []
         for label, lo, hi in heaps + wheels:
             shape, ci = _time_shape(lo, hi)
             few_only = few_only and shape == "too few"
@@ -340,37 +343,34 @@ def _growth_case(ctx, pick, c=None):
                 wshape = None
             if wshape is not None:
                 w_rows[label] = (wshape, wr, wr)
-            if c is not None:
-                c.cases.append(V.Case(
-                    "%s %s %s" % (wl, op, label), "time(N = %s) / time(N = %s), %d %% interval"
-                    % (hi.n, lo.n, round(100 * (1 - S.ALPHA))), shape, None, r,
-                    (len(_reps(lo)), len(_reps(hi))),
-                    {"grow_ratio": A.GROW_RATIO, "flat_ratio": A.FLAT_RATIO, "alpha": S.ALPHA},
-                    {"ci": list(ci) if ci else None, "work_shape": wshape, "work_ratio": wr,
-                     "n_lo": lo.n, "n_hi": hi.n}))
-            texts.append((Code(label), " time %s%s%s" % (
-                A.fmt_ratio(r),
-                " [%s–%s]" % (A.fmt_ratio(ci[0]), A.fmt_ratio(ci[1])) if ci else
-                " (too few repetitions to test)",
-                (", work %s → %s per op" % (A.fmt_num(A.work_total(lo)), A.fmt_num(A.work_total(hi))))
-                if wshape is not None else "")))
-        n_lo = min(lo.n for _, lo, _ in heaps + wheels)
-        n_hi = max(hi.n for _, _, hi in heaps + wheels)
+            lines.append({"label": label, "case": len(c.cases),
+                          "work_per_op_lo": A.work_total(lo), "work_per_op_hi": A.work_total(hi)})
+            c.cases.append(V.Case(
+                "%s %s %s" % (wl, op, label), "time(N = %s) / time(N = %s), %d %% interval"
+                % (hi.n, lo.n, round(100 * (1 - S.ALPHA))), shape, None, r,
+                (len(_reps(lo)), len(_reps(hi))),
+                {"grow_ratio": A.GROW_RATIO, "flat_ratio": A.FLAT_RATIO, "alpha": S.ALPHA},
+                {"ci": list(ci) if ci else None, "work_shape": wshape, "work_ratio": wr,
+                 "n_lo": lo.n, "n_hi": hi.n}))
         hl = [l for l, _, _ in heaps]
         wl_ = [l for l, _, _ in wheels]
         time_v.append(_part_verdict([t_rows[l] for l in hl], [t_rows[l] for l in wl_]))
         if all(l in w_rows for l in hl + wl_):
             work_v.append(_part_verdict([w_rows[l] for l in hl], [w_rows[l] for l in wl_]))
-        parts.append(("%s %s, N %s to %s: " % (wl, op, A.fmt_n(n_lo), A.fmt_n(n_hi)),) +
-                     tuple(_join(texts, ", ")))
+        parts.append({"source": "micro", "workload": wl, "op": op,
+                      "n_lo": min(lo.n for _, lo, _ in heaps + wheels),
+                      "n_hi": max(hi.n for _, _, hi in heaps + wheels), "lines": lines})
     return tested, parts, time_v, work_v, few_only, uncounted
 
 
-def _counts_worst(ctx, c=None):
+def _counts_worst(ctx, c):
     """The worst case on Valgrind's counts (counts.json, workload worst):
-    (tested ops, measured parts, work verdicts); the structure's work per
+    (tested ops, parts, work verdicts); the structure's work per
     operation is counted, so judged as the micro's work counters are.
-    Each line judged is a case of verdict `c` when given."""
+    Each line judged is a case of verdict `c`; a part is the facts of one
+    operation's lines (source, workload, op, and its lines: label, the
+    index of its case in c.cases, the instructions per operation at the
+    case's n_lo and n_hi)."""
     rows = [r for r in (ctx.res.counts or []) if not r.get("error")
             and r.get("workload") == "worst" and r.get("op") in ("insert", "cancel")]
     tested, parts, work_v = [], [], []
@@ -385,7 +385,7 @@ def _counts_worst(ctx, c=None):
                     ctx.is_heap(b) and _lazy(ctx, b) and not roc)):
                 continue
             by.setdefault((b, roc), []).append(r)
-        heaps, wheels, texts = [], [], []
+        heaps, wheels, lines = [], [], []
         for (b, roc), rs in sorted(by.items()):
             rs.sort(key=lambda r: r["n"])
             if len(rs) < 2:
@@ -400,51 +400,27 @@ def _counts_worst(ctx, c=None):
             else:
                 shape = ("grows" if whi / wlo >= A.GROW_RATIO else "flat", whi / wlo)
             row = (shape[0], shape[1], shape[1])
-            if c is not None and (ctx.is_heap(b) or ctx.is_wheel(b)):
-                c.cases.append(V.Case(
-                    "worst %s %s, Valgrind counts" % (op, b + (" roc=on" if roc else "")),
-                    "work per operation (N = %s) / work (N = %s), counted" % (hi["n"], lo["n"]),
-                    shape[0], None, shape[1], (), {"grow_ratio": A.GROW_RATIO},
-                    {"work_lo": wlo, "work_hi": whi, "n_lo": lo["n"], "n_hi": hi["n"]}))
+            if not (ctx.is_heap(b) or ctx.is_wheel(b)):
+                continue
+            label = b + (" roc=on" if roc else "")
+            lines.append({"label": label, "case": len(c.cases),
+                          "instructions_per_op_lo": lo["instructions_per_op"],
+                          "instructions_per_op_hi": hi["instructions_per_op"]})
+            c.cases.append(V.Case(
+                "worst %s %s, Valgrind counts" % (op, label),
+                "work per operation (N = %s) / work (N = %s), counted" % (hi["n"], lo["n"]),
+                shape[0], None, shape[1], (), {"grow_ratio": A.GROW_RATIO},
+                {"work_lo": wlo, "work_hi": whi, "n_lo": lo["n"], "n_hi": hi["n"]}))
             if ctx.is_heap(b):
                 heaps.append(row)
-            elif ctx.is_wheel(b):
-                wheels.append(row)
             else:
-                continue
-            texts.append((Code(b + (" roc=on" if roc else "")), " work %s → %s per op, "
-                          "instructions %s → %s (N %s to %s)" % (
-                              A.fmt_num(wlo), A.fmt_num(whi), A.fmt_num(lo["instructions_per_op"]),
-                              A.fmt_num(hi["instructions_per_op"]), A.fmt_n(lo["n"]), A.fmt_n(hi["n"]))))
+                wheels.append(row)
         if heaps and wheels:
             tested.append(op)
             work_v.append(_part_verdict(heaps, wheels))
-            parts.append(("worst %s, Valgrind counts: " % op,) + tuple(_join(texts, ", ")))
+            parts.append({"source": "valgrind_counts", "workload": "worst", "op": op,
+                          "lines": lines})
     return tested, parts, work_v
-
-
-_KIND_WORD = {HOLDS: "holds", FAILS: "does not hold", PARTLY: "holds only in part",
-              UNDECIDED: "undecided"}
-
-
-def _average_phrase(tv, wv, few_only, uncounted):
-    """(kind, detail) of the average case, today's rule: work and time."""
-    undecided_text = ("undecided on time: too few repetitions to test" if few_only
-                      else UNDECIDED + " on time")
-    if wv is None:
-        # a run from before the work counters, or heaps that do not count
-        # theirs: time alone
-        why = ("(%s count%s no sift levels in these results)" % (
-            ", ".join(sorted(set(uncounted))), "" if len(set(uncounted)) > 1 else "s")
-            if uncounted else "(no work counters in these results)")
-        if tv == UNDECIDED:
-            return UNDECIDED, "%s %s" % (undecided_text, why)
-        return tv, "on time %s" % why
-    if tv == UNDECIDED:
-        return UNDECIDED, "%s; on the structure's work it %s" % (undecided_text, wv)
-    if tv == wv:
-        return tv, "on work and on time"
-    return PARTLY, "on the structure's work it %s, on time it %s" % (wv, tv)
 
 
 @claim(("insert", "cancel"), "h2h")
@@ -454,44 +430,40 @@ def heap_vs_wheel_growth(ctx):
     worst = _growth_case(ctx, lambda op: "worst" if (op, "h2h", "worst") in ctx.series else None, c)
     cw_tested, cw_parts, cw_work = _counts_worst(ctx, c)
     if not avg[0] and not worst[0] and not cw_tested:
-        return _set(c, UNTESTED, UNTESTED + ": no insert or cancel results for both a heap and a wheel",
-                    "no data")
-    measured = _join(worst[1] + avg[1] + cw_parts)
-    out = []
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["parts"] are in the order the figures are said: the worst case
+    # on the micro's lines, the average's, the worst on Valgrind's counts
+    facts = {"parts": worst[1] + avg[1] + cw_parts, "worst": None, "average": None}
     kind = None
     if worst[0] or cw_tested:
         w_tested, _, w_time, w_work, w_few, _ = worst
         if w_work and len(w_work) == len(w_tested):
-            wv, on = _combine(w_work), "on work"
+            wv, basis = _combine(w_work), "work"
         elif cw_tested:
-            wv, on = _combine(cw_work), "on work (Valgrind's counts)"
+            wv, basis = _combine(cw_work), "valgrind_counts"
         else:
-            wv, on = _combine(w_time), "on time (no work counters in these results)"
-        tnote = ""
-        if w_time and on.startswith("on work"):
-            tv = _combine(w_time)
-            if tv == HOLDS:
-                tnote = " (on time it holds too)"
-            elif tv == UNDECIDED:
-                tnote = " (on time: %s)" % ("too few repetitions to test" if w_few
-                                            else "undecided at this noise")
-            else:
-                # the climbs are counted; their time is shown, not judged
-                tnote = (" (on time it %s, shown, not judged: decreasing deadlines climb "
-                         "one path to the root, whose slots stay in cache, so the time "
-                         "need not follow the count)" % tv)
+            wv, basis = _combine(w_time), "time"
+        # on work, the time is judged too (shown beside it; a time that
+        # does not follow the count is not held against the claim)
+        tv = _combine(w_time) if w_time and basis != "time" else None
+        facts["worst"] = {"basis": basis, "kind": wv, "time_kind": tv,
+                          "time_too_few": w_few}
         kind = wv
-        out.append("%s on the worst case, %s%s" % (_KIND_WORD[wv], on, tnote))
     if avg[0]:
         tested, _, time_v, work_v, few_only, uncounted = avg
         tv = _combine(time_v)
         wv = _combine(work_v) if len(work_v) == len(tested) else None
-        akind, detail = _average_phrase(tv, wv, few_only, uncounted)
-        out.append("%s on average (uniform deadlines): %s" % (_KIND_WORD[akind], detail))
+        # today's rule: work and time; time alone without work counters
+        if wv is None or tv in (UNDECIDED, wv):
+            akind = tv
+        else:
+            akind = PARTLY
+        facts["average"] = {"kind": akind, "time_kind": tv, "work_kind": wv,
+                            "time_too_few": few_only,
+                            "heaps_uncounted": sorted(set(uncounted))}
         if kind is None:
             kind = akind
-            out.append("the worst case was not measured in this run")
-    return _set(c, kind, "; ".join(out), measured)
+    return _decided(c, kind, **facts)
 
 
 # ---- 2. Timer's single thread ------------------------------------------------
@@ -541,20 +513,16 @@ def failing_task(ctx):
     t = [m for m in ms if m.backend == "timerthread"]
     p = [m for m in ms if m.backend == "heapqueue"]
     if not t or not p:
-        return _set(c, UNTESTED, UNTESTED + ": no failure results for both timerthread and heapqueue",
-                    "no data")
+        return _decided(c, UNTESTED, why="no_results")
     t, p = t[0], p[0]
     vals = {}
     for name, m in (("timerthread", t), ("heapqueue", p)):
         vals[name] = (m.counter("ran_after"), m.counter("after"), m.counter("accepted_after"))
     if any(v is None for tup in vals.values() for v in tup):
-        return _set(c, UNTESTED, UNTESTED + ": the failure results lack ran_after / after / accepted_after",
-                    "no data")
-    measured = _join([(Code(n), ": %s of the %s tasks due after the failing one ran, a new schedule was %s"
-                       % (A.fmt_num(v[0]), A.fmt_num(v[1]), "accepted" if v[2] else "refused"))
-                      for n, v in vals.items()])
+        return _decided(c, UNTESTED, why="missing_counters")
     tk = vals["timerthread"]
     pk = vals["heapqueue"]
+    # c.cases are timerthread's, then heapqueue's: the renderer lists them so
     for name, v, dead in (("timerthread", tk, True), ("heapqueue", pk, False)):
         ok = (v[0] == 0 and not v[2]) if dead else (v[0] == v[1] and bool(v[2]))
         c.cases.append(V.Case(
@@ -563,8 +531,8 @@ def failing_task(ctx):
             {"expected": "none ran, refused" if dead else "all ran, accepted"},
             {"ran_after": v[0], "after": v[1], "accepted_after": bool(v[2])}))
     if tk[0] == 0 and not tk[2] and pk[0] == pk[1] and pk[2]:
-        return _set(c, HOLDS, HOLDS, measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, HOLDS)
+    return _decided(c, FAILS)
 
 
 # ---- 3b. Timer's deadlines on the wall clock ---------------------------------

@@ -84,9 +84,113 @@ def undecided_text(case, what=""):
 
 
 # ==== group 1: heap_vs_wheel_growth, failing_task ================================
-#
-# (renderers of group 1)
-#
+
+_G1_KIND_WORD = {HOLDS: "holds", FAILS: "does not hold", PARTLY: "holds only in part",
+                 UNDECIDED: "undecided"}
+
+
+def _g1_growth_line(v, part, line):
+    # one line of a part of heap_vs_wheel_growth's figures, from its case
+    case = v.cases[line["case"]]
+    if part["source"] == "valgrind_counts":
+        x = case.values
+        return (Code(line["label"]), " work %s → %s per op, instructions %s → %s (N %s to %s)" % (
+            A.fmt_num(x["work_lo"]), A.fmt_num(x["work_hi"]),
+            A.fmt_num(line["instructions_per_op_lo"]), A.fmt_num(line["instructions_per_op_hi"]),
+            A.fmt_n(x["n_lo"]), A.fmt_n(x["n_hi"])))
+    ci = case.values["ci"]
+    return (Code(line["label"]), " time %s%s%s" % (
+        A.fmt_ratio(case.effect),
+        " [%s–%s]" % (A.fmt_ratio(ci[0]), A.fmt_ratio(ci[1])) if ci else
+        " (too few repetitions to test)",
+        (", work %s → %s per op" % (A.fmt_num(line["work_per_op_lo"]),
+                                    A.fmt_num(line["work_per_op_hi"])))
+        if case.values["work_shape"] is not None else ""))
+
+
+def _g1_growth_part(v, part):
+    # one operation's figures: "worst insert, N 10^2 to 10^6: heapqueue time ..."
+    if part["source"] == "valgrind_counts":
+        head = "worst %s, Valgrind counts: " % part["op"]
+    else:
+        head = "%s %s, N %s to %s: " % (part["workload"], part["op"], A.fmt_n(part["n_lo"]),
+                                        A.fmt_n(part["n_hi"]))
+    return (head,) + join([_g1_growth_line(v, part, line) for line in part["lines"]], ", ")
+
+
+def _g1_worst_phrase(w):
+    # the worst case's verdict, on what it was judged, and its time beside the work
+    on = {"work": "on work", "valgrind_counts": "on work (Valgrind's counts)",
+          "time": "on time (no work counters in these results)"}[w["basis"]]
+    tv, tnote = w["time_kind"], ""
+    if tv == HOLDS:
+        tnote = " (on time it holds too)"
+    elif tv == UNDECIDED:
+        tnote = " (on time: %s)" % ("too few repetitions to test" if w["time_too_few"]
+                                    else "undecided at this noise")
+    elif tv is not None:
+        # the climbs are counted; their time is shown, not judged
+        tnote = (" (on time it %s, shown, not judged: decreasing deadlines climb "
+                 "one path to the root, whose slots stay in cache, so the time "
+                 "need not follow the count)" % tv)
+    return "%s on the worst case, %s%s" % (_G1_KIND_WORD[w["kind"]], on, tnote)
+
+
+def _g1_average_phrase(a):
+    # the average case's verdict and what it rests on: work and time, or time alone
+    tv, wv = a["time_kind"], a["work_kind"]
+    undecided_text = ("undecided on time: too few repetitions to test" if a["time_too_few"]
+                      else UNDECIDED + " on time")
+    if wv is None:
+        # a run from before the work counters, or heaps that do not count
+        # theirs: time alone
+        uncounted = a["heaps_uncounted"]
+        why = ("(%s count%s no sift levels in these results)" % (
+            ", ".join(uncounted), "" if len(uncounted) > 1 else "s")
+            if uncounted else "(no work counters in these results)")
+        detail = "%s %s" % (undecided_text, why) if tv == UNDECIDED else "on time %s" % why
+    elif tv == UNDECIDED:
+        detail = "%s; on the structure's work it %s" % (undecided_text, wv)
+    elif tv == wv:
+        detail = "on work and on time"
+    else:
+        detail = "on the structure's work it %s, on time it %s" % (wv, tv)
+    return "%s on average (uniform deadlines): %s" % (_G1_KIND_WORD[a["kind"]], detail)
+
+
+@says("heap_vs_wheel_growth")
+def _heap_vs_wheel_growth(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no insert or cancel results for both a heap and a wheel",
+                "no data")
+    measured = join([_g1_growth_part(v, part) for part in f["parts"]])
+    out = []
+    if f["worst"] is not None:
+        out.append(_g1_worst_phrase(f["worst"]))
+    if f["average"] is not None:
+        out.append(_g1_average_phrase(f["average"]))
+        if f["worst"] is None:
+            out.append("the worst case was not measured in this run")
+    return "; ".join(out), measured
+
+
+@says("failing_task")
+def _failing_task(v):
+    why = v.facts.get("why")
+    if why == "no_results":
+        return UNTESTED + ": no failure results for both timerthread and heapqueue", "no data"
+    if why == "missing_counters":
+        return (UNTESTED + ": the failure results lack ran_after / after / accepted_after",
+                "no data")
+    # a case per backend, timerthread's then heapqueue's, with its counters
+    measured = join([(Code(c.name), ": %s of the %s tasks due after the failing one ran, "
+                      "a new schedule was %s" % (
+                          A.fmt_num(c.values["ran_after"]), A.fmt_num(c.values["after"]),
+                          "accepted" if c.values["accepted_after"] else "refused"))
+                     for c in v.cases])
+    return v.kind, measured
+
 # ==== end of group 1 ==============================================================
 
 

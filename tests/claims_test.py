@@ -26,6 +26,7 @@ from tbkit import claimtext as T  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
+from tbkit.doc import Code  # noqa: E402
 
 NEED_SCIPY = unittest.skipUnless(S.have_scipy(), "scipy (python3-scipy) is not installed")
 
@@ -130,54 +131,110 @@ def growth_dir(worst_heap_work, worst_heap_time, avg_heap_work, avg_heap_time,
 
 @NEED_SCIPY
 class Growth(unittest.TestCase):
+    """heap_vs_wheel_growth decided (its kind, the worst case's and the
+    average's facts, the lines it judged) on growth_dir's results; one
+    test reads the words claimtext says from such a verdict."""
 
     def judge(self, *a, **k):
         d = growth_dir(*a, **k)
         try:
-            return verdict(d, C.heap_vs_wheel_growth)
+            c = C.heap_vs_wheel_growth(d.analysis())
         finally:
             d.close()
+        return c.kind, c.facts, c
+
+    def labels(self, facts, workload, op, source="micro"):
+        """The labels of the lines of one part of the claim's figures."""
+        parts = [p for p in facts["parts"] if (p["workload"], p["op"], p["source"])
+                 == (workload, op, source)]
+        self.assertEqual(len(parts), 1, facts["parts"])
+        return [line["label"] for line in parts[0]["lines"]]
 
     def test_worst_case_holds_on_work_average_does_not(self):
         # worst: work log-like (x3), time flat (in cache); average: flat
-        kind, text, c = self.judge(lambda w: w * 3, lambda t: t * 1.1,
-                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        kind, f, c = self.judge(lambda w: w * 3, lambda t: t * 1.1,
+                                lambda w: w * 1.05, lambda t: t * 1.05)
         self.assertEqual(kind, C.HOLDS)
-        self.assertTrue(text.startswith("holds on the worst case, on work (on time it does not "
-                                        "hold, shown, not judged: decreasing deadlines"), text)
-        self.assertIn("; does not hold on average (uniform deadlines): on work and on time", text)
-        measured = "".join(str(x) for x in c.measured)
-        self.assertIn("worst insert, N 10^2 to 10^6", measured)
-        self.assertIn("uniform insert", measured)
+        self.assertEqual(f["worst"], {"basis": "work", "kind": C.HOLDS, "time_kind": C.FAILS,
+                                      "time_too_few": False})
+        self.assertEqual((f["average"]["kind"], f["average"]["time_kind"],
+                          f["average"]["work_kind"]), (C.FAILS, C.FAILS, C.FAILS))
+        # the figures: the worst case's parts first, then the average's
+        self.assertEqual([(p["workload"], p["op"]) for p in f["parts"]],
+                         [("worst", "insert"), ("worst", "cancel"),
+                          ("uniform", "insert"), ("uniform", "cancel")])
+        self.assertEqual((f["parts"][0]["n_lo"], f["parts"][0]["n_hi"]), (100, 1000000))
+        # every line's case is the line's: its name ends with the label
+        for p in f["parts"]:
+            for line in p["lines"]:
+                case = c.cases[line["case"]]
+                self.assertEqual(case.name, "%s %s %s" % (p["workload"], p["op"], line["label"]))
+                heap = line["label"].split(" ")[0] in HEAPS
+                self.assertEqual(case.values["work_shape"],
+                                 "grows" if heap and p["workload"] == "worst" else "flat", case)
+
+    def test_the_words_said(self):
+        kind, f, c = self.judge(lambda w: w * 3, lambda t: t * 1.1,
+                                lambda w: w * 1.05, lambda t: t * 1.05)
+        T.say(c)
+        self.assertEqual(c.text, "holds on the worst case, on work (on time it does not "
+                         "hold, shown, not judged: decreasing deadlines climb one path to the "
+                         "root, whose slots stay in cache, so the time need not follow the "
+                         "count); does not hold on average (uniform deadlines): on work and "
+                         "on time")
+        measured = V.plain(c.measured)
+        self.assertTrue(measured.startswith("worst insert, N 10^2 to 10^6: heapqueue time "
+                                            "1.10× ["), measured)
+        self.assertIn(", work 2 → 6.01 per op, timerthread time 1.10× [", measured)
+        self.assertIn("; uniform insert, N 10^2 to 10^6: ", measured)
+        self.assertEqual([x for x in c.measured if isinstance(x, Code)][:3],
+                         ["heapqueue", "timerthread", "timerwheel"])
+        # without a worst case, the average says so
+        _, _, c = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05, worst=False)
+        self.assertEqual(T.say(c).text, "does not hold on average (uniform deadlines): on work "
+                         "and on time; the worst case was not measured in this run")
+        # and the run without the results is not tested
+        d = Dir()
+        try:
+            c = C.heap_vs_wheel_growth(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual(c.facts, {"why": "no_results"})
+        self.assertEqual((T.say(c).text, c.measured), (
+            "not tested: no insert or cancel results for both a heap and a wheel", ("no data",)))
 
     def test_worst_case_time_said_beside_the_work(self):
-        kind, text, _ = self.judge(lambda w: w * 3, lambda t: t * 3,
-                                   lambda w: w * 1.05, lambda t: t * 1.05)
+        kind, f, _ = self.judge(lambda w: w * 3, lambda t: t * 3,
+                                lambda w: w * 1.05, lambda t: t * 1.05)
         self.assertEqual(kind, C.HOLDS)
-        self.assertTrue(text.startswith("holds on the worst case, on work (on time it holds "
-                                        "too); does not hold on average"), text)
+        self.assertEqual((f["worst"]["basis"], f["worst"]["time_kind"]), ("work", C.HOLDS))
+        self.assertEqual(f["average"]["kind"], C.FAILS)
 
     def test_worst_case_refuted_on_work(self):
-        kind, text, _ = self.judge(lambda w: w, lambda t: t * 3,
-                                   lambda w: w * 3, lambda t: t * 3)
+        kind, f, _ = self.judge(lambda w: w, lambda t: t * 3,
+                                lambda w: w * 3, lambda t: t * 3)
         self.assertEqual(kind, C.FAILS)
-        self.assertTrue(text.startswith("does not hold on the worst case, on work"), text)
-        self.assertIn("holds on average (uniform deadlines): on work and on time", text)
+        self.assertEqual((f["worst"]["basis"], f["worst"]["kind"]), ("work", C.FAILS))
+        self.assertEqual((f["average"]["kind"], f["average"]["time_kind"],
+                          f["average"]["work_kind"]), (C.HOLDS, C.HOLDS, C.HOLDS))
 
     def test_average_alone_says_the_worst_case_was_not_measured(self):
-        kind, text, _ = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
-                                   worst=False)
+        kind, f, _ = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                worst=False)
         self.assertEqual(kind, C.FAILS)
-        self.assertEqual(text, "does not hold on average (uniform deadlines): on work and on "
-                         "time; the worst case was not measured in this run")
+        self.assertIsNone(f["worst"])
+        self.assertEqual(f["average"], {"kind": C.FAILS, "time_kind": C.FAILS,
+                                        "work_kind": C.FAILS, "time_too_few": False,
+                                        "heaps_uncounted": []})
 
     def test_worst_case_from_valgrind_counts(self):
-        kind, text, c = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
-                                   worst=False, counts=True)
+        kind, f, c = self.judge(None, None, lambda w: w * 1.05, lambda t: t * 1.05,
+                                worst=False, counts=True)
         self.assertEqual(kind, C.HOLDS)
-        self.assertTrue(text.startswith("holds on the worst case, on work (Valgrind's counts)"),
-                        text)
-        self.assertIn("worst insert, Valgrind counts", "".join(str(x) for x in c.measured))
+        self.assertEqual(f["worst"], {"basis": "valgrind_counts", "kind": C.HOLDS,
+                                      "time_kind": None, "time_too_few": True})
+        self.assertEqual(self.labels(f, "worst", "insert", "valgrind_counts"),
+                         ["heapqueue roc=on", "timerwheel roc=on"])
         # every line the counts judged is a case: the heaps' work grows, the wheels' not
         counted = [x for x in c.cases if x.name.endswith(", Valgrind counts")]
         self.assertTrue(counted)
@@ -185,18 +242,87 @@ class Growth(unittest.TestCase):
             heap = x.name.split(" ")[2].rstrip(",") in ("heapqueue", "timerthread")
             self.assertEqual(x.decision, "grows" if heap else "flat", x)
             self.assertEqual(x.effect, x.values["work_hi"] / x.values["work_lo"])
+        lines = [line for p in f["parts"] if p["source"] == "valgrind_counts"
+                 for line in p["lines"]]
+        self.assertEqual(sorted(line["case"] for line in lines),
+                         sorted(c.cases.index(x) for x in counted))
+        self.assertEqual(lines[0]["instructions_per_op_lo"], 100.0)
 
     def test_lazy_cancels_are_no_removal(self):
-        d = growth_dir(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
+        _, f, _ = self.judge(lambda w: w * 3, lambda t: t, lambda w: w, lambda t: t)
+        labels = [line["label"] for p in f["parts"] for line in p["lines"]]
+        self.assertIn("heapqueue roc=on", labels)
+        self.assertNotIn("heapqueue roc=off", labels)
+        self.assertNotIn("timerthread", self.labels(f, "worst", "cancel"))
+        self.assertIn("timerthread", self.labels(f, "worst", "insert"))
+
+
+def failure_dir(tt=(0, 0), hq=(7, 1)):
+    """probe.json's failure probe: timerthread's and heapqueue's (ran_after,
+    accepted_after) of the 7 tasks due after the failing one."""
+    d = Dir()
+    for b, (ran, acc) in (("timerthread", tt), ("heapqueue", hq)):
+        d.add("probe.json", "failure/%s/ten/series=h2h/N:10" % b, 1e4, reps=1, after=7,
+              ran_after=ran, ran_before=2, accepted_after=acc, failed=1)
+    return d
+
+
+class FailingTask(unittest.TestCase):
+    """failing_task decided (kind, a case per backend, the reason code of
+    an untested verdict) on the failure probe; one test reads the words."""
+
+    def judge(self, **k):
+        d = failure_dir(**k)
         try:
-            c = C.heap_vs_wheel_growth(d.analysis())
+            return C.failing_task(d.analysis())
         finally:
             d.close()
-        measured = "".join(str(x) for x in c.measured)
-        self.assertIn("heapqueue roc=on", measured)
-        self.assertNotIn("heapqueue roc=off", measured)
-        cancel = measured.split("worst cancel", 1)[1].split("uniform", 1)[0]
-        self.assertNotIn("timerthread", cancel)
+
+    def test_decided_by_the_cases(self):
+        c = self.judge()
+        self.assertEqual(c.kind, C.HOLDS)
+        self.assertEqual([(x.name, x.decision) for x in c.cases],
+                         [("timerthread", "as claimed"), ("heapqueue", "as claimed")])
+        self.assertEqual(c.facts, {})
+        c = self.judge(tt=(7, 1))
+        self.assertEqual(c.kind, C.FAILS)
+        self.assertEqual(c.case("timerthread").decision, "not as claimed")
+        self.assertEqual(c.case("timerthread").values,
+                         {"ran_after": 7, "after": 7, "accepted_after": True})
+        self.assertEqual(c.case("heapqueue").decision, "as claimed")
+        c = self.judge(hq=(3, 1))
+        self.assertEqual((c.kind, c.case("heapqueue").decision), (C.FAILS, "not as claimed"))
+
+    def test_untested_by_reason(self):
+        d = Dir()
+        d.add("probe.json", "failure/timerthread/ten/series=h2h/N:10", 1e4, reps=1, after=7,
+              ran_after=0, accepted_after=0)
+        try:
+            c = C.failing_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts), (C.UNTESTED, {"why": "no_results"}))
+        d = Dir()
+        for b in ("timerthread", "heapqueue"):
+            d.add("probe.json", "failure/%s/ten/series=h2h/N:10" % b, 1e4, reps=1, after=7,
+                  ran_after=0)
+        try:
+            c = C.failing_task(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts), (C.UNTESTED, {"why": "missing_counters"}))
+        self.assertEqual(T.say(c).text, "not tested: the failure results lack ran_after / "
+                         "after / accepted_after")
+
+    def test_the_words_said(self):
+        c = T.say(self.judge(hq=(3, 0)))
+        self.assertEqual(c.text, "does not hold")
+        self.assertEqual(V.plain(c.measured), (
+            "timerthread: 0 of the 7 tasks due after the failing one ran, a new schedule was "
+            "refused; heapqueue: 3 of the 7 tasks due after the failing one ran, a new schedule "
+            "was refused"))
+        self.assertEqual([x for x in c.measured if isinstance(x, Code)],
+                         ["timerthread", "heapqueue"])
 
 
 # ---- 2. Netty's faithful sleep -------------------------------------------------

@@ -759,11 +759,15 @@ class WorkAndCounts(unittest.TestCase):
         with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
             return f.read(), err
 
+    def _growth(self, d):
+        """The growth claim in verdicts.json."""
+        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
+            return [c for c in json.load(f)["claims"] if c["id"] == "heap_vs_wheel_growth"][0]
+
     def _work_shapes(self, d):
         """{"heap": [...], "wheel": [...]}: the work shape of each line the
         growth claim judged, from its cases in verdicts.json."""
-        with open(os.path.join(d, "verdicts.json"), encoding="utf-8") as f:
-            g = [c for c in json.load(f)["claims"] if c["id"] == "heap_vs_wheel_growth"][0]
+        g = self._growth(d)
         out = {"heap": [], "wheel": []}
         for case in g["cases"]:
             if "work_shape" not in case["values"]:
@@ -773,10 +777,14 @@ class WorkAndCounts(unittest.TestCase):
             out[kind].append(case["values"]["work_shape"])
         return out
 
-    def _growth_verdict(self, md):
+    def _growth_average(self, d, md):
+        """The growth claim's average case (its facts in verdicts.json),
+        once the report's claims table is seen to say its verdict."""
         rows = claim_rows(md)
         title = C.CLAIMS["heap_vs_wheel_growth"].title
-        return [unmd(r[4]) for r in rows if unmd(r[0]) == title][0]
+        g = self._growth(d)
+        self.assertEqual([unmd(r[4]) for r in rows if unmd(r[0]) == title], [g["verdict"]])
+        return g["facts"]["average"]
 
     def _set_work(self, d, heap_work):
         """Gives every insert and cancel result work counters: heaps
@@ -801,14 +809,14 @@ class WorkAndCounts(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             md, _ = self._report(d)
-            self.assertIn("no work counters in these results", self._growth_verdict(md))
+            a = self._growth_average(d, md)
+            self.assertEqual((a["work_kind"], a["heaps_uncounted"]), (None, []))
             with_repetitions(d, "micro.json")
             self._set_work(d, lambda n: math.log2(n))
             md, _ = self._report(d)
-            v = self._growth_verdict(md)
-            self.assertTrue("on the structure's work it holds" in v or
-                            v.startswith("holds on average (uniform deadlines): on work and on time"), v)
-            self.assertIn("the worst case was not measured in this run", v)
+            a = self._growth_average(d, md)
+            self.assertEqual(a["work_kind"], C.HOLDS, a)
+            self.assertIsNone(self._growth(d)["facts"]["worst"])
             # the cases carry each line's work shape: heaps grow, wheels stay flat
             shapes = self._work_shapes(d)
             self.assertTrue(shapes["heap"] and shapes["wheel"], shapes)
@@ -819,16 +827,15 @@ class WorkAndCounts(unittest.TestCase):
             self.assertIn("the structure's work per operation", micro)
             self._set_work(d, lambda n: 1.6)
             md, _ = self._report(d)
-            v = self._growth_verdict(md)
-            self.assertTrue("on the structure's work it does not hold" in v or
-                            v.startswith("does not hold on average (uniform deadlines): on work "
-                                         "and on time"), v)
+            a = self._growth_average(d, md)
+            self.assertEqual(a["work_kind"], C.FAILS, a)
             self.assertEqual(set(self._work_shapes(d)["heap"]), {"flat"})
             # heaps whose counters never move do not count them: time alone
             self._set_work(d, lambda n: 0.0)
             md, _ = self._report(d)
-            v = self._growth_verdict(md)
-            self.assertIn("heapqueue, timerthread count no sift levels in these results", v)
+            a = self._growth_average(d, md)
+            self.assertEqual((a["work_kind"], a["heaps_uncounted"]),
+                             (None, ["heapqueue", "timerthread"]))
 
     def test_counts_table_equals_counts_json(self):
         with tempfile.TemporaryDirectory() as tmp:
