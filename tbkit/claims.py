@@ -666,8 +666,11 @@ def netty_ticks(ctx):
     floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == AN.primary_floor(ctx.floor)
              and m.cfg.get("slack", "default") == "default"]
     if not idle and not late:
-        return _set(c, UNTESTED, UNTESTED + ": no idle or lateness results for timerwheel", "no data")
-    parts, idle_ok, late_ok = [], [], []
+        return _decided(c, UNTESTED, why="no_results")
+    # facts: idle_cases, the indices in c.cases of the idle checks; lateness,
+    # the judged rows in order (tested: their two cases' indices; not
+    # tested: their samples); exact, the sleep=exact rows shown beside them
+    idle_cases, idle_ok, late_ok, lateness, beside = [], [], [], [], []
     for m in idle:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         t, e = m.counter("ticks_per_s"), m.counter("empty_ticks_per_s")
@@ -675,17 +678,15 @@ def netty_ticks(ctx):
             continue
         ok = t >= NETTY_IDLE_TICK_SHARE * 1e9 / tick and t > 0 and e / t >= NETTY_EMPTY_SHARE
         idle_ok.append(ok)
+        idle_cases.append(len(c.cases))
         c.cases.append(V.Case(
             "timerwheel tick=%s, idle" % A.fmt_ns(tick), "ticks per second and their empty "
             "share", "yes" if ok else "no", None, None, (),
             {"idle_tick_share": NETTY_IDLE_TICK_SHARE, "empty_share": NETTY_EMPTY_SHARE},
             {"tick_ns": tick, "ticks_per_s": t, "empty_ticks_per_s": e}))
-        parts.append(("idle, tick %s: %s ticks/s, %s empty" % (A.fmt_ns(tick), A.fmt_num(t),
-                                                             A.fmt_pct(e / t if t else None)),))
     fp50 = floor[0].counter("p50") if floor else None
     fp99 = floor[0].counter("p99") if floor else None
     tests = []
-    late_few = False
     for m in late:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         p50, p99 = m.counter("p50"), m.counter("p99")
@@ -693,10 +694,9 @@ def netty_ticks(ctx):
             continue
         counts = (m.counter("count"), floor[0].counter("count"))
         if not all(S.pct_supported(n, 0.99) for n in counts):
-            late_few = True
-            parts.append(("lateness: not tested, %s and %s samples per repetition, under the %s "
-                          "a p99 needs" % (A.fmt_num(counts[0]), A.fmt_num(counts[1]),
-                                           A.fmt_num(S.pct_min_samples(0.99))),))
+            lateness.append({"tick_ns": tick, "tested": False, "samples_per_rep": counts[0],
+                             "floor_samples_per_rep": counts[1],
+                             "p99_min_samples": S.pct_min_samples(0.99)})
             continue
         # p50 more than a quarter tick over the floor's (the margin is in
         # the shift), p99 not significantly over a tick past the floor's
@@ -707,19 +707,17 @@ def netty_ticks(ctx):
         d50 = _decide(c, where + ", p50", "p50 lateness (ns) against the floor's plus "
                       "NETTY_P50_TICKS ticks", _reps(m, "p50"), _reps(floor[0], "p50"), 1.0,
                       NETTY_P50_TICKS * tick)
-        late = _direction(c, d50, "greater", 0.0)
-        if d99.kind == "greater" or late == "no":
+        way = _direction(c, d50, "greater", 0.0)
+        if d99.kind == "greater" or way == "no":
             ok = False
-        elif late == "yes":
+        elif way == "yes":
             ok = True
         else:
             ok = None
             tests.append(d50)
         late_ok.append(ok)
-        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s; p99 test %s, "
-                      "p50 test %s)" % (
-                          A.fmt_ns(tick), A.fmt_ns(p50), A.fmt_ns(p99), A.fmt_ns(fp50),
-                          A.fmt_ns(fp99), d99.text(), d50.text()),))
+        lateness.append({"tick_ns": tick, "tested": True, "p50_ns": p50, "p99_ns": p99,
+                         "p99_case": len(c.cases) - 2, "p50_case": len(c.cases) - 1})
     for m in exact:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         twin = [x for x in faithful if x.cfg.get("tick") == m.cfg.get("tick")
@@ -727,31 +725,25 @@ def netty_ticks(ctx):
         p50, p99 = m.counter("p50"), m.counter("p99")
         if p50 is None or p99 is None:
             continue
-        parts.append(("beside it, the exact sleep (sleep=exact), tick %s: p50 %s, p99 %s%s"
-                      % (A.fmt_ns(tick) if tick else "?", A.fmt_ns(p50), A.fmt_ns(p99),
-                         " (Netty's whole-millisecond sleep: p50 %s, p99 %s)" % (
-                             A.fmt_ns(twin[0].counter("p50")), A.fmt_ns(twin[0].counter("p99")))
-                         if twin and twin[0].counter("p50") is not None
-                         and twin[0].counter("p99") is not None else ""),))
+        beside.append({"tick_ns": tick, "p50_ns": p50, "p99_ns": p99,
+                       "ms_sleep_p50_ns": twin[0].counter("p50") if twin else None,
+                       "ms_sleep_p99_ns": twin[0].counter("p99") if twin else None})
+    facts = {"idle_cases": idle_cases, "lateness": lateness, "exact": beside,
+             "floor_p50_ns": fp50, "floor_p99_ns": fp99}
     if not idle_ok and not late_ok:
-        return _set(c, UNTESTED, UNTESTED + ": the timerwheel results lack tick, ticks or percentile data",
-                    _join(parts) if parts else "no data")
-    measured = _join(parts)
+        return _decided(c, UNTESTED, why="no_usable_rows", **facts)
     a = bool(idle_ok) and all(idle_ok)
     if None in late_ok and False not in late_ok:
-        return _undecided(c, tests[0], measured, " for the lateness; the idle part %s"
-                          % (HOLDS if a else FAILS if idle_ok else "was not measured"))
+        return _undecided_at(c, tests[0], idle_part=(HOLDS if a else FAILS if idle_ok
+                                                     else None), **facts)
     b = bool(late_ok) and all(late_ok)
     if a and b:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if a:
-        return _set(c, PARTLY, "holds only for the idle ticking" + (
-            "" if late_ok else " (lateness not tested: too few samples for a p99)" if late_few
-            else " (lateness not measured)"), measured)
+        return _decided(c, PARTLY, part="idle", **facts)
     if b:
-        return _set(c, PARTLY, "holds only for the lateness" + (
-            "" if idle_ok else " (idle not measured)"), measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, part="lateness", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 5. Kafka: no empty advances ---------------------------------------------

@@ -91,9 +91,63 @@ def undecided_text(case, what=""):
 
 
 # ==== group 2: netty_ticks, kafka_no_empty_advances, hierarchy, leader_follower, crossover
-#
-# (renderers of group 2)
-#
+
+def _g2_netty_parts(v):
+    f = v.facts
+    parts = []
+    for i in f["idle_cases"]:
+        x = v.cases[i].values
+        t, e = x["ticks_per_s"], x["empty_ticks_per_s"]
+        parts.append(("idle, tick %s: %s ticks/s, %s empty" % (
+            A.fmt_ns(x["tick_ns"]), A.fmt_num(t), A.fmt_pct(e / t if t else None)),))
+    for r in f["lateness"]:
+        if not r["tested"]:
+            parts.append(("lateness: not tested, %s and %s samples per repetition, under the %s "
+                          "a p99 needs" % (A.fmt_num(r["samples_per_rep"]),
+                                           A.fmt_num(r["floor_samples_per_rep"]),
+                                           A.fmt_num(r["p99_min_samples"])),))
+            continue
+        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s; p99 test %s, "
+                      "p50 test %s)" % (
+                          A.fmt_ns(r["tick_ns"]), A.fmt_ns(r["p50_ns"]), A.fmt_ns(r["p99_ns"]),
+                          A.fmt_ns(f["floor_p50_ns"]), A.fmt_ns(f["floor_p99_ns"]),
+                          decision_text(v.cases[r["p99_case"]]),
+                          decision_text(v.cases[r["p50_case"]])),))
+    for r in f["exact"]:
+        twin = r["ms_sleep_p50_ns"] is not None and r["ms_sleep_p99_ns"] is not None
+        parts.append(("beside it, the exact sleep (sleep=exact), tick %s: p50 %s, p99 %s%s"
+                      % (A.fmt_ns(r["tick_ns"]) if r["tick_ns"] else "?", A.fmt_ns(r["p50_ns"]),
+                         A.fmt_ns(r["p99_ns"]),
+                         " (Netty's whole-millisecond sleep: p50 %s, p99 %s)" % (
+                             A.fmt_ns(r["ms_sleep_p50_ns"]), A.fmt_ns(r["ms_sleep_p99_ns"]))
+                         if twin else ""),))
+    return parts
+
+
+@says("netty_ticks")
+def _netty_ticks(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return UNTESTED + ": no idle or lateness results for timerwheel", "no data"
+    parts = _g2_netty_parts(v)
+    if f.get("why") == "no_usable_rows":
+        return (UNTESTED + ": the timerwheel results lack tick, ticks or percentile data",
+                join(parts) if parts else "no data")
+    measured = join(parts)
+    tested = [r for r in f["lateness"] if r["tested"]]
+    if v.kind == UNDECIDED:
+        idle = f["idle_part"]
+        return undecided_text(v.cases[f["decisive"]], " for the lateness; the idle part %s"
+                              % (idle if idle is not None else "was not measured")), measured
+    if v.kind == PARTLY and f["part"] == "idle":
+        return "holds only for the idle ticking" + (
+            "" if tested else " (lateness not tested: too few samples for a p99)"
+            if f["lateness"] else " (lateness not measured)"), measured
+    if v.kind == PARTLY:
+        return "holds only for the lateness" + (
+            "" if f["idle_cases"] else " (idle not measured)"), measured
+    return v.kind, measured
+
 # ==== end of group 2 ==============================================================
 
 

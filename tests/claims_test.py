@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
+from tbkit import claimtext as T  # noqa: E402
 from tbkit import verdict as V  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
@@ -220,22 +221,43 @@ def netty_dir(default_p50, exact_p50, label_default=True):
 class NettySleep(unittest.TestCase):
 
     def judge(self, *a):
+        """The verdict netty_ticks decides (unsaid) on netty_dir(*a)."""
         d = netty_dir(*a)
         try:
-            return verdict(d, C.netty_ticks)
+            return C.netty_ticks(d.analysis())
         finally:
             d.close()
 
     def test_the_faithful_sleep_is_judged(self):
-        kind, text, c = self.judge(700e3, 150e3)
-        self.assertEqual(text, "holds only for the lateness (idle not measured)")
+        c = self.judge(700e3, 150e3)
+        self.assertEqual((c.kind, c.facts["part"]), (C.PARTLY, "lateness"))
+        self.assertEqual(c.facts["idle_cases"], [])
+        # the judged row is the default sleep's (p50 700 us, its first
+        # repetition's 701 us the median); the exact one only beside it
+        (row,) = c.facts["lateness"]
+        self.assertTrue(row["tested"])
+        self.assertAlmostEqual(row["p50_ns"], 701.4e3, delta=1e3)
+        self.assertEqual([x.name for x in (c.cases[row["p99_case"]], c.cases[row["p50_case"]])],
+                         ["timerwheel tick=1 ms against the floor, p99",
+                          "timerwheel tick=1 ms against the floor, p50"])
+        self.assertEqual(c.cases[row["p50_case"]].values["direction_greater"], "yes")
+        (ex,) = c.facts["exact"]
+        self.assertEqual(ex["tick_ns"], 1e6)
+        self.assertLess(ex["p50_ns"], 160e3)
+        self.assertEqual(ex["ms_sleep_p50_ns"], row["p50_ns"])
+
+    def test_the_words_say_the_faithful_sleep(self):
+        c = T.say(self.judge(700e3, 150e3))
+        self.assertEqual(c.text, "holds only for the lateness (idle not measured)")
         measured = "".join(str(x) for x in c.measured)
         self.assertIn("the exact sleep (sleep=exact), tick 1 ms: p50 150", measured)
         self.assertIn("Netty's whole-millisecond sleep: p50 701 us", measured)
 
     def test_the_exact_sleep_is_not_judged(self):
-        kind, text, _ = self.judge(150e3, 700e3)
-        self.assertEqual(kind, C.FAILS)
+        c = self.judge(150e3, 700e3)
+        self.assertEqual(c.kind, C.FAILS)
+        (row,) = c.facts["lateness"]
+        self.assertEqual(c.cases[row["p50_case"]].values["direction_greater"], "no")
 
 
 # ---- 3. single runners, an STPE of one thread, heap maintenance, signal() ------

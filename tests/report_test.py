@@ -538,7 +538,8 @@ class VerdictsAreComputed(unittest.TestCase):
             v = verdict(d, 1.2)
             self.assertEqual(v["kind"], C.PARTLY)
             self.assertEqual(p99_decisions(v), {"greater"})
-            self.assertEqual(v["verdict"], "holds only for the idle ticking")
+            self.assertEqual(v["facts"]["part"], "idle")
+            self.assertTrue(all(r["tested"] for r in v["facts"]["lateness"]))
 
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
