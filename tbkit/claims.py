@@ -618,8 +618,11 @@ def netty_ticks(ctx):
     floor = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend == AN.primary_floor(ctx.floor)
              and m.cfg.get("slack", "default") == "default"]
     if not idle and not late:
-        return _set(c, UNTESTED, UNTESTED + ": no idle or lateness results for timerwheel", "no data")
-    parts, idle_ok, late_ok = [], [], []
+        return _decided(c, UNTESTED, why="no_results")
+    # facts: idle_cases, the indices in c.cases of the idle checks; lateness,
+    # the judged rows in order (tested: their two cases' indices; not
+    # tested: their samples); exact, the sleep=exact rows shown beside them
+    idle_cases, idle_ok, late_ok, lateness, beside = [], [], [], [], []
     for m in idle:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         t, e = m.counter("ticks_per_s"), m.counter("empty_ticks_per_s")
@@ -627,17 +630,15 @@ def netty_ticks(ctx):
             continue
         ok = t >= NETTY_IDLE_TICK_SHARE * 1e9 / tick and t > 0 and e / t >= NETTY_EMPTY_SHARE
         idle_ok.append(ok)
+        idle_cases.append(len(c.cases))
         c.cases.append(V.Case(
             "timerwheel tick=%s, idle" % A.fmt_ns(tick), "ticks per second and their empty "
             "share", "yes" if ok else "no", None, None, (),
             {"idle_tick_share": NETTY_IDLE_TICK_SHARE, "empty_share": NETTY_EMPTY_SHARE},
             {"tick_ns": tick, "ticks_per_s": t, "empty_ticks_per_s": e}))
-        parts.append(("idle, tick %s: %s ticks/s, %s empty" % (A.fmt_ns(tick), A.fmt_num(t),
-                                                             A.fmt_pct(e / t if t else None)),))
     fp50 = floor[0].counter("p50") if floor else None
     fp99 = floor[0].counter("p99") if floor else None
     tests = []
-    late_few = False
     for m in late:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         p50, p99 = m.counter("p50"), m.counter("p99")
@@ -645,10 +646,9 @@ def netty_ticks(ctx):
             continue
         counts = (m.counter("count"), floor[0].counter("count"))
         if not all(S.pct_supported(n, 0.99) for n in counts):
-            late_few = True
-            parts.append(("lateness: not tested, %s and %s samples per repetition, under the %s "
-                          "a p99 needs" % (A.fmt_num(counts[0]), A.fmt_num(counts[1]),
-                                           A.fmt_num(S.pct_min_samples(0.99))),))
+            lateness.append({"tick_ns": tick, "tested": False, "samples_per_rep": counts[0],
+                             "floor_samples_per_rep": counts[1],
+                             "p99_min_samples": S.pct_min_samples(0.99)})
             continue
         # p50 more than a quarter tick over the floor's (the margin is in
         # the shift), p99 not significantly over a tick past the floor's
@@ -659,19 +659,17 @@ def netty_ticks(ctx):
         d50 = _decide(c, where + ", p50", "p50 lateness (ns) against the floor's plus "
                       "NETTY_P50_TICKS ticks", _reps(m, "p50"), _reps(floor[0], "p50"), 1.0,
                       NETTY_P50_TICKS * tick)
-        late = _direction(c, d50, "greater", 0.0)
-        if d99.kind == "greater" or late == "no":
+        way = _direction(c, d50, "greater", 0.0)
+        if d99.kind == "greater" or way == "no":
             ok = False
-        elif late == "yes":
+        elif way == "yes":
             ok = True
         else:
             ok = None
             tests.append(d50)
         late_ok.append(ok)
-        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s; p99 test %s, "
-                      "p50 test %s)" % (
-                          A.fmt_ns(tick), A.fmt_ns(p50), A.fmt_ns(p99), A.fmt_ns(fp50),
-                          A.fmt_ns(fp99), d99.text(), d50.text()),))
+        lateness.append({"tick_ns": tick, "tested": True, "p50_ns": p50, "p99_ns": p99,
+                         "p99_case": len(c.cases) - 2, "p50_case": len(c.cases) - 1})
     for m in exact:
         tick = tb_results.parse_duration_ns(m.cfg.get("tick"))
         twin = [x for x in faithful if x.cfg.get("tick") == m.cfg.get("tick")
@@ -679,31 +677,25 @@ def netty_ticks(ctx):
         p50, p99 = m.counter("p50"), m.counter("p99")
         if p50 is None or p99 is None:
             continue
-        parts.append(("beside it, the exact sleep (sleep=exact), tick %s: p50 %s, p99 %s%s"
-                      % (A.fmt_ns(tick) if tick else "?", A.fmt_ns(p50), A.fmt_ns(p99),
-                         " (Netty's whole-millisecond sleep: p50 %s, p99 %s)" % (
-                             A.fmt_ns(twin[0].counter("p50")), A.fmt_ns(twin[0].counter("p99")))
-                         if twin and twin[0].counter("p50") is not None
-                         and twin[0].counter("p99") is not None else ""),))
+        beside.append({"tick_ns": tick, "p50_ns": p50, "p99_ns": p99,
+                       "ms_sleep_p50_ns": twin[0].counter("p50") if twin else None,
+                       "ms_sleep_p99_ns": twin[0].counter("p99") if twin else None})
+    facts = {"idle_cases": idle_cases, "lateness": lateness, "exact": beside,
+             "floor_p50_ns": fp50, "floor_p99_ns": fp99}
     if not idle_ok and not late_ok:
-        return _set(c, UNTESTED, UNTESTED + ": the timerwheel results lack tick, ticks or percentile data",
-                    _join(parts) if parts else "no data")
-    measured = _join(parts)
+        return _decided(c, UNTESTED, why="no_usable_rows", **facts)
     a = bool(idle_ok) and all(idle_ok)
     if None in late_ok and False not in late_ok:
-        return _undecided(c, tests[0], measured, " for the lateness; the idle part %s"
-                          % (HOLDS if a else FAILS if idle_ok else "was not measured"))
+        return _undecided_at(c, tests[0], idle_part=(HOLDS if a else FAILS if idle_ok
+                                                     else None), **facts)
     b = bool(late_ok) and all(late_ok)
     if a and b:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if a:
-        return _set(c, PARTLY, "holds only for the idle ticking" + (
-            "" if late_ok else " (lateness not tested: too few samples for a p99)" if late_few
-            else " (lateness not measured)"), measured)
+        return _decided(c, PARTLY, part="idle", **facts)
     if b:
-        return _set(c, PARTLY, "holds only for the lateness" + (
-            "" if idle_ok else " (idle not measured)"), measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, part="lateness", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 5. Kafka: no empty advances ---------------------------------------------
@@ -716,7 +708,7 @@ def kafka_no_empty_advances(ctx):
     hw = [m for m in idle if m.backend == "hierwheel"]
     tw = [m for m in idle if m.backend == "timerwheel"]
     if not hw or not tw:
-        return _set(c, UNTESTED, UNTESTED + ": no idle results for both hierwheel and timerwheel", "no data")
+        return _decided(c, UNTESTED, why="no_results")
     pairs = []
     for h in hw:
         same = [t for t in tw if t.cfg.get("tick") == h.cfg.get("tick") and t.series == h.series] or \
@@ -724,9 +716,10 @@ def kafka_no_empty_advances(ctx):
         if same:
             pairs.append((h, same[0]))
     if not pairs:
-        return _set(c, UNTESTED, UNTESTED + ": no hierwheel and timerwheel idle results in the same series",
-                    "no data")
-    parts, oks, undecided = [], [], []
+        return _decided(c, UNTESTED, why="no_common_series")
+    # facts["pairs"]: per series compared, the indices in c.cases of its
+    # wake-ups test and of hierwheel's empty ticks check
+    rows, oks, undecided = [], [], []
     for h, t in pairs:
         he, hwk, twk = h.counter("empty_ticks_per_s"), h.counter("wakeups_per_s"), t.counter("wakeups_per_s")
         if he is None or hwk is None or twk is None:
@@ -746,19 +739,18 @@ def kafka_no_empty_advances(ctx):
             ok = None
             undecided.append(d)
         oks.append(ok)
-        parts.append(("series %s: " % h.series, Code("hierwheel"),
-                      " %s empty ticks/s, %s wake-ups/s; " % (A.fmt_num(he), A.fmt_num(hwk)),
-                      Code("timerwheel"), " %s wake-ups/s (%s)" % (A.fmt_num(twk), d.text())))
+        rows.append({"series": h.series, "timerwheel_wakeups_per_s": twk,
+                     "wakeups_case": len(c.cases) - 2, "empty_case": len(c.cases) - 1,
+                     "holds": ok})
     if not oks:
-        return _set(c, UNTESTED, UNTESTED + ": the idle results lack wake-up counters", "no data")
+        return _decided(c, UNTESTED, why="no_counters")
     if None in oks and False not in oks:
-        return _undecided(c, undecided[0], _join(parts))
-    measured = _join(parts)
+        return _undecided_at(c, undecided[0], pairs=rows)
     if all(oks):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, pairs=rows)
     if any(oks):
-        return _set(c, PARTLY, "holds only in some series", measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, pairs=rows)
+    return _decided(c, FAILS, pairs=rows)
 
 
 # ---- 6. hierarchical levels --------------------------------------------------
@@ -780,45 +772,35 @@ def hierarchy(ctx):
             need[(op, wl)] = _at_largest(ctx, op, "h2h", wl, "hierwheel")
     missing = [("%s/%s" % k) for k, v in need.items() if v is None]
     if missing:
-        return _set(c, UNTESTED, UNTESTED + ": no hierwheel results for " + ", ".join(missing)
-                    + " (the wide workload runs in the standard and full profiles)", "no data")
+        return _decided(c, UNTESTED, why="no_results", missing=missing)
     ins_s, ins_w = need[("insert", "short")], need[("insert", "wide")]
     exp_s, exp_w = need[("expire", "short")], need[("expire", "wide")]
-    ins_ratio = ins_w.median / ins_s.median
-    exp_ratio = exp_w.median / exp_s.median
     dc = _decide(c, "insert, wide against short", "time per insert (ns), against CLEAR_FACTOR "
                  "x short's", _reps(ins_w), _reps(ins_s), A.CLEAR_FACTOR)
     de = _decide(c, "expire, wide against short", "time per expire (ns)", _reps(exp_w),
                  _reps(exp_s))
     covered = _direction(c, dc, "less", 0.0)   # the margin is in the factor
     cascades = _direction(c, de, "greater")
-    measured = ((Code("hierwheel"), " at N = %s: insert %s (short) against %s (wide), %s (%s); "
-                 "expire per task %s against %s, %s (%s)" % (
-                     A.fmt_n(ins_w.n), A.fmt_ns(ins_s.median), A.fmt_ns(ins_w.median),
-                     A.fmt_ratio(ins_ratio), dc.text(), A.fmt_ns(exp_s.median),
-                     A.fmt_ns(exp_w.median), A.fmt_ratio(exp_ratio), de.text())),)
-    cw, cs = exp_w.counter("cascades_per_op"), exp_s.counter("cascades_per_op")
-    if cw is not None and cs is not None:
-        measured = measured + ("; cascades per task %s (short) against %s (wide), counted"
-                               % (A.fmt_num(cs), A.fmt_num(cw)),)
     tw = _at_largest(ctx, "expire", "h2h", "wide", "timerwheel")
     tws = _at_largest(ctx, "expire", "h2h", "short", "timerwheel")
-    if tw and tws:
-        measured = measured + ("; ", Code("timerwheel"), " expire %s (short) against %s (wide)" % (
-            A.fmt_ns(tws.median), A.fmt_ns(tw.median)))
-    measured = _join([measured])
+    # c.cases[0] is the insert test, c.cases[1] the expire one
+    facts = {"n": ins_w.n, "insert_short_ns": ins_s.median, "insert_wide_ns": ins_w.median,
+             "expire_short_ns": exp_s.median, "expire_wide_ns": exp_w.median,
+             "cascades_per_op_short": exp_s.counter("cascades_per_op"),
+             "cascades_per_op_wide": exp_w.counter("cascades_per_op"),
+             "timerwheel_expire_ns": ({"short": tws.median, "wide": tw.median}
+                                      if tw and tws else None)}
     for d, v in ((dc, covered), (de, cascades)):
         if v == "undecided":
-            return _undecided(c, d, measured)
+            return _undecided_at(c, d, **facts)
     covered, cascades = covered == "yes", cascades == "yes"
     if covered and cascades:
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, **facts)
     if covered:
-        return _set(c, PARTLY, "holds only for the range: no measurable cascade cost", measured)
+        return _decided(c, PARTLY, part="range", **facts)
     if cascades:
-        return _set(c, PARTLY, "holds only for the cascade cost: the wide range costs more to insert",
-                    measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, part="cascade_cost", **facts)
+    return _decided(c, FAILS, **facts)
 
 
 # ---- 7. leader-follower ------------------------------------------------------
@@ -828,15 +810,17 @@ def leader_follower(ctx):
     c = _verdict("leader_follower")
     pairs = (getattr(ctx, "rt", {}) or {}).get("workers", [])
     if not pairs:
-        return _set(c, UNTESTED, UNTESTED + ": no workers results with leader=on and leader=off",
-                    "no data")
-    parts, kinds, undecided = [], [], []
+        return _decided(c, UNTESTED, why="no_results")
+    # facts["rows"]: per backend, its counts and the index in c.cases of
+    # its test by CLEAR_FACTOR (the plain test's is the next)
+    rows, kinds, undecided = [], [], []
     for b, on, off in pairs:
         a, z = on.counter("timed_waits_per_task"), off.counter("timed_waits_per_task")
         if a is None or z is None:
             continue
         r = z / a if a > 0 else (math.inf if z > 0 else 1.0)
         von, voff = _reps(on, "timed_waits_per_task"), _reps(off, "timed_waits_per_task")
+        at = len(c.cases)
         d2 = _decide(c, "%s leader=off against leader=on, by CLEAR_FACTOR" % b,
                      "timed waits per task", voff, von, A.CLEAR_FACTOR)
         d1 = _decide(c, "%s leader=off against leader=on" % b, "timed waits per task", voff, von)
@@ -850,21 +834,19 @@ def leader_follower(ctx):
         else:
             kinds.append(UNDECIDED)
             undecided.append(d2 if not d2.significant else d1)
-        parts.append((Code(b), ": %s timed waits per task with the leader, %s without (%s; "
-                      "%s against %s: %s)" % (
-                          A.fmt_num(a), A.fmt_num(z), A.fmt_ratio(r) if math.isfinite(r) else "∞",
-                          A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_ratio(1.0), d2.text())))
+        rows.append({"backend": b, "leader_on_timed_waits_per_task": a,
+                     "leader_off_timed_waits_per_task": z,
+                     "off_over_on": r if math.isfinite(r) else None,
+                     "factor_case": at, "verdict": kinds[-1]})
     if not kinds:
-        return _set(c, UNTESTED, UNTESTED + ": the workers results lack timed_waits_per_task", "no data")
-    measured = _join(parts)
+        return _decided(c, UNTESTED, why="no_counters")
     if UNDECIDED in kinds:
-        return _undecided(c, undecided[0], measured)
+        return _undecided_at(c, undecided[0], rows=rows)
     if all(k == HOLDS for k in kinds):
-        return _set(c, HOLDS, HOLDS, measured)
+        return _decided(c, HOLDS, rows=rows)
     if all(k in (HOLDS, PARTLY) for k in kinds):
-        return _set(c, PARTLY, "holds only in part: fewer timed waits, by less than %s"
-                    % A.fmt_ratio(A.CLEAR_FACTOR), measured)
-    return _set(c, FAILS, FAILS, measured)
+        return _decided(c, PARTLY, rows=rows)
+    return _decided(c, FAILS, rows=rows)
 
 
 # ---- 8. heaps for few, wheels for many -----------------------------------------
@@ -887,41 +869,36 @@ def crossover(ctx):
     c = _verdict("crossover")
     wl = _main_workload(ctx, "timeouts")
     if wl is None:
-        return _set(c, UNTESTED, UNTESTED + ": no timeouts results in series h2h", "no data")
+        return _decided(c, UNTESTED, why="no_results")
     heap = _envelope(ctx, "timeouts", "h2h", wl, ctx.is_heap)
     wheel = _envelope(ctx, "timeouts", "h2h", wl, ctx.is_wheel)
     ns = sorted(set(heap) & set(wheel))
     if len(ns) < 2:
-        return _set(c, UNTESTED, UNTESTED + ": timeouts results lack a heap and a wheel at two N",
-                    "no data")
+        return _decided(c, UNTESTED, why="too_few_n", workload=wl)
     lo, hi = ns[0], ns[-1]
-    measured = ("N = %s: heap " % A.fmt_n(lo), Code(heap[lo][1]), " %s, wheel " % A.fmt_ns(heap[lo][0]),
-                Code(wheel[lo][1]), " %s; N = %s: heap " % (A.fmt_ns(wheel[lo][0]), A.fmt_n(hi)),
-                Code(heap[hi][1]), " %s, wheel " % A.fmt_ns(heap[hi][0]), Code(wheel[hi][1]),
-                " %s" % A.fmt_ns(wheel[hi][0]))
     x = A.crossover([(n, heap[n][0]) for n in ns], [(n, wheel[n][0]) for n in ns])
     d_lo = _decide(c, "N = %d, heap against wheel" % lo, "time per operation (ns)",
                    _reps(heap[lo][2]), _reps(wheel[lo][2]))
     d_hi = _decide(c, "N = %d, wheel against heap" % hi, "time per operation (ns)",
                    _reps(wheel[hi][2]), _reps(heap[hi][2]))
-    measured = measured + ("; tests: N = %s %s, N = %s %s" % (
-        A.fmt_n(lo), d_lo.text(), A.fmt_n(hi), d_hi.text()),)
+    # the fastest heap and wheel at each end; c.cases[0] is the smallest
+    # N's test, c.cases[1] the largest's
+    facts = {"workload": wl,
+             "ends": [{"n": n, "heap": heap[n][1], "heap_ns": heap[n][0],
+                       "wheel": wheel[n][1], "wheel_ns": wheel[n][0]} for n in (lo, hi)],
+             "crossover_n": round(x[1]) if x and x[0] == "cross" else None}
     # the opposite of the claim, significantly, at either end settles it
     if d_lo.kind == "greater" and d_hi.kind == "greater":
-        return _set(c, FAILS, FAILS + ": wheels are faster for few timers and heaps for many",
-                    measured)
+        return _decided(c, FAILS, why="opposite_at_both_ends", **facts)
     if d_lo.kind == "greater":
-        return _set(c, FAILS, FAILS + ": a wheel is faster at the smallest N", measured)
+        return _decided(c, FAILS, why="wheel_faster_at_smallest", **facts)
     if d_hi.kind == "greater":
-        return _set(c, FAILS, FAILS + ": a heap is faster at the largest N", measured)
+        return _decided(c, FAILS, why="heap_faster_at_largest", **facts)
     for d in (d_lo, d_hi):
         if not d.significant:
-            return _undecided(c, d, measured, " at N = %s" % A.fmt_n(lo if d is d_lo else hi))
+            return _undecided_at(c, d, **facts)
     # both ends significant and neither against the claim: it holds
-    where = ""
-    if x and x[0] == "cross":
-        where = " (crossover at N ≈ %s)" % A.fmt_n(round(x[1]))
-    return _set(c, HOLDS, HOLDS + where, measured)
+    return _decided(c, HOLDS, **facts)
 
 
 # ---- 9. a 4-ary heap beats a binary one at large N ----------------------------

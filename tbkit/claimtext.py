@@ -195,9 +195,172 @@ def _failing_task(v):
 
 
 # ==== group 2: netty_ticks, kafka_no_empty_advances, hierarchy, leader_follower, crossover
-#
-# (renderers of group 2)
-#
+
+def _g2_netty_parts(v):
+    f = v.facts
+    parts = []
+    for i in f["idle_cases"]:
+        x = v.cases[i].values
+        t, e = x["ticks_per_s"], x["empty_ticks_per_s"]
+        parts.append(("idle, tick %s: %s ticks/s, %s empty" % (
+            A.fmt_ns(x["tick_ns"]), A.fmt_num(t), A.fmt_pct(e / t if t else None)),))
+    for r in f["lateness"]:
+        if not r["tested"]:
+            parts.append(("lateness: not tested, %s and %s samples per repetition, under the %s "
+                          "a p99 needs" % (A.fmt_num(r["samples_per_rep"]),
+                                           A.fmt_num(r["floor_samples_per_rep"]),
+                                           A.fmt_num(r["p99_min_samples"])),))
+            continue
+        parts.append(("lateness, tick %s: p50 %s, p99 %s (floor p50 %s, p99 %s; p99 test %s, "
+                      "p50 test %s)" % (
+                          A.fmt_ns(r["tick_ns"]), A.fmt_ns(r["p50_ns"]), A.fmt_ns(r["p99_ns"]),
+                          A.fmt_ns(f["floor_p50_ns"]), A.fmt_ns(f["floor_p99_ns"]),
+                          decision_text(v.cases[r["p99_case"]]),
+                          decision_text(v.cases[r["p50_case"]])),))
+    for r in f["exact"]:
+        twin = r["ms_sleep_p50_ns"] is not None and r["ms_sleep_p99_ns"] is not None
+        parts.append(("beside it, the exact sleep (sleep=exact), tick %s: p50 %s, p99 %s%s"
+                      % (A.fmt_ns(r["tick_ns"]) if r["tick_ns"] else "?", A.fmt_ns(r["p50_ns"]),
+                         A.fmt_ns(r["p99_ns"]),
+                         " (Netty's whole-millisecond sleep: p50 %s, p99 %s)" % (
+                             A.fmt_ns(r["ms_sleep_p50_ns"]), A.fmt_ns(r["ms_sleep_p99_ns"]))
+                         if twin else ""),))
+    return parts
+
+
+@says("netty_ticks")
+def _netty_ticks(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return UNTESTED + ": no idle or lateness results for timerwheel", "no data"
+    parts = _g2_netty_parts(v)
+    if f.get("why") == "no_usable_rows":
+        return (UNTESTED + ": the timerwheel results lack tick, ticks or percentile data",
+                join(parts) if parts else "no data")
+    measured = join(parts)
+    tested = [r for r in f["lateness"] if r["tested"]]
+    if v.kind == UNDECIDED:
+        idle = f["idle_part"]
+        return undecided_text(v.cases[f["decisive"]], " for the lateness; the idle part %s"
+                              % (idle if idle is not None else "was not measured")), measured
+    if v.kind == PARTLY and f["part"] == "idle":
+        return "holds only for the idle ticking" + (
+            "" if tested else " (lateness not tested: too few samples for a p99)"
+            if f["lateness"] else " (lateness not measured)"), measured
+    if v.kind == PARTLY:
+        return "holds only for the lateness" + (
+            "" if f["idle_cases"] else " (idle not measured)"), measured
+    return v.kind, measured
+
+
+@says("kafka_no_empty_advances")
+def _kafka_no_empty_advances(v):
+    f = v.facts
+    why = f.get("why")
+    if why is not None:
+        return UNTESTED + {
+            "no_results": ": no idle results for both hierwheel and timerwheel",
+            "no_common_series": ": no hierwheel and timerwheel idle results in the same series",
+            "no_counters": ": the idle results lack wake-up counters"}[why], "no data"
+    parts = []
+    for r in f["pairs"]:
+        h = v.cases[r["empty_case"]].values
+        parts.append(("series %s: " % r["series"], Code("hierwheel"),
+                      " %s empty ticks/s, %s wake-ups/s; " % (
+                          A.fmt_num(h["empty_ticks_per_s"]), A.fmt_num(h["wakeups_per_s"])),
+                      Code("timerwheel"), " %s wake-ups/s (%s)" % (
+                          A.fmt_num(r["timerwheel_wakeups_per_s"]),
+                          decision_text(v.cases[r["wakeups_case"]]))))
+    measured = join(parts)
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    if v.kind == PARTLY:
+        return "holds only in some series", measured
+    return v.kind, measured
+
+
+@says("hierarchy")
+def _hierarchy(v):
+    f = v.facts
+    if f.get("why") == "no_results":
+        return (UNTESTED + ": no hierwheel results for " + ", ".join(f["missing"])
+                + " (the wide workload runs in the standard and full profiles)", "no data")
+    dc, de = v.cases[0], v.cases[1]
+    measured = (Code("hierwheel"), " at N = %s: insert %s (short) against %s (wide), %s (%s); "
+                "expire per task %s against %s, %s (%s)" % (
+                    A.fmt_n(f["n"]), A.fmt_ns(f["insert_short_ns"]), A.fmt_ns(f["insert_wide_ns"]),
+                    A.fmt_ratio(f["insert_wide_ns"] / f["insert_short_ns"]), decision_text(dc),
+                    A.fmt_ns(f["expire_short_ns"]), A.fmt_ns(f["expire_wide_ns"]),
+                    A.fmt_ratio(f["expire_wide_ns"] / f["expire_short_ns"]), decision_text(de)))
+    cs, cw = f["cascades_per_op_short"], f["cascades_per_op_wide"]
+    if cw is not None and cs is not None:
+        measured = measured + ("; cascades per task %s (short) against %s (wide), counted"
+                               % (A.fmt_num(cs), A.fmt_num(cw)),)
+    tw = f["timerwheel_expire_ns"]
+    if tw is not None:
+        measured = measured + ("; ", Code("timerwheel"), " expire %s (short) against %s (wide)" % (
+            A.fmt_ns(tw["short"]), A.fmt_ns(tw["wide"])))
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    if v.kind == PARTLY and f["part"] == "range":
+        return "holds only for the range: no measurable cascade cost", measured
+    if v.kind == PARTLY:
+        return "holds only for the cascade cost: the wide range costs more to insert", measured
+    return v.kind, measured
+
+
+@says("leader_follower")
+def _leader_follower(v):
+    f = v.facts
+    why = f.get("why")
+    if why is not None:
+        return UNTESTED + {
+            "no_results": ": no workers results with leader=on and leader=off",
+            "no_counters": ": the workers results lack timed_waits_per_task"}[why], "no data"
+    measured = join([(Code(r["backend"]), ": %s timed waits per task with the leader, %s "
+                      "without (%s; %s against %s: %s)" % (
+                          A.fmt_num(r["leader_on_timed_waits_per_task"]),
+                          A.fmt_num(r["leader_off_timed_waits_per_task"]),
+                          A.fmt_ratio(r["off_over_on"]) if r["off_over_on"] is not None
+                          else "∞", A.fmt_ratio(A.CLEAR_FACTOR), A.fmt_ratio(1.0),
+                          decision_text(v.cases[r["factor_case"]])))
+                     for r in f["rows"]])
+    if v.kind == UNDECIDED:
+        return undecided_text(v.cases[f["decisive"]]), measured
+    if v.kind == PARTLY:
+        return ("holds only in part: fewer timed waits, by less than %s"
+                % A.fmt_ratio(A.CLEAR_FACTOR)), measured
+    return v.kind, measured
+
+
+@says("crossover")
+def _crossover(v):
+    f = v.facts
+    why = f.get("why")
+    if why == "no_results":
+        return UNTESTED + ": no timeouts results in series h2h", "no data"
+    if why == "too_few_n":
+        return UNTESTED + ": timeouts results lack a heap and a wheel at two N", "no data"
+    lo, hi = f["ends"]
+    measured = ("N = %s: heap " % A.fmt_n(lo["n"]), Code(lo["heap"]),
+                " %s, wheel " % A.fmt_ns(lo["heap_ns"]), Code(lo["wheel"]),
+                " %s; N = %s: heap " % (A.fmt_ns(lo["wheel_ns"]), A.fmt_n(hi["n"])),
+                Code(hi["heap"]), " %s, wheel " % A.fmt_ns(hi["heap_ns"]), Code(hi["wheel"]),
+                " %s" % A.fmt_ns(hi["wheel_ns"]),
+                "; tests: N = %s %s, N = %s %s" % (
+                    A.fmt_n(lo["n"]), decision_text(v.cases[0]), A.fmt_n(hi["n"]),
+                    decision_text(v.cases[1])))
+    if why is not None:
+        return FAILS + {
+            "opposite_at_both_ends": ": wheels are faster for few timers and heaps for many",
+            "wheel_faster_at_smallest": ": a wheel is faster at the smallest N",
+            "heap_faster_at_largest": ": a heap is faster at the largest N"}[why], measured
+    if v.kind == UNDECIDED:
+        at = f["decisive"]
+        return undecided_text(v.cases[at], " at N = %s" % A.fmt_n(f["ends"][at]["n"])), measured
+    x = f["crossover_n"]
+    return HOLDS + (" (crossover at N ≈ %s)" % A.fmt_n(x) if x is not None else ""), measured
+
 # ==== end of group 2 ==============================================================
 
 

@@ -347,22 +347,185 @@ def netty_dir(default_p50, exact_p50, label_default=True):
 class NettySleep(unittest.TestCase):
 
     def judge(self, *a):
+        """The verdict netty_ticks decides (unsaid) on netty_dir(*a)."""
         d = netty_dir(*a)
         try:
-            return verdict(d, C.netty_ticks)
+            return C.netty_ticks(d.analysis())
         finally:
             d.close()
 
     def test_the_faithful_sleep_is_judged(self):
-        kind, text, c = self.judge(700e3, 150e3)
-        self.assertEqual(text, "holds only for the lateness (idle not measured)")
+        c = self.judge(700e3, 150e3)
+        self.assertEqual((c.kind, c.facts["part"]), (C.PARTLY, "lateness"))
+        self.assertEqual(c.facts["idle_cases"], [])
+        # the judged row is the default sleep's (p50 700 us, its first
+        # repetition's 701 us the median); the exact one only beside it
+        (row,) = c.facts["lateness"]
+        self.assertTrue(row["tested"])
+        self.assertAlmostEqual(row["p50_ns"], 701.4e3, delta=1e3)
+        self.assertEqual([x.name for x in (c.cases[row["p99_case"]], c.cases[row["p50_case"]])],
+                         ["timerwheel tick=1 ms against the floor, p99",
+                          "timerwheel tick=1 ms against the floor, p50"])
+        self.assertEqual(c.cases[row["p50_case"]].values["direction_greater"], "yes")
+        (ex,) = c.facts["exact"]
+        self.assertEqual(ex["tick_ns"], 1e6)
+        self.assertLess(ex["p50_ns"], 160e3)
+        self.assertEqual(ex["ms_sleep_p50_ns"], row["p50_ns"])
+
+    def test_the_words_say_the_faithful_sleep(self):
+        c = T.say(self.judge(700e3, 150e3))
+        self.assertEqual(c.text, "holds only for the lateness (idle not measured)")
         measured = "".join(str(x) for x in c.measured)
         self.assertIn("the exact sleep (sleep=exact), tick 1 ms: p50 150", measured)
         self.assertIn("Netty's whole-millisecond sleep: p50 701 us", measured)
 
+    def test_too_few_repetitions_leave_the_lateness_undecided(self):
+        d = Dir()
+        d.add("runtime.json", "lateness/floor/light/slack=default/N:0", 1e6, reps=3,
+              count=2000, p50=100e3, p99=200e3)
+        d.add("runtime.json", "lateness/timerwheel/light/series=h2h,tick=1ms,wheel=512,"
+              "slack=default/N:0", 1e6, reps=3, count=2000, p50=700e3, p99=900e3)
+        try:
+            c = C.netty_ticks(d.analysis())
+        finally:
+            d.close()
+        self.assertEqual((c.kind, c.facts["idle_part"]), (C.UNDECIDED, None))
+        decisive = c.cases[c.facts["decisive"]]
+        self.assertEqual((decisive.name, decisive.decision),
+                         ("timerwheel tick=1 ms against the floor, p50", "too few"))
+        self.assertEqual(T.say(c).text, "undecided for the lateness; the idle part was not "
+                         "measured: too few repetitions to test (3 and 3)")
+
     def test_the_exact_sleep_is_not_judged(self):
-        kind, text, _ = self.judge(150e3, 700e3)
-        self.assertEqual(kind, C.FAILS)
+        c = self.judge(150e3, 700e3)
+        self.assertEqual(c.kind, C.FAILS)
+        (row,) = c.facts["lateness"]
+        self.assertEqual(c.cases[row["p50_case"]].values["direction_greater"], "no")
+
+
+# ---- 2b. Kafka's idle wheel, hierarchy, leader-follower, crossover -----------
+
+def said(v):
+    """The verdict v in words (tbkit.claimtext): (text, measured as plain text)."""
+    T.say(v)
+    return v.text, V.plain(v.measured)
+
+
+@NEED_SCIPY
+class Group2(unittest.TestCase):
+    """Claims decided into kind, cases and facts; one test each reads the
+    words tbkit.claimtext says from them."""
+
+    def decide(self, fn, build):
+        d = Dir()
+        build(d)
+        try:
+            return fn(d.analysis())
+        finally:
+            d.close()
+
+    def kafka(self, orig_empty=None):
+        def build(d):
+            for series, tick, empty in (("h2h", "1ms", 0), ("orig", "100ms", orig_empty)):
+                if empty is None:
+                    continue
+                d.add("runtime.json", "idle/hierwheel/far/series=%s,tick=%s,wheel=20/N:1"
+                      % (series, tick), 1e9, empty_ticks_per_s=float(empty), ticks_per_s=0.0,
+                      wakeups_per_s=5.0)
+                d.add("runtime.json", "idle/timerwheel/far/series=%s,tick=%s,wheel=512/N:1"
+                      % (series, tick), 1e9, empty_ticks_per_s=990.0, ticks_per_s=1000.0,
+                      wakeups_per_s=1000.0)
+        return self.decide(C.kafka_no_empty_advances, build)
+
+    def test_kafka_no_empty_advances(self):
+        v = self.kafka()
+        self.assertEqual(v.kind, C.HOLDS)
+        (row,) = v.facts["pairs"]
+        self.assertEqual((row["series"], row["holds"]), ("h2h", True))
+        self.assertEqual(v.cases[row["wakeups_case"]].decision, "greater")
+        self.assertEqual(v.cases[row["empty_case"]].decision, "none")
+        self.assertAlmostEqual(row["timerwheel_wakeups_per_s"], 1002.0)
+        # empty ticks in one series: holds in the other only
+        v = self.kafka(orig_empty=3)
+        self.assertEqual(v.kind, C.PARTLY)
+        self.assertEqual([(r["series"], r["holds"]) for r in v.facts["pairs"]],
+                         [("h2h", True), ("orig", False)])
+
+    def test_kafka_words(self):
+        text, measured = said(self.kafka(orig_empty=3))
+        self.assertEqual(text, "holds only in some series")
+        self.assertEqual(measured.split("; ")[0:2],
+                         ["series h2h: hierwheel 0 empty ticks/s, 5.01 wake-ups/s",
+                          "timerwheel 1,002 wake-ups/s (p = 0.0079)"])
+        self.assertIn("series orig: hierwheel 3.01 empty ticks/s", measured)
+
+    def leader(self, off):
+        def build(d):
+            for leader, w in (("on", 1.0), ("off", off)):
+                d.add("runtime.json", "workers/heapqueue/steady/series=h2h,threads=4,"
+                      "leader=%s/N:4" % leader, 1e9, timed_waits_per_task=w)
+        return self.decide(C.leader_follower, build)
+
+    def test_leader_follower(self):
+        from tbkit import numbers as A
+        for off, kind in ((3.5, C.HOLDS), (1.5, C.PARTLY), (0.5, C.FAILS)):
+            v = self.leader(off)
+            self.assertEqual(v.kind, kind, off)
+            (row,) = v.facts["rows"]
+            self.assertEqual((row["backend"], row["verdict"]), ("heapqueue", kind))
+            self.assertAlmostEqual(row["off_over_on"], off)
+            self.assertEqual(v.cases[row["factor_case"]].thresholds["factor"], A.CLEAR_FACTOR)
+
+    def test_leader_follower_words(self):
+        text, measured = said(self.leader(1.5))
+        self.assertEqual(text, "holds only in part: fewer timed waits, by less than 2.00×")
+        self.assertEqual(measured, "heapqueue: 1 timed waits per task with the leader, 1.5 "
+                         "without (1.50×; 2.00× against 1.00×: p = 0.0079)")
+
+    def crossover(self, heap_lo):
+        def build(d):
+            for b, cfg, lo, hi in (("heapqueue", "series=h2h", heap_lo, 200.0),
+                                   ("timerwheel", "series=h2h,tick=1ms,wheel=512", 50.0, 60.0)):
+                for n, t in ((100, lo), (1000000, hi)):
+                    d.add("micro.json", "timeouts/%s/uniform/%s/N:%d" % (b, cfg, n), t)
+        return self.decide(C.crossover, build)
+
+    def test_crossover(self):
+        v = self.crossover(30.0)
+        self.assertEqual(v.kind, C.HOLDS)
+        self.assertEqual([(e["n"], e["heap"].split(" ")[0], e["wheel"].split(" ")[0])
+                          for e in v.facts["ends"]],
+                         [(100, "heapqueue", "timerwheel"), (1000000, "heapqueue", "timerwheel")])
+        self.assertEqual([c.decision for c in v.cases], ["less", "less"])
+        self.assertIsNotNone(v.facts["crossover_n"])
+        self.assertTrue(100 < v.facts["crossover_n"] < 1000000)
+        v = self.crossover(60.0)
+        self.assertEqual((v.kind, v.facts["why"]), (C.FAILS, "wheel_faster_at_smallest"))
+
+    def test_crossover_words(self):
+        v = self.crossover(60.0)
+        text, measured = said(v)
+        self.assertEqual(text, "does not hold: a wheel is faster at the smallest N")
+        self.assertTrue(measured.startswith("N = 10^2: heap heapqueue 60.1 ns, wheel "))
+        self.assertTrue(measured.endswith("; tests: N = 10^2 p = 0.0079, N = 10^6 p = 0.0079"))
+
+    def hierarchy(self, expire_wide):
+        def build(d):
+            for op, short, wide in (("insert", 20.0, 20.0), ("expire", 400.0, expire_wide)):
+                for wl, t in (("short", short), ("wide", wide)):
+                    d.add("micro.json", "%s/hierwheel/%s/series=h2h,tick=1ms,wheel=20/N:%d"
+                          % (op, wl, 1000000), t)
+        return self.decide(C.hierarchy, build)
+
+    def test_hierarchy_words(self):
+        v = self.hierarchy(400.0)
+        self.assertEqual((v.kind, v.facts["part"]), (C.PARTLY, "range"))
+        self.assertEqual(v.facts["timerwheel_expire_ns"], None)
+        text, measured = said(v)
+        self.assertEqual(text, "holds only for the range: no measurable cascade cost")
+        self.assertEqual(measured, "hierwheel at N = 10^6: insert 20.0 ns (short) against 20.0 ns "
+                         "(wide), 1.00× (p = 0.0079); expire per task 401 ns against 401 ns, "
+                         "1.00× (p = 1)")
 
 
 # ---- 3. single runners, an STPE of one thread, heap maintenance, signal() ------

@@ -485,19 +485,19 @@ class VerdictsAreComputed(unittest.TestCase):
                                        "/short/", "/wide/", scale)
             self.assertTrue(extra)
             data["benchmarks"] += extra
-            return self._claim_with(d, "micro.json", data, "hierarchy")["verdict"]
+            v = self._claim_with(d, "micro.json", data, "hierarchy")
+            return v["kind"], v["facts"].get("part")
 
         with tempfile.TemporaryDirectory() as tmp:
             d = copy_fixture(tmp)
             with_repetitions(d, "micro.json")
-            self.assertEqual(with_wide(d, 1.0, 1.5), "holds")
-            no_cascade = "holds only for the range: no measurable cascade cost"
+            self.assertEqual(with_wide(d, 1.0, 1.5), (C.HOLDS, None))
+            no_cascade = (C.PARTLY, "range")
             # wide expiring cheaper, or dearer by under 10 %: significant
             # both, and neither a cascade cost a rerun would show again
             self.assertEqual(with_wide(d, 1.0, 0.85), no_cascade)
             self.assertEqual(with_wide(d, 1.0, 1.05), no_cascade)
-            self.assertEqual(with_wide(d, 3.0, 1.5),
-                             "holds only for the cascade cost: the wide range costs more to insert")
+            self.assertEqual(with_wide(d, 3.0, 1.5), (C.PARTLY, "cascade_cost"))
 
     def test_netty_lateness_bound_is_refuted_only_by_an_excess(self):
         # timerwheel's p50 well past the floor's plus a quarter tick, its
@@ -538,7 +538,8 @@ class VerdictsAreComputed(unittest.TestCase):
             v = verdict(d, 1.2)
             self.assertEqual(v["kind"], C.PARTLY)
             self.assertEqual(p99_decisions(v), {"greater"})
-            self.assertEqual(v["verdict"], "holds only for the idle ticking")
+            self.assertEqual(v["facts"]["part"], "idle")
+            self.assertTrue(all(r["tested"] for r in v["facts"]["lateness"]))
 
     def test_slow_task_verdict_follows_the_data(self):
         with tempfile.TemporaryDirectory() as tmp:
