@@ -24,7 +24,6 @@ from tbkit import front as F
 from tbkit import jvm as J
 from tbkit import libs as L
 from tbkit import numbers as A
-from tbkit import precision as P
 from tbkit import purgatory as PG
 from tbkit import replaydata as RD
 from tbkit import results as tb_results
@@ -52,14 +51,6 @@ def _reps(m, counter=None):
     return [] if v is None else [v]
 
 
-def _undecided(c, d, measured, what=""):
-    """Sets the verdict for a decisive comparison d that picked no side."""
-    if d.kind == "too few":
-        return _set(c, UNDECIDED, "undecided%s: %s" % (what, d.text()), measured)
-    return _set(c, UNDECIDED, "%s%s (not significant, %s)" % (UNDECIDED, what, d.text()),
-                measured)
-
-
 def _verdict(cid):
     """A new verdict of claim `cid`, "not tested" until decided, with the
     claim's metadata from CLAIMS."""
@@ -76,12 +67,13 @@ def _decided(c, kind, **facts):
 
 
 def _case_of(c, d):
-    """The index in c.cases of the case decision d recorded (by _decide)."""
-    for i in range(len(c.cases) - 1, -1, -1):
-        case = c.cases[i]
-        if case.p == d.p and case.effect == d.ratio and tuple(case.n) == (d.na, d.nb):
-            return i
-    raise ValueError("claim %s recorded no case for this decision" % c.id)
+    """The index in c.cases of the case decision d recorded (by _decide):
+    by the decision itself, so two comparisons that came out alike (the
+    same p, effect and counts) are not taken for each other."""
+    i = getattr(c, "_recorded", {}).get(id(d))
+    if i is None or i >= len(c.cases):
+        raise ValueError("claim %s recorded no case for this decision" % c.id)
+    return i
 
 
 def _undecided_at(c, d, **facts):
@@ -89,13 +81,6 @@ def _undecided_at(c, d, **facts):
     recorded): the fact `decisive` is its case's index, for the renderer's
     tbkit.claimtext.undecided_text.  Returns c."""
     return _decided(c, UNDECIDED, decisive=_case_of(c, d), **facts)
-
-
-def _set(c, kind, verdict, measured):
-    c.kind = kind
-    c.text = verdict
-    c.measured = measured if isinstance(measured, tuple) else (measured,)
-    return c
 
 
 def _decide(c, name, basis, a, b, factor=1.0, shift=0.0):
@@ -109,6 +94,9 @@ def _decide(c, name, basis, a, b, factor=1.0, shift=0.0):
         thresholds["shift"] = shift
     c.cases.append(V.Case(name, basis, d.kind, d.p, d.ratio, (d.na, d.nb), thresholds,
                           {"median_a": _median(a), "median_b": _median(b)}))
+    if not hasattr(c, "_recorded"):
+        c._recorded = {}
+    c._recorded[id(d)] = len(c.cases) - 1
     return d
 
 
@@ -117,11 +105,9 @@ def _direction(c, d, want, min_effect=S.MIN_EFFECT):
     decision d made (its direction and the minimum effect it was held
     to), and returned."""
     way = S.direction(d, want, min_effect)
-    for case in reversed(c.cases):
-        if case.p == d.p and case.effect == d.ratio and case.n == (d.na, d.nb):
-            case.values["direction_" + want] = way
-            case.thresholds["min_effect"] = min_effect
-            break
+    case = c.cases[_case_of(c, d)]
+    case.values["direction_" + want] = way
+    case.thresholds["min_effect"] = min_effect
     return way
 
 

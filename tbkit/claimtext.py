@@ -963,7 +963,3 @@ def _timer_wall_clock(v):
             "heapqueue task" % (HOLDS, late, late), measured)
 
 # ==== end of group 7 ==============================================================
-
-
-# Unused until a renderer needs them (kept so every region imports alike).
-_SHARED = (A, Code)
