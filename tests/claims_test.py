@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""claims_test.py — claims (first those issue 29 added or changed), each decided on
+"""claims_test.py — the claims (tbkit/claims.py), each decided on
 synthetic results directories whose verdict the test knows: the growth
 claim's worst case and average judged apart, Netty's faithful sleep, the
 single runners, an STPE of one thread against Timer, heap maintenance
@@ -51,7 +51,7 @@ class Dir:
     something to rank; ints are counts and stay), then analysis()."""
 
     def __init__(self):
-        self.path = tempfile.mkdtemp(prefix="tb-claims29-")
+        self.path = tempfile.mkdtemp(prefix="tb-claims-")
         self.files = {}
         self.counts = []
 
@@ -412,7 +412,7 @@ def said(v):
 
 
 @NEED_SCIPY
-class Group2(unittest.TestCase):
+class Decided(unittest.TestCase):
     """Claims decided into kind, cases and facts; one test each reads the
     words tbkit.claimtext says from them."""
 
@@ -556,7 +556,7 @@ def runtime_dir(single_max=50e6, pool_max=2e6, quad_max=None, failing=True,
 
 
 @NEED_SCIPY
-class Runtime29(unittest.TestCase):
+class Runtime(unittest.TestCase):
 
     def judge(self, fn, **k):
         """fn's verdict (decided, not yet said) on runtime_dir(**k)."""

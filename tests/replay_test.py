@@ -1554,7 +1554,7 @@ class Verdict(unittest.TestCase):
         self.assertEqual(P.precision_class(c), "any")
 
 
-class Issue42(unittest.TestCase):
+class ArgumentsAndSignals(unittest.TestCase):
     """Issue 42: a --tick a selected wheel cannot take, or past INT64_MAX,
     is the user's argument error before anything runs (5); a backend named
     twice is refused, a negative budget has its own error (12); Ctrl-C or

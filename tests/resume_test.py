@@ -735,7 +735,7 @@ class Pieces(unittest.TestCase):
         self.assertEqual(tb_results.FORMAT_VERSION, RS.FORMAT_VERSION)
 
 
-class Issue42(unittest.TestCase):
+class MachineFieldsAndArguments(unittest.TestCase):
     """Issue 42: machine.json with a field of the wrong type is refused by
     --resume naming the field, never a traceback (11); a backend named
     twice and a negative --lateness are argument errors of their own (12)."""

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/hostile42_test.py — the `report` suite's cases of issue 42 (a
-second adversarial probe) on the reading side: report/generate.py and
+"""tests/report_inputs_test.py — hostile inputs on the reading side (the
+`report` suite's cases of issue 42, a second adversarial probe): report/generate.py and
 report/compare.py on copies of the committed quick run
 (tests/fixtures/report-quick) made hostile: a stray copy of a results file
 (item 3), a path that is not UTF-8 (7), a path with quotes (8), a signal
@@ -8,7 +8,7 @@ while the report is written (9), machine.json fields of the wrong type
 (11), and two runs of different profiles compared (12).  Never writes into
 tests/fixtures.
 
-usage: hostile42_test.py
+usage: report_inputs_test.py
 """
 import json
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/hold_test.py — issue 42, item 1: the micro harness holds N on every
-seed, and a failure in a later repetition does not abort the harness.
+"""tests/micro_harness_test.py — the micro harness holds N on every seed, and
+a failure in a later repetition does not abort the harness (issue 42, item 1).
 
 Two checks, each of which failed before the fix:
 
@@ -21,7 +21,7 @@ Two checks, each of which failed before the fix:
    iterations and Google Benchmark aborted the process (exit 134,
    "ComputeStats: Check `(run_iterations) == (run.iterations)' failed").
 
-usage: hold_test.py TIMERBENCH_BENCH
+usage: micro_harness_test.py TIMERBENCH_BENCH
 """
 import json
 import subprocess
