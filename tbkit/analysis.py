@@ -416,11 +416,8 @@ def runtime_data(res, floor_names):
     return rt
 
 
-def granular_caveat(an, labels):
-    """What a recommendation of a granular wheel (TB_CAP_GRANULAR: Linux's
-    levels) must say beside its speed: it fires late by up to a tick plus 8/63 of the
-    delay.  "" when none of the labels is one."""
-    if any("granular" in an.caps.get(l.split(" ")[0], ()) for l in labels):
-        return (" — fires up to a tick plus 8/63 of the delay late (its levels' "
-                "granularity; see the non-cascading wheel claim)")
-    return ""
+def is_granular(an, labels):
+    """Whether one of the labels is a granular wheel (TB_CAP_GRANULAR:
+    Linux's levels), whose recommendation must say beside its speed that
+    it fires late by up to a tick plus 8/63 of the delay."""
+    return any("granular" in an.caps.get(l.split(" ")[0], ()) for l in labels)

@@ -29,7 +29,6 @@ from tbkit import replaydata as RD
 from tbkit import results as tb_results
 from tbkit import stats as S
 from tbkit import verdict as V
-from tbkit.doc import Code, join as _sjoin
 from tbkit.claimtable import (CLAIMS, HEAP_ARITY, KERNEL_LATENESS_BOUND, LEADER_WAKEUPS_MAX,
                               NETTY_EMPTY_SHARE, NETTY_IDLE_TICK_SHARE, NETTY_P50_TICKS,
                               NETTY_P99_TICKS)
@@ -117,15 +116,6 @@ def _median(xs):
         return None
     k = len(xs) // 2
     return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
-
-
-def _join(items, sep="; "):
-    out = []
-    for i, it in enumerate(items):
-        if i:
-            out.append(sep)
-        out.extend(it if isinstance(it, tuple) else (it,))
-    return tuple(out)
 
 
 def _main_workload(ctx, op, series="h2h"):
@@ -1578,49 +1568,53 @@ def tied_with_best(cands):
                             if v is not None and v <= best + abs(best) * S.MIN_EFFECT]
 
 
-def _rank_row(workload, cands, evidence_fmt, measure, ctx=None):
-    """cands: [(value, label)], lower is better.  Row: workload, the best
-    label (or every label tied with it), what was compared, every
-    candidate's value.  With ctx, a granular wheel's lateness is said
-    beside its name."""
+# The rows of "Which one to use" a run can decide, in the order they are
+# listed; tbkit.claimtext.PICK_WORDS says each (its name, what it compares).
+PICKS = ("few", "many", "timeouts", "periodic", "wide", "punctual", "interference",
+         "idle", "memory")
+
+
+def _pick(key, cands, unit, ctx=None, n=None, **params):
+    """cands: [(value, label)], lower is better.  The decided row (a
+    tbkit.verdict.Pick): the candidates best first, the best label and
+    every label tied with it; with ctx, whether a recommended label is a
+    granular wheel (the row then says its lateness).  None without a
+    candidate."""
     cands = sorted(c for c in cands if c[0] is not None)
     if not cands:
         return None
     tied = tied_with_best(cands)
-    ev = [(Code(l), " " + evidence_fmt(v)) for v, l in cands]
-    if len(tied) > 1:
-        rec = tuple(_join([Code(l) for l in tied], ", ")) + (
-            " (tied: within %s of the best)" % A.fmt_pct(S.MIN_EFFECT),)
-    else:
-        rec = (Code(tied[0]),)
-    if ctx is not None:
-        rec += (AN.granular_caveat(ctx, tied),)
-    return [workload, rec, measure, tuple(_join(ev, ", "))]
+    return V.Pick(key, n, cands, tied, unit, caveat=ctx is not None,
+                  granular=ctx is not None and AN.is_granular(ctx, tied), params=params)
 
 
-def _partial(ctx, notes, what, ops, series=None, workload=None):
-    """True (and noted in `notes` for Limitations) when instances of a
-    row's evidence are missing: that row is not given rather than decided
-    on part of it."""
+def _partial(ctx, gaps, key, ops, series=None, workload=None):
+    """True (and (key, what is missing) added to `gaps`, for Limitations)
+    when instances of a row's evidence are missing: that row is not given
+    rather than decided on part of it."""
     gone = ctx.res.missing_for(ops, series, workload)
     if gone:
-        notes.append(("Which one to use", "no recommendation for \"%s\": %s "
-                            "of its evidence were not measured" % (what, AN.missing_text(gone))))
+        gaps.append((key, gone))
     return bool(gone)
 
 
 def recommend(ctx):
-    """("Which one to use" rows, [(section, what is missing)]): a row per
-    workload whose evidence is whole, the notes for Limitations for those
-    left out."""
-    notes = []
+    """(The decided rows of "Which one to use" (tbkit.verdict.Pick, in
+    PICKS's order), [(key, missing instances)]): a row per workload whose
+    evidence is whole, and the rows left out for what is missing."""
+    gaps = []
     rows = []
+
+    def keep(p, key, *partial):
+        if p and not _partial(ctx, gaps, key, *partial):
+            rows.append(p)
+
     ops = [o for o in ("insert", "cancel", "expire", "timeouts") if _main_workload(ctx, o)]
     if ops:
         all_n = sorted({m.n for o in ops for ms in ctx.series.get((o, "h2h", _main_workload(ctx, o)), {}).values()
                         for m in ms})
-        for n, what in ((all_n[0] if all_n else None, "Few pending timers"),
-                        (all_n[-1] if all_n else None, "Many pending timers")):
+        for n, key in ((all_n[0] if all_n else None, "few"),
+                       (all_n[-1] if all_n else None, "many")):
             if n is None:
                 continue
             per = {}
@@ -1628,12 +1622,8 @@ def recommend(ctx):
                 for b, (t, l) in _best_per_backend(ctx, o, "h2h", _main_workload(ctx, o), n).items():
                     per.setdefault(b, []).append(t)
             cands = [(A.geomean(v), b) for b, v in per.items() if len(v) == len(ops)]
-            r = _rank_row("%s (N = %s)" % (what, A.fmt_n(n)), cands, A.fmt_ns,
-                          "geometric mean of the medians of %s (series h2h)" % ", ".join(ops), ctx)
-            if r and not _partial(ctx, notes, what, ops, "h2h"):
-                rows.append(r)
-    for op, what in (("timeouts", "Server timeouts, most cancelled before they fire"),
-                     ("periodic", "Many periodic tasks")):
+            keep(_pick(key, cands, "ns", ctx, n, ops=ops), key, ops, "h2h")
+    for op in ("timeouts", "periodic"):
         wl = _main_workload(ctx, op)
         if not wl:
             continue
@@ -1641,20 +1631,15 @@ def recommend(ctx):
         if not ns:
             continue
         per = _best_per_backend(ctx, op, "h2h", wl, ns[-1])
-        r = _rank_row("%s (N = %s)" % (what, A.fmt_n(ns[-1])), [(t, l) for t, l in per.values()],
-                      A.fmt_ns, "median time per operation of %s (series h2h)" % op, ctx)
-        if r and not _partial(ctx, notes, what, (op,), "h2h", wl):
-            rows.append(r)
+        keep(_pick(op, [(t, l) for t, l in per.values()], "ns", ctx, ns[-1], op=op),
+             op, (op,), "h2h", wl)
     wl = "wide"
     if ("expire", "h2h", wl) in ctx.series:
         ns = sorted({m.n for ms in ctx.series[("expire", "h2h", wl)].values() for m in ms})
         if ns:
             per = _best_per_backend(ctx, "expire", "h2h", wl, ns[-1])
-            r = _rank_row("Delays from milliseconds to a day (expire, N = %s)" % A.fmt_n(ns[-1]),
-                          [(t, l) for t, l in per.values()], A.fmt_ns,
-                          "median expire time per task, wide workload (series h2h)", ctx)
-            if r and not _partial(ctx, notes, "Delays from milliseconds to a day", ("expire",), "h2h", wl):
-                rows.append(r)
+            keep(_pick("wide", [(t, l) for t, l in per.values()], "ns", ctx, ns[-1]),
+                 "wide", ("expire",), "h2h", wl)
     rt = getattr(ctx, "rt", {}) or {}
     lat = [m for m in rt.get("lateness", {}).get("ms", []) if m.backend not in ctx.floor
            and m.workload == "light" and m.cfg.get("slack", "default") == "default"]
@@ -1664,87 +1649,46 @@ def recommend(ctx):
                                for m in lat)), None)
     if lat and key:
         labels = rt["lateness"]["labels"]
-        name = "p99.9" if key == "p999" else key
-        r = _rank_row("Punctual firing (lowest %s lateness, light load)" % name,
-                      [(m.counter(key), labels[id(m)]) for m in lat], A.fmt_ns,
-                      "%s lateness, experiment lateness" % name)
-        if r and not _partial(ctx, notes, "Punctual firing", ("lateness",)):
-            rows.append(r)
+        keep(_pick("punctual", [(m.counter(key), labels[id(m)]) for m in lat], "ns",
+                   pct=key), "punctual", ("lateness",))
     inter = [m for m in rt.get("interference", {}).get("ms", []) if m.backend not in ctx.floor]
     if inter:
         labels = rt["interference"]["labels"]
-        r = _rank_row("Slow tasks among fast ones (lowest max lateness of the others)",
-                      [(m.counter("max"), labels[id(m)]) for m in inter], A.fmt_ns, "max lateness of the fast tasks, experiment interference")
-        if r and not _partial(ctx, notes, "Slow tasks among fast ones", ("interference",)):
-            rows.append(r)
+        keep(_pick("interference", [(m.counter("max"), labels[id(m)]) for m in inter], "ns"),
+             "interference", ("interference",))
     idle = [m for m in rt.get("idle", []) if m.backend not in ctx.floor]
     if idle:
         labels = rt.get("idle_labels", {})
-        r = _rank_row("A mostly idle process (fewest wake-ups)",
-                      [(m.counter("wakeups_per_s"), labels.get(id(m), m.backend)) for m in idle],
-                      A.fmt_num, "wake-ups per second, experiment idle")
-        if r and not _partial(ctx, notes, "A mostly idle process", ("idle",)):
-            rows.append(r)
+        keep(_pick("idle", [(m.counter("wakeups_per_s"), labels.get(id(m), m.backend))
+                            for m in idle], "count"), "idle", ("idle",))
     if getattr(ctx, "memory_main", None):
         n, wl, cands = ctx.memory_main
-        r = _rank_row("Least memory per pending task (N = %s)" % A.fmt_n(n),
-                      cands, lambda v: "%.1f B" % v,
-                      "bytes per pending task, workload %s" % wl)
-        if r and not _partial(ctx, notes, "Least memory per pending task", ("fill", "timeouts"), None, wl):
-            rows.append(r)
-    return rows, notes
+        keep(_pick("memory", cands, "bytes", n=n, workload=wl),
+             "memory", ("fill", "timeouts"), None, wl)
+    return rows, gaps
 
 
-def recommend_replay(ctx, classes=True):
-    """Rows of "Which one to use" ([workload, recommended, precision,
-    compared, measured]): per replayed trace its verdict (budgets kept),
-    then (with `classes`) the cheapest candidate in each precision class."""
-    rows = []
-    for main, by_class in recommend_replay_by_trace(ctx):
-        rows.append(main)
-        if classes:
-            rows.extend(by_class)
-    return rows
-
-
-def recommend_replay_by_trace(ctx):
-    """[(the trace's row, its rows per precision class)] per replayed
-    trace, rows as recommend_replay's: what "Which one to use" lists in
-    full and the summary in short."""
+def recommend_replay(ctx):
+    """A tbkit.verdict.ReplayPick per replayed trace: its verdict (budgets
+    kept), every backend's cost, and the cheapest candidate in each
+    precision class."""
     out = []
     for t in ctx.res.replay:
-        rows = []
-        out.append(rows)
         names, _ = RD.verdict_text(t)
         v = RD.precision_verdict(t)
         cands = sorted(t["backends"], key=lambda b: RD.per_event(b)["median"])
-        ev = [(Code(b["name"]), " " + A.fmt_ns(RD.per_event(b)["median"])) for b in cands]
-        tied = len(names) > 1
-        rows.append(["Replay of trace %s (%s events, cancel ratio %s)" % (
-            RD.trace_label(t), A.fmt_n(t["events"]), A.fmt_pct(t["cancel_ratio"])),
-            tuple(_sjoin([Code(n) for n in names], ", ")) + (
-                (" (%s)" % (v.get("kind") if v else RD.TIED),) if tied or (
-                    v and v.get("kind") == "none_within_budget") else ())
-            + (AN.granular_caveat(ctx, names),),
-            RD.precision_of_names(t, names),
-            ("median CPU time per event over the replays, among those within every "
-             "timer's budget (section Replayed traces)") if RD.budgeted(t) else
-            "median CPU time per event over the replays (section Replayed traces; the "
-            "trace gives no budget)",
-            tuple(_sjoin(ev, ", "))])
+        classes = []
         pcands = F.replay_candidates(t, RD.per_event)
-        if not any(c["sweep"] for c in pcands):
-            continue
-        for label, cnames, best in F.cheapest_by_class(pcands):
-            if best is None or label == "any":
-                continue
-            rows.append(["Replay of trace %s, precision %s" % (RD.trace_label(t), label),
-                         tuple(_sjoin([Code(n) for n in cnames], ", ")),
-                         "%s (max lateness %s)" % (label, A.fmt_ns(best["max_ns"])),
-                         "cheapest median CPU time per event among the backends and tick "
-                         "sweep points whose lateness fits the class",
-                         "%s %s" % (best["name"], A.fmt_ns(best["cost"]))])
-    return [(rows[0], rows[1:]) for rows in out]
+        if any(c["sweep"] for c in pcands):
+            classes = [(label, cnames, best["max_ns"], best["name"], best["cost"])
+                       for label, cnames, best in F.cheapest_by_class(pcands)
+                       if best is not None and label != "any"]
+        out.append(V.ReplayPick(
+            RD.trace_label(t), t["events"], t["cancel_ratio"], list(names),
+            v.get("kind") if v else None, len(names) > 1, AN.is_granular(ctx, names),
+            RD.precision_facts(t, names), RD.budgeted(t),
+            [(b["name"], RD.per_event(b)["median"]) for b in cands], classes))
+    return out
 
 
 # Every row of CLAIMS has its function: a row without one would be listed

@@ -10,7 +10,9 @@ verdict: what a sentence needs that the cases do not hold is in the
 verdict's facts, put there by the claim.
 """
 
+from tbkit import analysis as AN
 from tbkit import numbers as A
+from tbkit import replaydata as RD
 from tbkit import stats as S
 from tbkit import verdict as V
 from tbkit.doc import Code
@@ -963,3 +965,101 @@ def _timer_wall_clock(v):
             "heapqueue task" % (HOLDS, late, late), measured)
 
 # ==== end of group 7 ==============================================================
+
+
+# ---- which one to use ---------------------------------------------------------
+
+# Each decided row of "Which one to use" (tbkit.claims.PICKS): its name and
+# what was compared; "%(n)s", "%(ops)s", "%(op)s", "%(pct)s", "%(workload)s"
+# are the row's N and params.
+PICK_WORDS = {
+    "few": ("Few pending timers (N = %(n)s)",
+            "geometric mean of the medians of %(ops)s (series h2h)"),
+    "many": ("Many pending timers (N = %(n)s)",
+             "geometric mean of the medians of %(ops)s (series h2h)"),
+    "timeouts": ("Server timeouts, most cancelled before they fire (N = %(n)s)",
+                 "median time per operation of %(op)s (series h2h)"),
+    "periodic": ("Many periodic tasks (N = %(n)s)",
+                 "median time per operation of %(op)s (series h2h)"),
+    "wide": ("Delays from milliseconds to a day (expire, N = %(n)s)",
+             "median expire time per task, wide workload (series h2h)"),
+    "punctual": ("Punctual firing (lowest %(pct)s lateness, light load)",
+                 "%(pct)s lateness, experiment lateness"),
+    "interference": ("Slow tasks among fast ones (lowest max lateness of the others)",
+                     "max lateness of the fast tasks, experiment interference"),
+    "idle": ("A mostly idle process (fewest wake-ups)", "wake-ups per second, experiment idle"),
+    "memory": ("Least memory per pending task (N = %(n)s)",
+               "bytes per pending task, workload %(workload)s"),
+}
+_UNIT_FMT = {"ns": A.fmt_ns, "count": A.fmt_num, "bytes": lambda v: "%.1f B" % v}
+# What a recommendation of a granular wheel says beside its name, in
+# full ("Which one to use") and short (the summary).
+GRANULAR_CAVEAT = (" — fires up to a tick plus 8/63 of the delay late (its levels' "
+                   "granularity; see the non-cascading wheel claim)")
+GRANULAR_SHORT = " (late by up to a tick plus 8/63 of the delay)"
+
+
+def _pick_fields(p):
+    f = dict(p.params)
+    f["n"] = A.fmt_n(p.n) if p.n is not None else ""
+    if "ops" in f:
+        f["ops"] = ", ".join(f["ops"])
+    if "pct" in f:
+        f["pct"] = "p99.9" if f["pct"] == "p999" else f["pct"]
+    return f
+
+
+def pick_name(key):
+    """A row's name without its N: what Limitations says was left out."""
+    return PICK_WORDS[key][0].split(" (")[0]
+
+
+def pick_row(p):
+    """A decided row (tbkit.verdict.Pick) as "Which one to use" writes it:
+    [workload, the recommendation (the tied named together), what was
+    compared, every candidate's value best first]."""
+    name, measure = PICK_WORDS[p.key]
+    f = _pick_fields(p)
+    fmt = _UNIT_FMT[p.unit]
+    if len(p.tied) > 1:
+        rec = join([Code(l) for l in p.tied], ", ") + (
+            " (tied: within %s of the best)" % A.fmt_pct(S.MIN_EFFECT),)
+    else:
+        rec = (Code(p.tied[0]),)
+    if p.caveat:
+        rec += (GRANULAR_CAVEAT if p.granular else "",)
+    ev = [(Code(l), " " + fmt(v)) for v, l in p.cands]
+    return [name % f, rec, measure % f, join(ev, ", ")]
+
+
+def gap_note(key, gone):
+    """A row left out for missing evidence, as Limitations lists it."""
+    return ("Which one to use", "no recommendation for \"%s\": %s of its evidence were "
+            "not measured" % (pick_name(key), AN.missing_text(gone)))
+
+
+def replay_rows(p):
+    """A replayed trace's decided row (tbkit.verdict.ReplayPick) as "Which
+    one to use" writes it: (the trace's row [workload, recommended,
+    precision, compared, measured], its rows per precision class)."""
+    said = ""
+    if p.tied or p.kind == "none_within_budget":
+        said = " (%s)" % (p.kind if p.kind else RD.TIED)
+    main = ["Replay of trace %s (%s events, cancel ratio %s)" % (
+        p.trace, A.fmt_n(p.events), A.fmt_pct(p.cancel_ratio)),
+        join([Code(n) for n in p.names], ", ") + ((said,) if said else ())
+        + (GRANULAR_CAVEAT if p.granular else "",),
+        RD.precision_text(p.precision),
+        ("median CPU time per event over the replays, among those within every "
+         "timer's budget (section Replayed traces)") if p.budgeted else
+        "median CPU time per event over the replays (section Replayed traces; the "
+        "trace gives no budget)",
+        join([(Code(n), " " + A.fmt_ns(v)) for n, v in p.cands], ", ")]
+    classes = [["Replay of trace %s, precision %s" % (p.trace, label),
+                join([Code(n) for n in names], ", "),
+                "%s (max lateness %s)" % (label, A.fmt_ns(max_ns)),
+                "cheapest median CPU time per event among the backends and tick "
+                "sweep points whose lateness fits the class",
+                "%s %s" % (best, A.fmt_ns(cost))]
+               for label, names, max_ns, best, cost in p.classes]
+    return main, classes

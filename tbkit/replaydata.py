@@ -225,15 +225,31 @@ def trace_label(t):
     return name[:-len(".trace")] if name.endswith(".trace") else name
 
 
-def precision_of_names(t, names):
-    """The precision the recommended candidates held on the trace: the
-    strictest class all of them are in, with their max lateness."""
+def precision_facts(t, names):
+    """The precision the recommended candidates held on the trace, as
+    data: {class: the strictest class all of them are in, max_ns: their
+    largest lateness, held: every timer within its budget (False without
+    budgets)}, or None when none of the names was a candidate."""
     by = {c["name"]: c for c in front.replay_candidates(t, per_event)}
     got = [by[n] for n in names if n in by]
     if not got:
-        return "n/a"
+        return None
     worst = max(got, key=lambda c: c["max_ns"])
-    held = ("every timer within its budget" if budgeted(t) and all(
-        c.get("budget") and not c["budget"]["beyond_budget"] for c in got) else "")
-    return "%s (max lateness %s)%s" % (front.class_of(worst), A.fmt_ns(worst["max_ns"]),
-                                       "; " + held if held else "")
+    held = budgeted(t) and all(c.get("budget") and not c["budget"]["beyond_budget"]
+                               for c in got)
+    return {"class": front.class_of(worst), "max_ns": worst["max_ns"], "held": bool(held)}
+
+
+def precision_text(p):
+    """precision_facts said: "<= 1 ms (max lateness 412 us); every timer
+    within its budget", or "n/a"."""
+    if p is None:
+        return "n/a"
+    return "%s (max lateness %s)%s" % (p["class"], A.fmt_ns(p["max_ns"]),
+                                       "; every timer within its budget" if p["held"] else "")
+
+
+def precision_of_names(t, names):
+    """The precision the recommended candidates held on the trace: the
+    strictest class all of them are in, with their max lateness."""
+    return precision_text(precision_facts(t, names))

@@ -31,6 +31,7 @@ import tempfile
 
 from tbkit import analysis as AN
 from tbkit import claims as C
+from tbkit import claimtext as T
 from tbkit import doc as tb_doc
 from tbkit import figures as tb_figures
 from tbkit import results as tb_results
@@ -161,9 +162,15 @@ def build(res, figs):
     sec_claims.claims_section(ctx, after, claims)
     sec_articles.articles_section(ctx, after, claims)
     # one set of recommendations, shown in full and in the summary
-    recs, notes = C.recommend(ctx)
-    choice = (recs, notes, C.recommend_replay_by_trace(ctx))
+    picks, gaps = C.recommend(ctx)
+    replays = C.recommend_replay(ctx)
+    recs = [T.pick_row(p) for p in picks]
+    by_trace = [T.replay_rows(p) for p in replays]
+    choice = (recs, [T.gap_note(k, gone) for k, gone in gaps], by_trace)
     rows = sec_claims.choose_section(ctx, after, choice)
+    # each row said, with the numbers it was decided on
+    decided = {V.plain(r[0]): p for r, p in zip(recs, picks)}
+    decided.update((V.plain(main[0]), p) for (main, _), p in zip(by_trace, replays))
     sec_claims.limitations_section(ctx, after)
 
     sec_summary.appendix_section(ctx, after)
@@ -177,7 +184,7 @@ def build(res, figs):
     doc.blocks += body.blocks + after.blocks
     run = {k: res.run.get(k) for k in ("profile", "status") if res.run.get(k) is not None}
     run["written_by"] = res.written_by()
-    return doc, V.document(claims, rows, run)
+    return doc, V.document(claims, rows, run, decided)
 
 
 def main(argv):

@@ -8,7 +8,6 @@ import re
 import statistics
 
 from tbkit import analysis as AN
-from tbkit import claims as C
 from tbkit import front as F
 from tbkit import libs as L
 from tbkit import results as tb_results
@@ -86,7 +85,7 @@ def _row_library(ctx, rec):
 
 
 def _row_precision(ctx, rec):
-    """The precision a recommendation of C.recommend holds at, from
+    """The precision a recommendation of tbkit.claims.recommend holds at, from
     the recommended backends' capabilities and the tick they were measured
     at (a label's tick=, else the head-to-head series' tick of that backend
     in this run): exact for a structure without ticks, one tick for a
@@ -171,7 +170,8 @@ def _micro_front(ctx, doc):
 def choose_section(ctx, doc, choice):
     """"Which one to use": a row per workload with its recommendation, the
     precision it holds at, what was compared and the measured evidence;
-    `choice` is (C.recommend's rows, its notes, C.recommend_replay_by_trace),
+    `choice` is (the rows of tbkit.claims.recommend's picks, the notes of the
+    rows left out, each replayed trace's rows), as tbkit.claimtext says them:
     the rows the summary shows in short.  Returns the rows (the report
     writes them into verdicts.json)."""
     doc.h(2, HEADINGS["choose"], "choose")

@@ -12,6 +12,7 @@ import shlex
 import statistics
 
 from tbkit import analysis as AN
+from tbkit import claimtext as T
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
@@ -114,8 +115,7 @@ def _short(spans):
     """A recommendation's spans with the granular wheels' caveat cut to a
     few words (the full table has it whole)."""
     spans = spans if isinstance(spans, tuple) else (spans,)
-    return tuple(" (late by up to a tick plus 8/63 of the delay)" if isinstance(sp, str) and
-                 sp.startswith(" — fires up to a tick plus 8/63") else sp for sp in spans)
+    return tuple(T.GRANULAR_SHORT if sp == T.GRANULAR_CAVEAT else sp for sp in spans)
 
 
 def summary_section(ctx, doc, claims, choice):

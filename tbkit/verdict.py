@@ -77,6 +77,65 @@ class Verdict:
                        % (self.id, name, ", ".join(c.name for c in self.cases)))
 
 
+@dataclasses.dataclass
+class Pick:
+    """A row of "Which one to use" decided, not said: the workload's key
+    (one of tbkit.claims.PICKS), the N it was decided at (None where the
+    row has none), the candidates [(value, label)] best first (lower is
+    better), the labels tied with the best (within tbkit.stats.MIN_EFFECT:
+    one label when none is), the unit of the values ("ns", "count",
+    "bytes"), whether the row says a granular wheel's lateness and whether
+    a recommended label is one, and params: what else the row's words
+    need (the operations compared, the percentile, the workload)."""
+
+    key: str
+    n: object
+    cands: list
+    tied: list
+    unit: str
+    caveat: bool = False
+    granular: bool = False
+    params: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ReplayPick:
+    """A replayed trace's row of "Which one to use", decided: the trace
+    (label, events, cancel ratio), the recommended names, the budget
+    verdict's kind (None without one), whether several are named as
+    tied, whether one is a granular wheel, the precision the recommended
+    held at ({class, max_ns, held}: the strictest class all are in, their
+    largest lateness, every timer within its budget; None when unknown),
+    whether the trace has budgets, every backend's median CPU time per
+    event [(name, ns)] cheapest first, and the cheapest per precision
+    class [(class, names, max_ns, cheapest's name, its cost)]."""
+
+    trace: str
+    events: int
+    cancel_ratio: float
+    names: list
+    kind: object
+    tied: bool
+    granular: bool
+    precision: object
+    budgeted: bool
+    cands: list
+    classes: list
+
+
+def pick_json(p):
+    """A decided row's numbers for verdicts.json: its key, N, unit, the
+    candidates' values best first and the tied labels."""
+    if isinstance(p, ReplayPick):
+        return {"key": "replay", "trace": p.trace, "unit": "ns",
+                "values": [{"label": n, "value": _num(v)} for n, v in p.cands],
+                "tied": list(p.names) if p.tied else [], "kind": p.kind,
+                "precision": _num(p.precision)}
+    return {"key": p.key, "n": p.n, "unit": p.unit,
+            "values": [{"label": l, "value": _num(v)} for v, l in p.cands],
+            "tied": list(p.tied) if len(p.tied) > 1 else []}
+
+
 def plain(spans):
     """Spans (strings, Code, Bold, Link, nested tuples) as plain text."""
     if isinstance(spans, str):
@@ -111,11 +170,12 @@ def verdict_json(v):
             "cases": [case_json(c) for c in v.cases], "facts": _num(v.facts)}
 
 
-def recommendation_json(row):
+def recommendation_json(row, pick=None):
     """A row of "Which one to use" ([workload, recommended, ..., compared,
     measured]) as a JSON object: the workload, the recommended names (the
     code spans of the recommendation), the recommendation as said, what was
-    compared and the evidence."""
+    compared and the evidence; with the row's `pick` (Pick or ReplayPick),
+    its numbers too (pick_json, under "decided")."""
     rec = row[1] if isinstance(row[1], tuple) else (row[1],)
     out = {"workload": plain(row[0]),
            "recommended": [str(s) for s in rec if isinstance(s, Code)],
@@ -126,18 +186,23 @@ def recommendation_json(row):
         out["precision"] = plain(row[2])
     if len(row) == 6:
         out["library"] = plain(row[3])
+    if pick is not None:
+        out["decided"] = pick_json(pick)
     return out
 
 
-def document(verdicts, recommendations=None, run=None):
+def document(verdicts, recommendations=None, run=None, picks=None):
     """The verdicts.json document: format, the run it was decided on
     (profile, commit, as machine.json says), every claim, and every
     recommendation (the key left out when `recommendations` is None:
-    they were not decided)."""
+    they were not decided), each with its decision's numbers where
+    `picks` ({workload as said: Pick or ReplayPick}) has the row."""
     doc = {"format": FORMAT, "run": dict(run or {}),
            "claims": [verdict_json(v) for v in verdicts]}
     if recommendations is not None:
-        doc["recommendations"] = [recommendation_json(r) for r in recommendations]
+        picks = picks or {}
+        doc["recommendations"] = [recommendation_json(r, picks.get(plain(r[0])))
+                                  for r in recommendations]
     return doc
 
 

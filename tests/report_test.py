@@ -266,6 +266,26 @@ class FixtureReport(unittest.TestCase):
         self.assertNotEqual(verdicts["slow_task"]["kind"], C.UNTESTED, verdicts["slow_task"])
         self.assertTrue(verdicts["slow_task"]["cases"])
 
+    def test_each_recommendation_carries_the_numbers_it_was_decided_on(self):
+        with open(os.path.join(self.dir, "verdicts.json"), encoding="utf-8") as f:
+            recs = json.load(f)["recommendations"]
+        decided = [r for r in recs if "decided" in r]
+        self.assertGreaterEqual(len(decided), 6)
+        for r in decided:
+            d = r["decided"]
+            self.assertIn(d["key"], C.PICKS + ("replay",), r)
+            values = [x["value"] for x in d["values"]]
+            self.assertEqual(values, sorted(values), r)      # best first
+            if d["key"] == "replay":
+                continue   # recommended by budgets kept, not by cost alone
+            # the recommended are the best and those tied with it, and
+            # the tied are within MIN_EFFECT of the best
+            named = d["tied"] or [d["values"][0]["label"]]
+            self.assertEqual(r["recommended"], named, r)
+            by = {x["label"]: x["value"] for x in d["values"]}
+            for label in d["tied"]:
+                self.assertLessEqual(by[label], values[0] * (1 + tb_stats.MIN_EFFECT), r)
+
     def test_micro_tables_equal_the_json(self):
         data = fixture_json()
         medians = {}
@@ -1677,7 +1697,6 @@ def precision_micro_json():
     for b in base:
         if "/N:%d/" % top not in b["name"]:
             continue
-        backend = b["name"].split("/")[1]
         ticks = [None] if "tick=" not in b["name"] else list(lat)
         for t in ticks:
             e = copy.deepcopy(b)

@@ -20,9 +20,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the checkout, for tbkit
 from tbkit import analysis as AN  # noqa: E402
 from tbkit import claims as C  # noqa: E402
-from tbkit import numbers as A  # noqa: E402
+from tbkit import claimtext as CT  # noqa: E402
 from tbkit import results as R  # noqa: E402
 from tbkit import stats as S  # noqa: E402
+from tbkit.doc import Code  # noqa: E402
 
 
 class MannWhitney(unittest.TestCase):
@@ -217,15 +218,21 @@ class GranularCaveat(unittest.TestCase):
         class Ctx:
             caps = {"kernelwheel": {"ticked", "granular"},
                     "hierwheel": {"ticked"}}
-        row = C._rank_row("expire", [(93.0, "kernelwheel"), (400.0, "hierwheel")],
-                          A.fmt_ns, "expire", Ctx())
+        p = C._pick("wide", [(400.0, "hierwheel"), (93.0, "kernelwheel")], "ns", Ctx(), 1000)
+        self.assertEqual((p.tied, p.granular), (["kernelwheel"], True))
+        self.assertEqual(p.cands, [(93.0, "kernelwheel"), (400.0, "hierwheel")])
+        row = CT.pick_row(p)
         self.assertIn("a tick plus 8/63 of the delay late", "".join(str(x) for x in row[1]))
-        row = C._rank_row("expire", [(93.0, "hierwheel"), (400.0, "kernelwheel")],
-                          A.fmt_ns, "expire", Ctx())
-        self.assertNotIn("late", "".join(str(x) for x in row[1]))
+        p = C._pick("wide", [(93.0, "hierwheel"), (400.0, "kernelwheel")], "ns", Ctx(), 1000)
+        self.assertFalse(p.granular)
+        self.assertNotIn("late", "".join(str(x) for x in CT.pick_row(p)[1]))
         # tied with the best: said too
-        self.assertTrue(AN.granular_caveat(Ctx(), ["hierwheel", "kernelwheel h2h"]))
-        self.assertEqual(AN.granular_caveat(Ctx(), ["hierwheel", "quadheap"]), "")
+        self.assertTrue(AN.is_granular(Ctx(), ["hierwheel", "kernelwheel h2h"]))
+        self.assertFalse(AN.is_granular(Ctx(), ["hierwheel", "quadheap"]))
+        # a row that does not judge precision (no ctx) carries no caveat
+        p = C._pick("idle", [(3.0, "kernelwheel")], "count")
+        self.assertEqual((p.caveat, p.granular), (False, False))
+        self.assertEqual(CT.pick_row(p)[1], (Code("kernelwheel"),))
 
 
 class NonCascadingClaim(unittest.TestCase):
