@@ -1567,14 +1567,15 @@ static void add_op(enum op op, const struct tb_backend *b, enum bh_workload w)
 
 /* series=precision of the timeouts op (the file comment): each ticked
  * backend at ticks 1us..100ms, each exact backend once. */
-static void add_precision(const struct tb_backend *b)
+static void add_precision(enum op op, const struct tb_backend *b,
+                          enum bh_workload w)
 {
     struct bh_config c;
     memset(&c, 0, sizeof c);
     c.series = BH_H2H;
     if (!(b->caps & TB_CAP_TICKED)) {
         bh_label_add(&c, "series", "precision");
-        add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
+        add_family(op, b, w, &c);
         return;
     }
     for (int64_t tick = TB_US; tick <= 100 * TB_MS; tick *= 10) {
@@ -1595,17 +1596,18 @@ static void add_precision(const struct tb_backend *b)
         tb_destroy(s);
         if (r.tick_ns != tick)
             continue; /* a tick it rounds to another (Netty's 1 ms floor) */
-        add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
+        add_family(op, b, w, &c);
     }
 }
 
 /* series=caller of the timeouts op (the file comment): the h2h
  * configuration, relabelled. */
-static void add_caller(const struct tb_backend *b)
+static void add_caller(enum op op, const struct tb_backend *b,
+                       enum bh_workload w)
 {
     struct tb_config base = {0};
     struct bh_config cs[BH_MAX_CONFIGS];
-    if (bh_configs(b, BH_TIMEOUTS, &base, false, false, cs) == 0)
+    if (bh_configs(b, w, &base, false, false, cs) == 0)
         return;
     struct bh_config c = cs[0]; /* series=h2h[,tick=..,wheel=..] */
     const char *rest = strchr(cs[0].label, ',');
@@ -1613,7 +1615,7 @@ static void add_caller(const struct tb_backend *b)
     bh_label_add(&c, "series", "caller");
     if (rest) /* ",tick=1ms,wheel=512": the h2h label's keys after its series */
         strncat(c.label, rest, sizeof c.label - strlen(c.label) - 1);
-    add_family(OP_TIMEOUTS, b, BH_TIMEOUTS, &c);
+    add_family(op, b, w, &c);
 }
 
 bool bh_reschedules_in_place(const struct tb_backend *b)
@@ -1632,11 +1634,12 @@ bool bh_reschedules_in_place(const struct tb_backend *b)
 
 /* The reschedule op (the file comment): series h2h only, one family per
  * strategy, `again` only where tb_reschedule moves a task in place. */
-static void add_reschedule(const struct tb_backend *b)
+static void add_reschedule(enum op op, const struct tb_backend *b,
+                           enum bh_workload w)
 {
     struct tb_config base = {0};
     struct bh_config cs[BH_MAX_CONFIGS];
-    if (bh_configs(b, BH_IDLE, &base, false, false, cs) == 0)
+    if (bh_configs(b, w, &base, false, false, cs) == 0)
         return;
     const bool in_place = bh_reschedules_in_place(b);
     for (enum strategy k = ST_RESTART; k < ST_COUNT; k++) {
@@ -1644,41 +1647,74 @@ static void add_reschedule(const struct tb_backend *b)
             continue;
         struct bh_config c = cs[0];
         bh_label_add(&c, "strategy", strategy_names[k]);
-        add_family(OP_RESCHEDULE, b, BH_IDLE, &c);
+        add_family(op, b, w, &c);
     }
 }
 
-void bh_register_micro(void)
+/* What a row of micro_plan needs of the profile (struct bh_profile): a
+ * row is registered when every bit it names is set. */
+enum {
+    NEED_WIDE = 1u << 0,      /* p->wide: the wide workload at all */
+    NEED_WIDE_ALL = 1u << 1,  /* p->wide_all: wide in fill and cancel too */
+    NEED_BURST = 1u << 2,     /* p->burst_micro: the burst workload */
+    NEED_PRECISION = 1u << 3, /* p->precision_n != 0: the precision sweep */
+};
+
+static unsigned profile_has(const struct bh_profile *p)
 {
-    const struct bh_profile *p = bh.profile;
-    for (size_t i = 0; i < bh.nbackends; i++) {
-        const struct tb_backend *b = bh.backends[i];
-        static const enum bh_workload placed[] = {BH_UNIFORM, BH_SHORT,
-                                                  BH_WIDE, BH_BURST};
-        for (enum op op = OP_FILL; op <= OP_EXPIRE; op++)
-            for (size_t k = 0; k < sizeof placed / sizeof placed[0]; k++) {
-                enum bh_workload w = placed[k];
-                if ((w == BH_WIDE && !p->wide) || (w == BH_BURST && !p->burst_micro))
-                    continue;
-                if (w == BH_WIDE && !p->wide_all && op != OP_INSERT &&
-                    op != OP_EXPIRE)
-                    continue; /* the verdicts read wide insert and expire */
-                if (w == BH_BURST && op == OP_CANCEL)
-                    continue; /* cancel order is random: burst adds nothing */
-                add_op(op, b, w);
-            }
-        /* The heaps' worst case (issue 29): insert and cancel, series
-         * h2h, in every profile at its N, so that the growth claim can
-         * judge the bound it states apart from the average (uniform). */
-        add_op(OP_INSERT, b, BH_WORST);
-        add_op(OP_CANCEL, b, BH_WORST);
-        add_op(OP_TIMEOUTS, b, BH_TIMEOUTS);
-        add_caller(b);
-        if (p->precision_n)
-            add_precision(b);
-        add_op(OP_PERIODIC, b, BH_PERIODIC);
-        add_reschedule(b);
-    }
+    return (p->wide ? NEED_WIDE : 0u) | (p->wide_all ? NEED_WIDE_ALL : 0u) |
+           (p->burst_micro ? NEED_BURST : 0u) |
+           (p->precision_n ? NEED_PRECISION : 0u);
+}
+
+/* The micro harness's plan: which operation runs on which workload in
+ * which profile, and how its families are made (add_op: every
+ * configuration bh_configs gives the backend; the others a series of
+ * their own, above).  bh_register_micro walks it in this order for each
+ * backend, then the floor's rows once; the order is the order of the
+ * registered benchmarks. */
+static const struct micro_plan {
+    enum op op;
+    enum bh_workload w;
+    void (*add)(enum op, const struct tb_backend *, enum bh_workload);
+    unsigned when;  /* NEED_* bits the profile must have; 0: every profile */
+    bool floor;     /* for tb_backend_floor alone, not for each backend */
+} micro_plan[] = {
+    /* The placed workloads: uniform and short in every profile. */
+    {OP_FILL, BH_UNIFORM, add_op, 0, false},
+    {OP_FILL, BH_SHORT, add_op, 0, false},
+    /* wide in fill only with wide_all: the verdicts read wide insert and
+     * expire */
+    {OP_FILL, BH_WIDE, add_op, NEED_WIDE | NEED_WIDE_ALL, false},
+    {OP_FILL, BH_BURST, add_op, NEED_BURST, false},
+    {OP_INSERT, BH_UNIFORM, add_op, 0, false},
+    {OP_INSERT, BH_SHORT, add_op, 0, false},
+    /* the verdicts read wide insert and expire: wherever wide is */
+    {OP_INSERT, BH_WIDE, add_op, NEED_WIDE, false},
+    {OP_INSERT, BH_BURST, add_op, NEED_BURST, false},
+    {OP_CANCEL, BH_UNIFORM, add_op, 0, false},
+    {OP_CANCEL, BH_SHORT, add_op, 0, false},
+    /* wide in cancel only with wide_all, as fill */
+    {OP_CANCEL, BH_WIDE, add_op, NEED_WIDE | NEED_WIDE_ALL, false},
+    /* no cancel on burst: cancel order is random, burst adds nothing */
+    {OP_EXPIRE, BH_UNIFORM, add_op, 0, false},
+    {OP_EXPIRE, BH_SHORT, add_op, 0, false},
+    {OP_EXPIRE, BH_WIDE, add_op, NEED_WIDE, false},
+    {OP_EXPIRE, BH_BURST, add_op, NEED_BURST, false},
+    /* The heaps' worst case (issue 29): insert and cancel, series h2h, in
+     * every profile at its N, so that the growth claim can judge the bound
+     * it states apart from the average (uniform). */
+    {OP_INSERT, BH_WORST, add_op, 0, false},
+    {OP_CANCEL, BH_WORST, add_op, 0, false},
+    /* The server's timeouts in every profile; series=caller (issue 37) the
+     * JVM originals' like for like; series=precision (issue 27) the
+     * cost-precision front, at precision_n where the profile has one. */
+    {OP_TIMEOUTS, BH_TIMEOUTS, add_op, 0, false},
+    {OP_TIMEOUTS, BH_TIMEOUTS, add_caller, 0, false},
+    {OP_TIMEOUTS, BH_TIMEOUTS, add_precision, NEED_PRECISION, false},
+    {OP_PERIODIC, BH_PERIODIC, add_op, 0, false},
+    /* The idle timeout (issue 40): one family per strategy, h2h only. */
+    {OP_RESCHEDULE, BH_IDLE, add_reschedule, 0, false},
     /* The interface's floor (issue 39, tb_backend_floor: not in the
      * registry, so not in bh.backends): insert and cancel at every N of
      * the profile, through the same families, batches and tb_schedule /
@@ -1686,8 +1722,26 @@ void bh_register_micro(void)
      * beside it what the interface alone costs.  Registered whenever a
      * backend is; its name's backend is "floor", which the report keeps
      * apart from the timers (tbkit/results.py, Results.floor). */
-    if (bh.nbackends > 0) {
-        add_op(OP_INSERT, &tb_backend_floor, BH_UNIFORM);
-        add_op(OP_CANCEL, &tb_backend_floor, BH_UNIFORM);
+    {OP_INSERT, BH_UNIFORM, add_op, 0, true},
+    {OP_CANCEL, BH_UNIFORM, add_op, 0, true},
+};
+
+/* The rows of micro_plan for b (floor: the floor's rows) that the
+ * profile has, in the table's order. */
+static void add_plan(const struct tb_backend *b, bool floor, unsigned has)
+{
+    for (size_t r = 0; r < sizeof micro_plan / sizeof micro_plan[0]; r++) {
+        const struct micro_plan *row = &micro_plan[r];
+        if (row->floor == floor && (row->when & ~has) == 0)
+            row->add(row->op, b, row->w);
     }
+}
+
+void bh_register_micro(void)
+{
+    const unsigned has = profile_has(bh.profile);
+    for (size_t i = 0; i < bh.nbackends; i++)
+        add_plan(bh.backends[i], false, has);
+    if (bh.nbackends > 0)
+        add_plan(&tb_backend_floor, true, has);
 }
