@@ -52,6 +52,7 @@ MODULES = {
     "__init__": "base",
     "formats": "base", "stats": "base", "doc": "base", "numbers": "base",
     "trace": "base", "precision": "base", "articles": "base", "verdict": "base",
+    "texts": "base",
     "results": "results",
     "machine": "machine",
     "tracegen": "tools", "perf2trace": "tools", "loopback": "tools",
