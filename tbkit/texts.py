@@ -119,3 +119,119 @@ METHOD_PEERS_DRIVER = (
     "docs/notes/2026-12-02-peers-driver-and-targets.md measures both costs), while "
     "`cancel` here holds N throughout; its delays are uniform over 10^6 ticks of each "
     "backend, the workloads here are defined in time (`uniform`: 1 ms to 1000 s).")
+
+
+# ---- the micro-benchmarks and memory (tbkit.sec_micro) ---------------------
+
+MICRO_INTRO = (
+    "Virtual clock, one scheduler per backend, time per operation against the number of "
+    "tasks N it holds; log-log axes, one line per backend (dashed: a policy variant of the "
+    "same backend).")
+
+# fields: profile (Code), left (what it leaves out, joined)
+MICRO_LEFT_TO_FULL = (
+    "This run's profile ({profile}) does not measure {left}: no verdict of this report reads "
+    "them, and they are left to `--profile full` so that the profile keeps its time budget "
+    "with the precision sweep.")
+
+MICRO_CELLS = "Cells: median ns per operation (coefficient of variation of the repetitions)."
+
+# fields: floor (Code, the floor's name), times (its times at each N, joined)
+MICRO_INTERFACE_FLOOR = (
+    "The interface alone ({floor}: the same calls reaching a structure that does nothing, "
+    "tb_backend_floor; not a timer, so in no table, figure, finding or ranking of the "
+    "backends): {times}. Every backend's time above includes it.")
+
+MICRO_WORK_CELLS = (
+    "Cells: the structure's work per operation, counted by the backend (median over the "
+    "repetitions; 0: none of its counters moved). Counted, not timed, so free of the "
+    "machine's noise: where the time grows with N and the work does not, the growth is the "
+    "memory hierarchy's, not the structure's.")
+
+# fields: ops (the benchmarks, Code, joined)
+MEMORY_INTRO = (
+    "Bytes the scheduler holds from its allocator divided by the number of pending tasks, "
+    "against N, as counted by benchmark {ops}.")
+
+OTHER_INTRO = "Benchmarks in the results that no section above describes, shown as measured."
+
+
+# ---- Valgrind's counts (tbkit.sec_counts) ----------------------------------
+
+COUNTS_NONE = (
+    "This run has no `counts.json`: run `bench/run.py --profile counts --out <this directory>` "
+    "(needs valgrind) and re-render with `./timerbench report --from` to add instructions "
+    "and simulated cache misses per operation.")
+
+METHOD_COUNTS = (
+    "Each figure is one batch of the micro-benchmark's operation, on the head-to-head "
+    "configuration with the same seeded delays, run by `bench/counts.c` under "
+    "`valgrind --tool=callgrind --cache-sim=yes` with collection switched on around the "
+    "timed part only, divided by the operations in it. These counts are deterministic: they "
+    "do not move between runs or machines.")
+
+# fields: model (the simulated caches, tbkit.countsdata.cache_model_text)
+METHOD_COUNTS_CACHES = " Simulated caches: {model}."
+
+# fields: floor (Code, the floor's name)
+COUNTS_FLOOR = (
+    "{floor}: the interface alone (tb_backend_floor: the core's checks, the pool and the "
+    "handle's check reaching a structure that does nothing; not a timer). A backend's row "
+    "less the floor's at the same N is what its structure costs.")
+
+
+# ---- the runtime experiments (tbkit.sec_runtime) ---------------------------
+
+RUNTIME_INTRO = (
+    "Each experiment runs once per repetition with real threads; its counters are medians "
+    "over the repetitions.")
+
+# What each runtime experiment measures, after "What is measured: ".
+RUNTIME_WHAT = {
+    "lateness": "one-shot tasks with short delays, at light load and with many tasks "
+                "pending; lateness is the start of the run minus its deadline. The floors "
+                "wait for the same planned times in the same run, one per wait primitive: "
+                "floor in pthread_cond_timedwait, signalled by each new earliest probe (what "
+                "every backend here waits in, so the floor they are held to), nanosleep in "
+                "clock_nanosleep",
+    "jitter": "one fixed-rate task with a short period (workload rate1ms): lateness against "
+              "the planned schedule, period error and total drift",
+    "interference": "several fast fixed-rate tasks and one slow task: how late the fast ones "
+                    "run, with one thread and with a pool",
+    "burst": "N tasks with one deadline, submitted at once: submit cost and the time from the "
+             "deadline until the last one started",
+    "idle": "one task far in the future: CPU time and wake-ups per second while nothing is due",
+    "workers": "a pool of threads and a steady trickle of tasks: timed waits and wake-ups per "
+               "task, with the leader-follower protocol on and off",
+    "producers": "several threads scheduling at once as fast as they can: throughput and "
+                 "lateness",
+    "failing": "one runner (threads=1), real threads: ten one-shot tasks due at 1 to 10 ms, "
+               "the third of which fails, then one more schedule: what a failing task does "
+               "to the others (an STPE of one thread goes on, Timer dies)",
+}
+
+# fields: n (instances not measured), s ("s" for several)
+RUNTIME_PARTIAL = (
+    "**Partial:** {n} instance{s} of this experiment were not measured (the run stopped "
+    "first; see Limitations): the tables show what was, and no finding from it goes to the "
+    "summary.")
+
+# fields: pooled (RUNTIME_PERCENTILES_POOLED or nothing), tail (samples beyond)
+RUNTIME_PERCENTILES = (
+    "Percentiles: {pooled}the median over the repetitions of each repetition's own; shown "
+    "only where at least {tail} / (1 − q) samples back them.")
+RUNTIME_PERCENTILES_POOLED = (
+    "over every repetition's samples pooled (samples.csv) where there were several "
+    "repetitions, else ")
+
+RUNTIME_FAILURE_WHAT = (
+    "What is measured (virtual clock, report/probe.c): a row of one-shot tasks due one after "
+    "another, one of which fails (the C analogue of a thrown exception); then one more task "
+    "is scheduled.")
+
+RUNTIME_WALLSTEP_WHAT = (
+    "What is measured (virtual clock, report/probe.c): one-shot tasks due at 10, 20 and "
+    "30 ms; at 5 ms the wall clock (java.util.Timer's System.currentTimeMillis) is stepped "
+    "back by 50 ms, and in a second run forward by 15 ms. A task's shift is its run time "
+    "against the same run without the step, so a wheel's tick does not count as the step's "
+    "effect.")
