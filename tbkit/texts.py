@@ -235,3 +235,104 @@ RUNTIME_WALLSTEP_WHAT = (
     "back by 50 ms, and in a second run forward by 15 ms. A task's shift is its run time "
     "against the same run without the step, so a wheel's tick does not count as the step's "
     "effect.")
+
+
+# ---- replayed traces (tbkit.sec_replay) -------------------------------------
+
+# fields: tick (the wheels' tick, or "common"), reps (repetitions)
+METHOD_REPLAY = (
+    "Each trace is replayed on each backend's virtual clock by `bench/replay.c`: the clock "
+    "advances to each event's time, then the operation runs; after the last event the clock "
+    "moves on until every uncancelled timer has fired (periodic timers stop one period "
+    "after the end). The wheels run at a {tick} tick (the head-to-head series), the heaps "
+    "with their originals' policies (remove-on-cancel off: cancelled timers stay queued "
+    "until their time; a backend that has the policy is replayed with it on as well, as "
+    "NAME+roc). Every replay is checked: each timer the trace leaves uncancelled fires "
+    "exactly once, none early. Time per event is the whole replay's time over the trace's "
+    "events (the replay thread's CPU time, and the wall time beside it), median and range "
+    "of {reps} repetitions, backends interleaved; per-kind costs come from a second pass "
+    "that times runs of one kind at one instant as a batch (clock cost subtracted), so they "
+    "are coarser than the total. Lateness is the delay between a timer's deadline and its "
+    "run on the virtual clock, in the backend's ticks (0 for the heaps).")
+
+# fields: failed (each backend and trace, joined)
+REPLAY_FAILED = (
+    "**Failed checks:** {failed}. A backend that failed its check on a trace has no numbers "
+    "for it and is left out of that trace's verdict; the other backends' results stand.")
+
+REPLAY_DELAYS_CAPTION = (
+    "Delay distribution of every replayed trace (cumulative, log scale), its cancel ratio "
+    "(timers cancelled or re-armed before they fired, of all timers) in the legend.")
+
+REPLAY_SWEEP = "The ticked backends swept over their tick (the cost-precision front):"
+
+REPLAY_FRONT_AXES = (
+    "The front's three axes: CPU per event, lateness, and how often the backend's thread "
+    "would wake (the distinct instants at which it runs something, and a ticked backend's "
+    "every tick up to its last run, counted in the check pass), which is what a lateness "
+    "budget saves where the CPU per event does not show it:")
+
+# fields: effect (the smallest effect that is not a tie, a percentage)
+REPLAY_RULE = (
+    "Rule: among the backends, and the ticked backends at each tick of their sweep, that "
+    "ran no timer later than its budget, the one with the lowest median CPU time per event "
+    "wins, unless others are within {effect} of it or not significantly different "
+    "(Mann-Whitney over the repetitions): then they are named together as tied. Where none "
+    "kept every budget, those that missed the smallest share are named, with every "
+    "candidate's share. A trace without budgets is decided on cost alone, among the "
+    "backends. CPU time, not wall time, because a repetition whose thread the machine's "
+    "other load descheduled has a wall time several times the others'.")
+
+
+# ---- the originals on the JVM (tbkit.sec_jvm) -------------------------------
+
+# fields: jvms (JVM_FORKS or JVM_ONE), size (Code), vm, version, netty,
+# max_batch, dropped (JVM_DROPPED or nothing), elapsed (JVM_ELAPSED or nothing)
+JVM_INTRO = (
+    "Four backends render JVM classes in C: `heapqueue` is `ScheduledThreadPoolExecutor` "
+    "(removeOnCancel off and on), `timerthread` is `java.util.Timer`, `timerwheel` is "
+    "Netty's `HashedWheelTimer`; `DelayQueue` (Kafka's purgatory before its wheel) has no "
+    "rendering and is shown for reference. The originals ran in {jvms} "
+    "(`jvm/TimerBench.java`, size {size}, {vm}, {version}, Netty {netty}) on the C micro's "
+    "own workloads, with JIT warm-up, shuffled repetitions and batches of at most "
+    "{max_batch} operations; {dropped} a repetition's figure is the median of its batches "
+    "(timeouts: its operations' sum, where the worker contends with the caller), a cell's "
+    "the median over repetitions with min-max beside (jvm/README.md, \"Why not JMH\"). The C "
+    "side is this run's micro, series h2h (insert and cancel on uniform, timeouts on "
+    "timeouts, expire on short). The two sides differ in what a figure holds: the JVM runs "
+    "in real time with the originals' own worker threads and measures what the caller's "
+    "thread pays; the C micro runs on a virtual clock; expire is the worker's CPU time per "
+    "fired task on the JVM, its idle ticking taken out.{elapsed}")
+JVM_FORKS = "{forks} fresh JVMs per cell"
+JVM_ONE = "one JVM"
+# fields: dropped, all (repetitions)
+JVM_DROPPED = ("a repetition in which a JIT compilation finished is dropped and measured "
+               "again ({dropped} of {all} dropped);")
+# fields: seconds
+JVM_ELAPSED = " The harness took {seconds} s."
+
+JVM_TIMEOUTS_WHOLE = (
+    "The table's timeouts are the caller's part on both sides (C: series `caller`, the "
+    "clock moved untimed after each batch; JVM: the caller's time, the worker's work off "
+    "its thread). With the rest of the work counted too (C: series `h2h`, every operation "
+    "moving the clock through `tb_advance`; JVM: the caller's and the worker's CPU time "
+    "over the timed stretch), per operation:")
+
+# fields: which (subject at N (count), joined)
+JVM_UNPACED = (
+    "Left out: {which} (the caller could not keep the ring's pace, so its timeouts were not "
+    "revisited at half the timeout as in C).")
+
+JVM_NO_GC = (
+    "No garbage collection fell in a measured repetition (the heap is fixed and "
+    "pre-touched, and each structure's fill is followed by a collection).")
+# fields: n (collections)
+JVM_GC = "{n} garbage collections fell in measured repetitions (the GC column)."
+
+JVM_COVERAGE = "N on each side (a side lacking an N shows \"not measured\" above):"
+
+# fields: cases (per N, joined)
+JVM_CONTROL = (
+    "The control: STPE's insert with removeOnCancel off against on (the same `schedule()` "
+    "call, so the harness must measure them alike): {cases}.")
+
