@@ -336,3 +336,162 @@ JVM_CONTROL = (
     "The control: STPE's insert with removeOnCancel off against on (the same `schedule()` "
     "call, so the harness must measure them alike): {cases}.")
 
+
+# ---- the event-loop libraries (tbkit.sec_libs) ------------------------------
+
+LIBS_INTRO = (
+    "An engineer choosing a timer for an event loop in C picks a library, not a structure. "
+    "These are the loops Debian ships, each driven only through its installed public API "
+    "(`libs/`, one adapter per library), measured by the `libs` harness on the real clock "
+    "in the micro's own workloads, sizes, batches and repetitions (pinned, interleaved, "
+    "medians with min-max). They cannot run on the virtual clock, so they are subjects "
+    "beside the backends, not backends.")
+
+# fields: n (the largest N of the slow operations)
+LIBS_SLOW = (
+    "timeouts and reschedule run paced on the real clock (each repetition is the ring once "
+    "round, T/2 of wall time), and expire at 10^6 takes seconds a batch in sd-event and "
+    "GLib: this profile runs these three at N up to {n}; `--profile full` runs every N.")
+
+# What one operation is, per operation, libraries and renderings (bench/README.md,
+# "The libraries", has the harness's side of it).
+LIBS_OP_TEXT = {
+    "insert": "one start of a timer into a loop holding N (delays uniform 1 ms - 1000 s, "
+              "the loop not running); renderings: the micro's insert, same workload",
+    "cancel": "one stop, in random order, of N pending; renderings: the micro's cancel "
+              "(heapqueue with removeOnCancel on, since every library's stop removes at "
+              "once; timerthread and quadheap cancel lazily, as java.util.Timer and Go do: "
+              "their cancel only marks the task and the removal comes later, so they beat "
+              "any removal by construction)",
+    "expire": "CPU time per fired timer when N timers are due at once and the loop runs "
+              "without blocking until all have fired (libraries: delays 1-5 ms, real "
+              "clock; renderings: the micro's expire on workload short, virtual clock)",
+    "timeouts": "one server operation on a ring of N connections paced on the real clock "
+                "(stop the previous timeout with p = 0.95, start a new one of T = max(20 ms, "
+                "4 us x N)), a non-blocking loop run after every stretch, both timed; "
+                "renderings: the micro's timeouts (30 s, virtual clock)",
+    "reschedule": "the idle timeout: a request on a random one of N connections pushes its "
+                  "timeout back, by the strategy named (restart: stop and start; again: "
+                  "the library's restart in place; lazy: store the time, re-arm for the "
+                  "remainder when the timer fires); renderings: the micro's reschedule "
+                  "(virtual clock)",
+}
+
+LIBS_CHEAPEST = "The cheapest strategy per subject, and by how much over the next:"
+
+STRATEGIES_INTRO = (
+    "N connections, each with one pending idle timeout pushed back on every request (the "
+    "micro's `reschedule` on the virtual clock: 10 s timeouts, a connection's requests 3 s "
+    "apart on average; the libraries' on the real clock with T = max(20 ms, 4 us x N) and "
+    "requests 0.3 T apart). Strategies, after libev's manual (\"Be smart about timeouts\"): "
+    "`restart` stops the timer and starts it again; `again` restarts it in place (where the "
+    "structure or library has such a call); `lazy` only stores the request's time and lets "
+    "the timer fire, its callback re-arming for the remainder (paid in the timed advances "
+    "and loop runs). libevent's common timeouts (`libevent-common`) are the fourth: one "
+    "FIFO per duration. Time per request, medians over the repetitions; the cheapest "
+    "strategy per subject, and by how much over the next. A restart on a lazy-cancel "
+    "rendering (heapqueue, timerthread) leaves a cancelled record per request, which the "
+    "harness releases outside the timed part as for insert, so its figure leaves that "
+    "purge out:")
+
+LIBS_LATENESS = (
+    "One loop in the harness's thread: a timer every 0.5 ms arms a probe of 1-10 ms (the "
+    "runtime harness's light workload); lateness is the probe's callback time less the time "
+    "read before its start plus its delay, so a negative one is an early fire. A library "
+    "that counts in milliseconds (libuv, GLib) or waits in milliseconds (epoll_wait, poll) "
+    "rounds its wake-ups to them; one that arms against the time its loop read when the "
+    "iteration began (libev, libevent, sd-event) fires early by as much as that time is "
+    "stale when the arming callback runs.")
+
+LIBS_IDLE = (
+    "An idle loop with one timer 60 s away, for the profile's idle window: the thread's "
+    "context switches (its wake-ups) and CPU time per second.")
+
+
+# ---- the purgatory experiment (tbkit.sec_purgatory) -------------------------
+# bench/README.md, "Reading the purgatory section", says the same for the
+# manual's reader (the saturation rule, the table, the prediction): the
+# report does not point there yet, so the two are kept in step by hand.
+
+# fields: timeout, few_p50, few_p75, many_p50, many_p75 (ms), rate_shortfall,
+# lag_growth, expiry_shortfall, drain, lateness_growth (the saturation rule)
+PURGATORY_INTRO = (
+    "Kafka replaced its request purgatory, a `java.util.concurrent.DelayQueue` of requests, "
+    "by a hierarchical timing wheel over a delay queue of buckets on one experiment: "
+    "requests arriving at a target rate, each with a timeout, most completed (their timeout "
+    "cancelled) before it fires. Its proposal reports the old purgatory saturated around "
+    "60,000 requests per second while the wheel showed no significant degradation, the old "
+    "one worse when timeouts were frequent. Here the same workload is played open loop on "
+    "the real clock: every operation is due at its intended time, a player that falls "
+    "behind catches up, and its lag is measured from the intended times, so a subject that "
+    "cannot keep up shows as saturated, never as a slower rate. Poisson arrivals; a "
+    "{timeout} ms timeout per request; completion after a log-normal time, shape `few` (p50 "
+    "{few_p50} ms, p75 {few_p75} ms: most requests complete) and `many` (p50 {many_p50} ms, "
+    "p75 {many_p75} ms: about half time out). A play is saturated when the player fell "
+    "behind (the achieved rate more than {rate_shortfall} below the offered one, or its lag "
+    "grown by more than {lag_growth} through the play) or the subject's expiry did (more "
+    "than {expiry_shortfall} of the due timeouts unfired {drain} after the last deadline, or "
+    "their lateness grown by more than {lateness_growth}); target rates step up on a log "
+    "grid until a subject saturates. The floor subject does nothing with the operations: "
+    "where it saturates is the player's own limit, and a subject saturating there is "
+    "limited by the player, not ranked.")
+
+PURGATORY_RATE_CAPTION = (
+    "Achieved against offered request rate, one panel per shape, one line per subject (JVM "
+    "subjects marked), log-log: the median over repetitions, error bars from the lowest to "
+    "the highest; the grey line is achieved = offered, where a subject that keeps up stays. "
+    "The floor (black) is the player doing nothing: no subject can keep up beyond it.")
+
+PURGATORY_CPU_CAPTION = (
+    "The subject's CPU time per request (its own threads' CPU and the time the player spent "
+    "inside its schedule and cancel calls, not the player's pacing; a library's loop thread "
+    "whole) against the offered rate, one panel per shape, log-log, median and spread over "
+    "repetitions.")
+
+PURGATORY_SATURATION = (
+    "**Saturation rate** per subject and shape: a rate is saturated when more than half of "
+    "its plays are; the interval runs from the rate below the first saturated rate to that "
+    "rate, \"not reached\" when it kept up at every rate it ran, and names the rates whose "
+    "plays disagreed (the claim takes the lower end below the first of them). Kafka's "
+    "proposal, for comparison: the old purgatory around 60k/s, the wheel not saturated.")
+
+PURGATORY_AT_TOP = (
+    "At the highest rate each subject ran unsaturated (or the lowest, when it saturated at "
+    "every rate): CPU time per request of the subject (its threads' CPU and the player's "
+    "time inside its calls, not the player's pacing) and of the whole process, the share of "
+    "timeouts that fired, the p99 lateness of those, and the most tasks pending and "
+    "cancelled-but-kept (zombies: what a lazy cancel holds) the player sampled (n/a where "
+    "the subject cannot say):")
+
+PURGATORY_PREDICTION = (
+    "**What the micro-benchmarks predicted**: this run's insert and cancel (series h2h, "
+    "workload uniform, virtual clock) at the micro's N nearest the most requests the delay "
+    "queue held pending at its highest unsaturated rate, a request costing one insert and, "
+    "for the share the play cancelled, one cancel (expiry left out: the micro's expire "
+    "workload is not this one's). The measured subject CPU per request above holds the "
+    "expiry, the subject's threads' wake-ups and the time of each call as the player read "
+    "it (the floor's figure is that reading's own cost).")
+
+
+# ---- the source articles (tbkit.sec_articles) -------------------------------
+
+# fields: count (Bold, the count per status)
+ARTICLES_INTRO = (
+    "{count} The five articles (in Chinese) that timerbench was started from make these "
+    "testable statements about the timers they describe; a statement several articles make "
+    "is one row, quoted from the one that says it most plainly. Each row says where the "
+    "suite answers it: a claim of this report (with this run's verdict), a test that "
+    "asserts it (`meson test`), a deliberate difference a backend's README declares, with "
+    "its reason, or nothing, and why.")
+
+
+# ---- the claims and the limitations (tbkit.sec_claims) ----------------------
+
+CLAIMS_INTRO = (
+    "Each claim is checked against this run's measurements; the verdict is decided by the "
+    "rule shown, never typed in.")
+
+LIMITATIONS_CLOCKS = (
+    "Virtual-clock micro-benchmarks leave out locks and threads by design; the runtime "
+    "experiments include them, and their numbers depend on the kernel's scheduler and timer "
+    "slack of this machine.")
