@@ -105,12 +105,12 @@ def _figures(ctx, doc, play, subjects):
         cpu_panels.append((what, cpu))
     name = draw_lines(ctx, "purgatory-rate", "Achieved against offered request rate",
                       rate_panels, "offered rate (requests/s)", "achieved rate (requests/s)")
-    add_figure(ctx, doc, name, (TX.PURGATORY_RATE_CAPTION,),
+    add_figure(ctx, doc, name, TX.PURGATORY_RATE_CAPTION,
                "achieved against offered request rate per subject")
     name = draw_lines(ctx, "purgatory-cpu", "CPU time per request against request rate",
                       cpu_panels, "offered rate (requests/s)",
                       "the subject's CPU time per request (ns)")
-    add_figure(ctx, doc, name, (TX.PURGATORY_CPU_CAPTION,),
+    add_figure(ctx, doc, name, TX.PURGATORY_CPU_CAPTION,
                "CPU time per request against request rate per subject")
 
 

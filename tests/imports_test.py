@@ -21,7 +21,6 @@ once, so a checker that sees nothing cannot pass.
 
 import ast
 import os
-import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
