@@ -8,9 +8,11 @@ A fragment is plain text, or a template whose named fields `{name}` the
 section fills with what it computed (numbers already formatted by
 tbkit.numbers, names, links); `spans(template, **fields)` turns one into
 the spans of a paragraph, with `**bold**` and `` `code` `` marked up in the
-template itself.  Verdicts are said elsewhere (tbkit.claimtext); the
-reference manual of the results is bench/README.md, which a fragment points
-to rather than copies.
+template itself.  Verdicts are said elsewhere (tbkit.claimtext).  The
+reference manual of the harnesses and their results is bench/README.md: a
+fragment points to it rather than repeating it, except the purgatory
+fragments below, which still say what its "Reading the purgatory section"
+says (see the note there).
 """
 
 import re
