@@ -9,6 +9,7 @@ still planned, or nothing.  The count per status comes first.
 
 from tbkit import articles as ART
 from tbkit import claims as C
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code, join as _join
 
 HEADING = "What the source articles say"
@@ -74,14 +75,7 @@ def articles_section(ctx, doc, claims):
     statement."""
     doc.h(2, HEADING, "articles")
     counts = ART.count_by_status()
-    doc.p(Bold(count_text(counts)), " ",
-          "The five articles (in Chinese) that timerbench was started from make these "
-          "testable statements about the timers they describe; a statement several "
-          "articles make is one row, quoted from the one that says it most plainly. "
-          "Each row says where the suite answers it: a claim of this report (with this "
-          "run's verdict), a test that asserts it (", Code("meson test"), "), a "
-          "deliberate difference a backend's README declares, with its reason, or "
-          "nothing, and why.")
+    doc.p(*TX.spans(TX.ARTICLES_INTRO, count=Bold(count_text(counts))))
     vc = verdict_counts(claims)
     if vc:
         order = (C.HOLDS, C.PARTLY, C.FAILS, C.UNDECIDED, C.UNTESTED)

@@ -13,6 +13,7 @@ from tbkit import libs as L
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_front
 from tbkit.page import HEADINGS, link
@@ -46,8 +47,7 @@ def claims_section(ctx, doc, claims):
     """The claims: a table of claim, source, experiment and verdict, the
     measured figures per claim, and the rules."""
     doc.h(2, CLAIMS_HEADING, "claims")
-    doc.p("Each claim is checked against this run's measurements; the verdict "
-          "is decided by the rule shown, never typed in.")
+    doc.p(TX.CLAIMS_INTRO)
     rows = []
     for c in claims:
         rows.append([c.title, c.source, c.experiment, (Bold(c.text),)])
@@ -294,9 +294,7 @@ def limitations_section(ctx, doc):
         items.append(("Missing data: ", Bold(sec), " — " + what + "."))
     for name, why in ctx.figs.failures:
         items.append(("Figure ", Code(name), " was not drawn: " + why + "."))
-    items.append("Virtual-clock micro-benchmarks leave out locks and threads by design; "
-                 "the runtime experiments include them, and their numbers depend on "
-                 "the kernel's scheduler and timer slack of this machine.")
+    items.append(TX.LIMITATIONS_CLOCKS)
     doc.ul(items)
 
 

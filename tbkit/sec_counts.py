@@ -8,6 +8,7 @@ without the noise of the timings.
 """
 
 from tbkit import numbers as A
+from tbkit import texts as TX
 from tbkit.countsdata import FLOOR, OPS, cache_model_text, order_results, variant, work_text
 from tbkit.doc import Code, join as _join
 
@@ -16,20 +17,13 @@ def counts_section(ctx, doc):
     res = ctx.res
     doc.h(2, "Instructions and cache misses per operation (Valgrind)", "counts")
     if not res.counts:
-        doc.p("This run has no ", Code("counts.json"), ": run ",
-              Code("bench/run.py --profile counts --out <this directory>"),
-              " (needs valgrind) and re-render with ", Code("./timerbench report --from"),
-              " to add instructions and simulated cache misses per operation.")
+        doc.p(*TX.spans(TX.COUNTS_NONE))
         return
     good = [r for r in res.counts if not r.get("error")]
     meta = res.counts_meta or {}
     model = cache_model_text(meta)
-    doc.p("Each figure is one batch of the micro-benchmark's operation, on the "
-          "head-to-head configuration with the same seeded delays, run by ",
-          Code("bench/counts.c"), " under ", Code("valgrind --tool=callgrind --cache-sim=yes"),
-          " with collection switched on around the timed part only, divided by the "
-          "operations in it. These counts are deterministic: they do not move "
-          "between runs or machines." + (" Simulated caches: %s." % model if model else ""),
+    doc.p(*TX.spans(TX.METHOD_COUNTS),
+          TX.METHOD_COUNTS_CACHES.format(model=model) if model else "",
           (" %s." % meta["valgrind"]) if isinstance(meta.get("valgrind"), str) else "")
     for op in OPS:
         rows = [r for r in good if r["op"] == op]
@@ -45,10 +39,7 @@ def counts_section(ctx, doc):
         doc.table(["backend", "workload", "N", "instructions / op", "D1 misses / op",
                    "LL misses / op", "structure's work / op"], table, numeric={2, 3, 4, 5})
         if any(r["backend"] == FLOOR for r in rows):
-            doc.p(Code(FLOOR), ": the interface alone (tb_backend_floor: the core's checks, "
-                  "the pool and the handle's check reaching a structure that does nothing; "
-                  "not a timer). A backend's row less the floor's at the same N is what its "
-                  "structure costs.")
+            doc.p(*TX.spans(TX.COUNTS_FLOOR, floor=Code(FLOOR)))
         items = []
         ns = sorted({r["n"] for r in rows})
         if len(ns) >= 2:

@@ -11,6 +11,7 @@ The data is tbkit.jvm's; the verdict is tbkit.claims.jvm_ranking's.
 from tbkit import claimtext as T
 from tbkit import jvm as J
 from tbkit import numbers as A
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code
 
 TITLE = "The originals: the JDK's and Netty's timers beside their C renderings"
@@ -58,31 +59,20 @@ def jvm_section(ctx, doc, claims=None):
     c = J.c_from_results(res)
     rows = J.side_by_side(jvm, c)
     java = jvm.get("java") if isinstance(jvm.get("java"), dict) else {}
-    doc.p("Four backends render JVM classes in C: ", Code("heapqueue"), " is ",
-          Code("ScheduledThreadPoolExecutor"), " (removeOnCancel off and on), ",
-          Code("timerthread"), " is ", Code("java.util.Timer"), ", ", Code("timerwheel"),
-          " is Netty's ", Code("HashedWheelTimer"), "; ", Code("DelayQueue"),
-          " (Kafka's purgatory before its wheel) has no rendering and is shown for "
-          "reference. The originals ran in %s (" % (
-              ("%d fresh JVMs per cell" % jvm["forks"]) if isinstance(jvm.get("forks"), int)
-              else "one JVM"), Code("jvm/TimerBench.java"), ", size ",
-          Code(str(jvm.get("size", "?"))), ", %s, %s, Netty %s) on the C micro's own "
-          "workloads, with JIT warm-up, shuffled repetitions and batches of at most %s "
-          "operations; %s a repetition's figure is the median of its batches (timeouts: "
-          "its operations' sum, where the worker contends with the caller), a cell's the "
-          "median over repetitions with min-max beside (jvm/README.md, \"Why not JMH\"). "
-          "The C side is this run's micro, series h2h (insert and cancel on uniform, "
-          "timeouts on timeouts, expire on short). The two sides differ in what a figure "
-          "holds: the JVM runs in real time with the originals' own worker threads and "
-          "measures what the caller's thread pays; the C micro runs on a virtual clock; "
-          "expire is the worker's CPU time per fired task on the JVM, its idle ticking "
-          "taken out."
-          % (java.get("vm", "?"), java.get("version", "?"), jvm.get("netty", "?"),
-             jvm.get("max_batch", "?"),
-             "a repetition in which a JIT compilation finished is dropped and measured "
-             "again (%d of %d dropped);" % _dropped(rows) if "forks" in jvm else ""),
-          (" The harness took %.0f s." % jvm["elapsed_s"])
-          if isinstance(jvm.get("elapsed_s"), (int, float)) else "")
+    dropped = ""
+    if "forks" in jvm:
+        d, n = _dropped(rows)
+        dropped = TX.JVM_DROPPED.format(dropped="%d" % d, all="%d" % n)
+    doc.p(*TX.spans(
+        TX.JVM_INTRO,
+        jvms=(TX.JVM_FORKS.format(forks="%d" % jvm["forks"])
+              if isinstance(jvm.get("forks"), int) else TX.JVM_ONE),
+        size=Code(str(jvm.get("size", "?"))), vm="%s" % (java.get("vm", "?"),),
+        version="%s" % (java.get("version", "?"),), netty="%s" % (jvm.get("netty", "?"),),
+        max_batch="%s" % (jvm.get("max_batch", "?"),),
+        dropped=dropped,
+        elapsed=(TX.JVM_ELAPSED.format(seconds="%.0f" % jvm["elapsed_s"])
+                 if isinstance(jvm.get("elapsed_s"), (int, float)) else "")))
     for op in J.OPS:
         part = [r for r in rows if r["op"] == op]
         if not part:
@@ -109,12 +99,7 @@ def jvm_section(ctx, doc, claims=None):
                    "JVM bytes / op", "GC ms per rep (median)"]
                   + (["fired"] if op == "timeouts" else []), table, numeric={0, 5, 7})
         if op == "timeouts" and any(r["jvm_cpu"] for r in part):
-            doc.p("The table's timeouts are the caller's part on both sides (C: series ",
-                  Code("caller"), ", the clock moved untimed after each batch; JVM: the "
-                  "caller's time, the worker's work off its thread). With the rest of the "
-                  "work counted too (C: series ", Code("h2h"), ", every operation moving "
-                  "the clock through ", Code("tb_advance"), "; JVM: the caller's and the "
-                  "worker's CPU time over the timed stretch), per operation:")
+            doc.p(*TX.spans(TX.JVM_TIMEOUTS_WHOLE))
             doc.table(["N", "original", "C whole ns/op", "JVM caller + worker CPU ns/op",
                        "JVM / C"],
                       [[A.fmt_n(r["n"]), Code(r["subject"]),
@@ -124,15 +109,11 @@ def jvm_section(ctx, doc, claims=None):
                         if r["c_whole"] and r["jvm_cpu"] and r["c_whole"]["median"] else "n/a"]
                        for r in part], numeric={0, 4})
         if op == "timeouts" and any(r["facts"]["unpaced"] for r in part):
-            doc.p("Left out: %s (the caller could not keep the ring's pace, so its "
-                  "timeouts were not revisited at half the timeout as in C)." % ", ".join(
-                      "%s at %s (%d)" % (r["subject"], A.fmt_n(r["n"]), r["facts"]["unpaced"])
-                      for r in part if r["facts"]["unpaced"]))
+            doc.p(TX.JVM_UNPACED.format(which=", ".join(
+                "%s at %s (%d)" % (r["subject"], A.fmt_n(r["n"]), r["facts"]["unpaced"])
+                for r in part if r["facts"]["unpaced"])))
     gcs = sum(r["facts"]["gc_count"] for r in rows)
-    doc.p("No garbage collection fell in a measured repetition (the heap is fixed "
-          "and pre-touched, and each structure's fill is followed by a collection)."
-          if gcs == 0 else
-          "%d garbage collections fell in measured repetitions (the GC column)." % gcs)
+    doc.p(TX.JVM_NO_GC if gcs == 0 else TX.JVM_GC.format(n="%d" % gcs))
     # which N each side has, and what full adds
     items = []
     for cv in J.coverage(jvm, c):
@@ -152,7 +133,7 @@ def jvm_section(ctx, doc, claims=None):
             bits.append("left to the full profile: %s" % _ns_list(cv["full"]))
         items.append((Code(cv["op"]), ": " + "; ".join(bits) + "."))
     if items:
-        doc.p("N on each side (a side lacking an N shows \"not measured\" above):")
+        doc.p(TX.JVM_COVERAGE)
         doc.ul(items)
     cl = _claim_of(claims)
     if cl is not None:
@@ -173,11 +154,8 @@ def jvm_section(ctx, doc, claims=None):
                        "C: order (ratio, interval, p)", "the two sides"], table)
         ctl = J.control(jvm)
         if ctl:
-            doc.p("The control: STPE's insert with removeOnCancel off against on (the "
-                  "same ", Code("schedule()"), " call, so the harness must measure them "
-                  "alike): ", "; ".join("at N = %s %s (%s)" % (
-                      A.fmt_n(r["n"]), T.jvm_control_said(r["order"]),
-                      _side(r)) for r in ctl), ".")
+            doc.p(*TX.spans(TX.JVM_CONTROL, cases="; ".join("at N = %s %s (%s)" % (
+                A.fmt_n(r["n"]), T.jvm_control_said(r["order"]), _side(r)) for r in ctl)))
         doc.p("Rule: ", cl.rule, ".")
 
 

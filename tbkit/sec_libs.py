@@ -13,31 +13,10 @@ from tbkit import analysis as AN
 from tbkit import libs as L
 from tbkit import numbers as A
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code
 
 TITLE = "The libraries C programs link, beside the renderings"
-
-OP_TEXT = {
-    "insert": "one start of a timer into a loop holding N (delays uniform 1 ms - 1000 s, "
-              "the loop not running); renderings: the micro's insert, same workload",
-    "cancel": "one stop, in random order, of N pending; renderings: the micro's cancel "
-              "(heapqueue with removeOnCancel on, since every library's stop removes at "
-              "once; timerthread and quadheap cancel lazily, as java.util.Timer and Go do: "
-              "their cancel only marks the task and the removal comes later, so they beat "
-              "any removal by construction)",
-    "expire": "CPU time per fired timer when N timers are due at once and the loop runs "
-              "without blocking until all have fired (libraries: delays 1-5 ms, real "
-              "clock; renderings: the micro's expire on workload short, virtual clock)",
-    "timeouts": "one server operation on a ring of N connections paced on the real clock "
-                "(stop the previous timeout with p = 0.95, start a new one of T = max(20 ms, "
-                "4 us x N)), a non-blocking loop run after every stretch, both timed; "
-                "renderings: the micro's timeouts (30 s, virtual clock)",
-    "reschedule": "the idle timeout: a request on a random one of N connections pushes its "
-                  "timeout back, by the strategy named (restart: stop and start; again: "
-                  "the library's restart in place; lazy: store the time, re-arm for the "
-                  "remainder when the timer fires); renderings: the micro's reschedule "
-                  "(virtual clock)",
-}
 
 
 def _ns(s):
@@ -89,13 +68,7 @@ def libs_section(ctx, doc, claims=None):
         return
     libs = L.libraries(res)
     gone = L.missing(res)
-    doc.p("An engineer choosing a timer for an event loop in C picks a library, not a "
-          "structure. These are the loops Debian ships, each driven only through its "
-          "installed public API (", Code("libs/"), ", one adapter per library), measured "
-          "by the ", Code("libs"), " harness on the real clock in the micro's own "
-          "workloads, sizes, batches and repetitions (pinned, interleaved, medians with "
-          "min-max). They cannot run on the virtual clock, so they are subjects beside "
-          "the backends, not backends.")
+    doc.p(*TX.spans(TX.LIBS_INTRO))
     doc.table(["library", "version", "Debian package", "structure", "family"],
               [[Code(n), v["version"], Code(v["package"]), v["structure"], v["family"]]
                for n, v in libs.items()])
@@ -113,16 +86,13 @@ def libs_section(ctx, doc, claims=None):
               ": they are not in this section's tables.")
     mx = L.slow_max_n(res)
     if mx:
-        doc.p("timeouts and reschedule run paced on the real clock (each repetition is "
-              "the ring once round, T/2 of wall time), and expire at 10^6 takes seconds a "
-              "batch in sd-event and GLib: this profile runs these three at N up to ",
-              A.fmt_n(mx), "; ", Code("--profile full"), " runs every N.")
+        doc.p(*TX.spans(TX.LIBS_SLOW, n=A.fmt_n(mx)))
     for op in L.OPS:
         rows = L.family_rows(res, op)
         if not rows:
             continue
         doc.h(3, "%s: libraries and renderings" % op, "libs-" + op)
-        doc.p(OP_TEXT[op] + ".")
+        doc.p(TX.LIBS_OP_TEXT[op] + ".")
         best = {}
         for r in rows:
             if r["summary"]:
@@ -152,7 +122,7 @@ def libs_section(ctx, doc, claims=None):
                             s, v[0], A.fmt_ratio(v[3] / v[1]) if v[1] else "n/a", v[2])
                         for s, v in sorted(ch.items()))))
             if items:
-                doc.p("The cheapest strategy per subject, and by how much over the next:")
+                doc.p(TX.LIBS_CHEAPEST)
                 doc.ul(items)
     _runtime(ctx, doc)
     cl = _claim_of(claims)
@@ -194,20 +164,7 @@ def strategies_section(ctx, doc):
     if not rend and not libs:
         return
     doc.h(2, "The idle timeout: which strategy is cheapest on each structure", "strategies")
-    doc.p("N connections, each with one pending idle timeout pushed back on every request "
-          "(the micro's ", Code("reschedule"), " on the virtual clock: 10 s timeouts, a "
-          "connection's requests 3 s apart on average; the libraries' on the real clock with "
-          "T = max(20 ms, 4 us x N) and requests 0.3 T apart). Strategies, after libev's "
-          "manual (\"Be smart about timeouts\"): ", Code("restart"), " stops the timer and "
-          "starts it again; ", Code("again"), " restarts it in place (where the structure or "
-          "library has such a call); ", Code("lazy"), " only stores the request's time and "
-          "lets the timer fire, its callback re-arming for the remainder (paid in the timed "
-          "advances and loop runs). libevent's common timeouts (", Code("libevent-common"),
-          ") are the fourth: one FIFO per duration. Time per request, medians over the "
-          "repetitions; the cheapest strategy per subject, and by how much over the next. "
-          "A restart on a lazy-cancel rendering (heapqueue, timerthread) leaves a cancelled "
-          "record per request, which the harness releases outside the timed part as for "
-          "insert, so its figure leaves that purge out:")
+    doc.p(*TX.spans(TX.STRATEGIES_INTRO))
     for title, groups in (("Renderings (virtual clock)", rend), ("Libraries (real clock)", libs)):
         if not groups:
             continue
@@ -242,14 +199,7 @@ def _runtime(ctx, doc):
         floor = [m for m in res.measurements.values() if m.op == "lateness"
                  and m.backend == "floor" and m.workload == "light"
                  and m.cfg.get("slack", "default") == "default"]
-        doc.p("One loop in the harness's thread: a timer every 0.5 ms arms a probe of "
-              "1-10 ms (the runtime harness's light workload); lateness is the probe's "
-              "callback time less the time read before its start plus its delay, so a "
-              "negative one is an early fire. A library that counts in milliseconds "
-              "(libuv, GLib) or waits in milliseconds (epoll_wait, poll) rounds its "
-              "wake-ups to them; one that arms against the time its loop read when the "
-              "iteration began (libev, libevent, sd-event) fires early by as much as that "
-              "time is stale when the arming callback runs.")
+        doc.p(TX.LIBS_LATENESS)
         rows = [[Code(m.backend), A.fmt_ns(m.counter("p50")), A.fmt_ns(m.counter("p99")),
                  A.fmt_ns(m.counter("max")), "%.0f" % (m.counter("early") or 0),
                  "%.0f" % (m.counter("count") or 0)] for m in sorted(lat, key=lambda m: m.backend)]
@@ -261,8 +211,7 @@ def _runtime(ctx, doc):
         doc.table(["subject", "p50", "p99", "max", "early", "samples"], rows,
                   numeric={1, 2, 3, 4, 5})
     if idle:
-        doc.p("An idle loop with one timer 60 s away, for the profile's idle window: the "
-              "thread's context switches (its wake-ups) and CPU time per second.")
+        doc.p(TX.LIBS_IDLE)
         doc.table(["library", "wake-ups per s", "CPU ns per s"],
                   [[Code(m.backend), A.fmt_num(m.counter("wakeups_per_s")),
                     A.fmt_num(m.counter("cpu_ns_per_s"))]

@@ -12,6 +12,7 @@ sentences only through the formatting helpers of tbkit.numbers.
 from tbkit import analysis as AN
 from tbkit import numbers as A
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import add_figure, draw_n_figure, series_order
 from tbkit.page import HEADINGS, generic_table, link
@@ -48,15 +49,11 @@ def micro_section(ctx, doc):
         doc.p("Missing from these results: ", *_join([Code(o) for o in absent]),
               "; their panels and tables are absent.")
         ctx.missing.append(("Micro-benchmarks", "no results for " + ", ".join(absent)))
-    doc.p("Virtual clock, one scheduler per backend, time per operation against "
-          "the number of tasks N it holds; log-log axes, one line per backend "
-          "(dashed: a policy variant of the same backend).")
+    doc.p(TX.MICRO_INTRO)
     left = _left_to_full(res)
     if left:
-        doc.p("This run's profile (", Code(str(res.run.get("profile"))), ") does not "
-              "measure ", ", ".join(left), ": no verdict of this report reads them, and "
-              "they are left to ", Code("--profile full"), " so that the profile keeps "
-              "its time budget with the precision sweep.")
+        doc.p(*TX.spans(TX.MICRO_LEFT_TO_FULL, profile=Code(str(res.run.get("profile"))),
+                        left=", ".join(left)))
     all_ms = [m for op in ops for m in res.select(op=op) if m.n is not None]
     # series=precision is one N swept over the tick: its figure is the
     # cost-precision front ("Which one to use"), not a line against N
@@ -143,14 +140,11 @@ def micro_op_section(ctx, doc, op):
     doc.table(["backend", "workload", "configuration"] +
               ["N = %s" % A.fmt_n(n) for n in ns], rows,
               numeric=set(range(3, 3 + len(ns))))
-    doc.p("Cells: median ns per operation (coefficient of variation of the repetitions).")
+    doc.p(TX.MICRO_CELLS)
     floor = AN.interface_floor(res, op)
     if floor:
-        doc.p("The interface alone (", Code(floor[0].backend), ": the same calls reaching a "
-              "structure that does nothing, tb_backend_floor; not a timer, so in no table, "
-              "figure, finding or ranking of the backends): ",
-              *_join(["%s at N = %s" % (A.fmt_ns(m.median), A.fmt_n(m.n)) for m in floor]),
-              ". Every backend's time above includes it.")
+        doc.p(*TX.spans(TX.MICRO_INTERFACE_FLOOR, floor=Code(floor[0].backend), times=_join(
+            ["%s at N = %s" % (A.fmt_ns(m.median), A.fmt_n(m.n)) for m in floor])))
     work_table(ctx, doc, groups, ns, sorder, worder, key)
     errors = [m for m in res.select(op=op) if m.error]
     if errors:
@@ -214,11 +208,7 @@ def work_table(ctx, doc, groups, ns, sorder, worder, key):
                     [_work_cell(groups[g].get(n)) for n in ns])
     doc.table(["backend", "workload", "configuration"] +
               ["N = %s" % A.fmt_n(n) for n in ns], rows)
-    doc.p("Cells: the structure's work per operation, counted by the backend "
-          "(median over the repetitions; 0: none of its counters moved). "
-          "Counted, not timed, so free of the machine's noise: where the time "
-          "grows with N and the work does not, the growth is the memory "
-          "hierarchy's, not the structure's.")
+    doc.p(TX.MICRO_WORK_CELLS)
 
 
 
@@ -302,9 +292,7 @@ def memory_section(ctx, doc):
         ctx.missing.append(("Memory", "no bytes_per_task counter in any result"))
         return
     ops = sorted({m.op for m in have})
-    doc.p("Bytes the scheduler holds from its allocator divided by the number "
-          "of pending tasks, against N, as counted by benchmark ",
-          *_join([Code(o) for o in ops]), ".")
+    doc.p(*TX.spans(TX.MEMORY_INTRO, ops=_join([Code(o) for o in ops])))
 
     def val(m):
         b = AN.bytes_per_task(m)
@@ -360,7 +348,7 @@ def other_section(ctx, doc, micro_ops):
     if not ops:
         return
     doc.h(2, "Other measurements", "other")
-    doc.p("Benchmarks in the results that no section above describes, shown as measured.")
+    doc.p(TX.OTHER_INTRO)
     for op in ops:
         ms = ctx.res.select(op=op)
         doc.h(3, op)

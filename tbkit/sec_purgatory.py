@@ -13,6 +13,7 @@ The data is tbkit.purgatory's; the verdict tbkit.claims.purgatory_saturation's.
 from tbkit import claimtext as T
 from tbkit import numbers as A
 from tbkit import purgatory as PG
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code
 from tbkit.figures import FLOOR_COLOUR, add_figure, colour_for, draw_lines
 
@@ -104,20 +105,13 @@ def _figures(ctx, doc, play, subjects):
         cpu_panels.append((what, cpu))
     name = draw_lines(ctx, "purgatory-rate", "Achieved against offered request rate",
                       rate_panels, "offered rate (requests/s)", "achieved rate (requests/s)")
-    add_figure(ctx, doc, name, (
-        "Achieved against offered request rate, one panel per shape, one line per subject "
-        "(JVM subjects marked), log-log: the median over repetitions, error bars from the "
-        "lowest to the highest; the grey line is achieved = offered, where a subject that "
-        "keeps up stays. The floor (black) is the player doing nothing: no subject can "
-        "keep up beyond it."), "achieved against offered request rate per subject")
+    add_figure(ctx, doc, name, TX.PURGATORY_RATE_CAPTION,
+               "achieved against offered request rate per subject")
     name = draw_lines(ctx, "purgatory-cpu", "CPU time per request against request rate",
                       cpu_panels, "offered rate (requests/s)",
                       "the subject's CPU time per request (ns)")
-    add_figure(ctx, doc, name, (
-        "The subject's CPU time per request (its own threads' CPU and the time the "
-        "player spent inside its schedule and cancel calls, not the player's pacing; a "
-        "library's loop thread whole) against the offered rate, one panel per shape, "
-        "log-log, median and spread over repetitions."), "CPU time per request against request rate per subject")
+    add_figure(ctx, doc, name, TX.PURGATORY_CPU_CAPTION,
+               "CPU time per request against request rate per subject")
 
 
 def _cell(iv):
@@ -146,29 +140,14 @@ def purgatory_section(ctx, doc, claims=None):
         ctx.missing.append((SECTION, "the experiment did not run (%s)" % why))
         return
     few, many = PG.SHAPE_P50_P75_MS["few"], PG.SHAPE_P50_P75_MS["many"]
-    doc.p("Kafka replaced its request purgatory, a ", Code("java.util.concurrent.DelayQueue"),
-          " of requests, by a hierarchical timing wheel over a delay queue of buckets on "
-          "one experiment: requests arriving at a target rate, each with a timeout, most "
-          "completed (their timeout cancelled) before it fires. Its proposal reports the old "
-          "purgatory saturated around 60,000 requests per second while the wheel showed no "
-          "significant degradation, the old one worse when timeouts were frequent. Here the "
-          "same workload is played open loop on the real clock: every operation is due at "
-          "its intended time, a player that falls behind catches up, and its lag is "
-          "measured from the intended times, so a subject that cannot keep up shows as "
-          "saturated, never as a slower rate. Poisson arrivals; a %g ms timeout per "
-          "request; completion after a log-normal time, shape " % PG.TIMEOUT_MS,
-          Code("few"), " (p50 %g ms, p75 %g ms: most requests complete) and " % few,
-          Code("many"), " (p50 %g ms, p75 %g ms: about half time out). A play is "
-          "saturated when the player fell behind (the achieved rate more than %s below the "
-          "offered one, or its lag grown by more than %s through the play) or the "
-          "subject's expiry did (more than %s of the due timeouts unfired %s after the "
-          "last deadline, or their lateness grown by more than %s); target rates step "
-          "up on a log grid until a subject saturates. The floor subject does nothing "
-          "with the operations: where it saturates is the player's own limit, and a "
-          "subject saturating there is limited by the player, not ranked."
-          % (many + (A.fmt_pct(PG.SAT_RATE_SHORTFALL), A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
-                     A.fmt_pct(PG.SAT_EXPIRY_SHORTFALL), A.fmt_ns(PG.DRAIN_NS),
-                     A.fmt_ns(PG.SAT_LATENESS_GROWTH_NS))))
+    doc.p(*TX.spans(TX.PURGATORY_INTRO, timeout="%g" % PG.TIMEOUT_MS,
+                    few_p50="%g" % few[0], few_p75="%g" % few[1],
+                    many_p50="%g" % many[0], many_p75="%g" % many[1],
+                    rate_shortfall=A.fmt_pct(PG.SAT_RATE_SHORTFALL),
+                    lag_growth=A.fmt_ns(PG.SAT_LAG_GROWTH_NS),
+                    expiry_shortfall=A.fmt_pct(PG.SAT_EXPIRY_SHORTFALL),
+                    drain=A.fmt_ns(PG.DRAIN_NS),
+                    lateness_growth=A.fmt_ns(PG.SAT_LATENESS_GROWTH_NS)))
     items = []
     for n in (PG.FILE_C, PG.FILE_JVM):
         if n in play.files:
@@ -189,12 +168,7 @@ def purgatory_section(ctx, doc, claims=None):
     doc.ul(items)
     subjects = _subjects(play)
     _figures(ctx, doc, play, subjects)
-    doc.p(Bold("Saturation rate"), " per subject and shape: a rate is saturated when more "
-          "than half of its plays are; the interval runs from the rate below the first "
-          "saturated rate to that rate, \"not reached\" when it kept up at every rate it "
-          "ran, and names the rates whose plays disagreed (the claim takes the lower end "
-          "below the first of them). Kafka's proposal, for "
-          "comparison: the old purgatory around 60k/s, the wheel not saturated.")
+    doc.p(*TX.spans(TX.PURGATORY_SATURATION))
     doc.table(["subject", "side", "structure", "few", "many"],
               [[Code(_label(n, s)), side, st] +
                [_cell(play.interval(n, s, shape)) for shape in PG.SHAPES]
@@ -210,12 +184,7 @@ def purgatory_section(ctx, doc, claims=None):
                          A.fmt_ns(p["cpu"][0]), A.fmt_ns(p["process_cpu"][0]),
                          A.fmt_pct(p["fired_share"][0]), A.fmt_ns(p["lateness_p99"]),
                          A.fmt_num(p["peak_pending"]), A.fmt_num(p["peak_zombies"])])
-    doc.p("At the highest rate each subject ran unsaturated (or the lowest, when it "
-          "saturated at every rate): CPU time per request of the subject (its threads' "
-          "CPU and the player's time inside its calls, not the player's pacing) and of the "
-          "whole process, the share of timeouts that fired, the p99 lateness of those, and "
-          "the most tasks pending and cancelled-but-kept (zombies: what a lazy cancel holds) "
-          "the player sampled (n/a where the subject cannot say):")
+    doc.p(TX.PURGATORY_AT_TOP)
     doc.table(["subject", "shape", "target", "achieved / offered", "subject CPU per request",
                "process CPU", "fired", "p99 lateness", "peak pending", "peak zombies"],
               rows, numeric={2, 4, 5, 6, 7, 8, 9})
@@ -234,14 +203,7 @@ def _prediction(doc, play, res):
     pred = PG.micro_prediction(res, play)
     if not pred:
         return
-    doc.p(Bold("What the micro-benchmarks predicted"), ": this run's insert and cancel "
-          "(series h2h, workload uniform, virtual clock) at the micro's N nearest the "
-          "most requests the delay queue held pending at its highest unsaturated rate, "
-          "a request costing one insert and, for the share the play cancelled, one "
-          "cancel (expiry left out: the micro's expire workload is not this one's). "
-          "The measured subject CPU per request above holds the expiry, the subject's "
-          "threads' wake-ups and the time of each call as the player read it (the floor's "
-          "figure is that reading's own cost).")
+    doc.p(*TX.spans(TX.PURGATORY_PREDICTION))
     rows = []
     for x in pred:
         best = min(l["per_request_ns"] for l in x["lines"])

@@ -28,6 +28,7 @@ from tbkit import front as F
 from tbkit import numbers as A
 from tbkit import replaydata as RD
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code, join as _join
 from tbkit.figures import RawPath, add_figure, colour_for, draw_bars, draw_front as _draw_front
 from tbkit.page import HEADINGS, link
@@ -191,36 +192,17 @@ def replay_section(ctx, doc):
         return
     meta = res.replay_meta or {}
     tick = meta.get("tick_ns")
-    doc.p("Each trace is replayed on each backend's virtual clock by ",
-          Code("bench/replay.c"), ": the clock advances to each event's time, "
-          "then the operation runs; after the last event the clock moves on until "
-          "every uncancelled timer has fired (periodic timers stop one period after "
-          "the end). The wheels run at a ",
-          A.fmt_ns(tick) if isinstance(tick, (int, float)) else "common",
-          " tick (the head-to-head series), the heaps with their originals' policies "
-          "(remove-on-cancel off: cancelled timers stay queued until their time; "
-          "a backend that has the policy is replayed with it on as well, as "
-          "NAME+roc). "
-          "Every replay is checked: each timer the trace leaves uncancelled fires "
-          "exactly once, none early. Time per event is the whole replay's time "
-          "over the trace's events (the replay thread's CPU time, and the wall "
-          "time beside it), median and range of %s repetitions, "
-          "backends interleaved; per-kind costs come from a second pass that "
-          "times runs of one kind at one instant as a batch (clock cost "
-          "subtracted), so they are coarser than the total. Lateness is the "
-          "delay between a timer's deadline and its run on the virtual clock, "
-          "in the backend's ticks (0 for the heaps)." % meta.get("reps", "?"))
+    doc.p(*TX.spans(TX.METHOD_REPLAY,
+                    tick=A.fmt_ns(tick) if isinstance(tick, (int, float)) else "common",
+                    reps="%s" % (meta.get("reps", "?"),)))
     if skipped:
         doc.p("Not replayed: ", *_join([(Code(str(s.get("trace"))), ": %s" % s.get("why"))
                                         for s in skipped]), ".")
     failed = [(t, n, why) for t in res.replay for n, why in t.get("failed", [])]
     if failed:
-        doc.p(Bold("Failed checks:"), " ", *_join(
+        doc.p(*TX.spans(TX.REPLAY_FAILED, failed=_join(
             [(Code(n), " on ", Code(RD.trace_label(t)), " (%s)" % why)
-             for t, n, why in failed]),
-              ". A backend that failed its check on a trace has no numbers for "
-              "it and is left out of that trace's verdict; the other backends' "
-              "results stand.")
+             for t, n, why in failed])))
     names = []
     for t in res.replay:
         for b in _ordered(ctx, t["backends"]):
@@ -244,9 +226,7 @@ def replay_section(ctx, doc):
               ["recommended (within budget where the trace has one)"], rows,
               numeric={1, 2})
     add_figure(ctx, doc, draw_delays(ctx, res.replay),
-            ("Delay distribution of every replayed trace (cumulative, log scale), "
-             "its cancel ratio (timers cancelled or re-armed before they fired, "
-             "of all timers) in the legend."), "delay distributions of the traces")
+            TX.REPLAY_DELAYS_CAPTION, "delay distributions of the traces")
     for t in res.replay:
         label = RD.trace_label(t)
         doc.h(3, "Trace %s" % label, "replay-" + label)
@@ -306,7 +286,7 @@ def replay_section(ctx, doc):
                 srows.append([Code(p["name"]), _spread_text(RD.per_event(p)),
                               A.fmt_ns(p["lateness"]["max_ns"]), A.fmt_ns(p["lateness"]["p99_ns"]),
                               _beyond_text(p.get("budget"))])
-            doc.p("The ticked backends swept over their tick (the cost-precision front):")
+            doc.p(TX.REPLAY_SWEEP)
             doc.table(["backend and tick", "CPU per event", "max lateness", "p99 lateness",
                        "fires beyond their budget"], srows)
         cands = F.replay_candidates(t, RD.per_event)
@@ -317,11 +297,7 @@ def replay_section(ctx, doc):
                         "its ticks, the exact structures at \"exact\"."),
                        "cost-precision front, trace %s" % label)
         if any(c.get("wakeups") is not None for c in cands):
-            doc.p("The front's three axes: CPU per event, lateness, and how often the "
-                  "backend's thread would wake (the distinct instants at which it runs "
-                  "something, and a ticked backend's every tick up to its last run, "
-                  "counted in the check pass), which is what a lateness budget saves "
-                  "where the CPU per event does not show it:")
+            doc.p(TX.REPLAY_FRONT_AXES)
             doc.table(["candidate", "CPU per event", "max lateness", "p99 lateness",
                        "wake-ups"],
                       [[Code(c["name"]), A.fmt_ns(c["cost"]), A.fmt_ns(c["max_ns"]),
@@ -340,12 +316,4 @@ def replay_section(ctx, doc):
                       " (%s)" % RD.precision_of_names(t, RD.verdict_names(t)))
                      for t in res.replay], "; "), ".",
                 more=link("Replayed traces", "replay"))
-    doc.p("Rule: among the backends, and the ticked backends at each tick of their "
-          "sweep, that ran no timer later than its budget, the one with the lowest "
-          "median CPU time per event wins, unless others are within %s of it or not "
-          "significantly different (Mann-Whitney over the repetitions): then they are "
-          "named together as tied. Where none kept every budget, those that missed the "
-          "smallest share are named, with every candidate's share. A trace without "
-          "budgets is decided on cost alone, among the backends. CPU time, not wall "
-          "time, because a repetition whose thread the machine's other load "
-          "descheduled has a wall time several times the others'." % A.fmt_pct(S.MIN_EFFECT))
+    doc.p(TX.REPLAY_RULE.format(effect=A.fmt_pct(S.MIN_EFFECT)))

@@ -17,6 +17,7 @@ import math
 from tbkit import numbers as A
 from tbkit import results as tb_results
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.analysis import (FLOOR_TARGET, PCT_Q, PCTS, RUNTIME_OPS, counter_spread,
                             labels_for, leader_pairs, pct_value, primary_floor,
                             slack_of as _slack)
@@ -25,32 +26,7 @@ from tbkit.figures import (add_figure, draw_bars, draw_cdf, draw_n_figure,
                            registry_order as _order)
 from tbkit.page import generic_table
 
-RUNTIME_WHAT = {
-    "lateness": "one-shot tasks with short delays, at light load and with "
-                "many tasks pending; lateness is the start of the run minus "
-                "its deadline. The floors wait for the same planned times in "
-                "the same run, one per wait primitive: floor in "
-                "pthread_cond_timedwait, signalled by each new earliest "
-                "probe (what every backend here waits in, so the floor "
-                "they are held to), nanosleep in clock_nanosleep",
-    "jitter": "one fixed-rate task with a short period (workload rate1ms): "
-              "lateness against the planned schedule, period error and total drift",
-    "interference": "several fast fixed-rate tasks and one slow task: how late "
-                    "the fast ones run, with one thread and with a pool",
-    "burst": "N tasks with one deadline, submitted at once: submit cost and "
-             "the time from the deadline until the last one started",
-    "idle": "one task far in the future: CPU time and wake-ups per second "
-            "while nothing is due",
-    "workers": "a pool of threads and a steady trickle of tasks: timed waits "
-               "and wake-ups per task, with the leader-follower protocol on "
-               "and off",
-    "producers": "several threads scheduling at once as fast as they can: "
-                 "throughput and lateness",
-    "failing": "one runner (threads=1), real threads: ten one-shot tasks due "
-               "at 1 to 10 ms, the third of which fails, then one more "
-               "schedule: what a failing task does to the others (an STPE "
-               "of one thread goes on, Timer dies)",
-}
+
 def pct_cell(m, key, prefix=""):
     """A percentile in us for a table cell, or why it is not shown."""
     v = m.counter(prefix + key)
@@ -158,10 +134,9 @@ def _pct_table(ctx, doc, ms, labels, prefix="", extra=()):
     doc.table(["series", "workload", "configuration", "samples"] +
               ["%s (us)" % t for _, t in PCTS] + [n for n, _ in extra], rows,
               numeric=set(range(3, 4 + len(PCTS) + len(extra))))
-    doc.p("Percentiles: " + ("over every repetition's samples pooled (samples.csv) where "
-                             "there were several repetitions, else " if any_pooled else "")
-          + "the median over the repetitions of each repetition's own; shown only where "
-          "at least %s / (1 − q) samples back them." % A.fmt_num(S.PCT_TAIL_SAMPLES))
+    doc.p(TX.RUNTIME_PERCENTILES.format(
+        pooled=TX.RUNTIME_PERCENTILES_POOLED if any_pooled else "",
+        tail=A.fmt_num(S.PCT_TAIL_SAMPLES)))
 
 
 def _missing(ctx, doc, op):
@@ -179,24 +154,21 @@ def runtime_sections(ctx, doc):
               ") in this results directory: this section has no data.")
         ctx.missing.append(("Runtime behaviour", "no results for any of " + ", ".join(RUNTIME_OPS)))
         return
-    doc.p("Each experiment runs once per repetition with real threads; its "
-          "counters are medians over the repetitions.")
+    doc.p(TX.RUNTIME_INTRO)
     for op, fn in (("lateness", lateness), ("jitter", jitter),
                    ("interference", interference), ("burst", burst),
                    ("idle", idle), ("workers", workers), ("producers", producers),
                    ("failing", failing)):
         doc.h(3, op, "runtime-" + op)
-        doc.p("What is measured: ", RUNTIME_WHAT[op], ".")
+        doc.p("What is measured: ", TX.RUNTIME_WHAT[op], ".")
         ms = [m for m in ctx.res.select(op=op)]
         if not ms:
             _missing(ctx, doc, op)
             continue
         gone = ctx.res.missing_for((op,))
         if gone:
-            doc.p(Bold("Partial:"), " %d instance%s of this experiment were not measured "
-                  "(the run stopped first; see Limitations): the tables show what was, "
-                  "and no finding from it goes to the summary." % (
-                      len(gone), "" if len(gone) == 1 else "s"))
+            doc.p(*TX.spans(TX.RUNTIME_PARTIAL, n="%d" % len(gone),
+                            s="" if len(gone) == 1 else "s"))
         kept = len(ctx.findings)
         fn(ctx, doc, ms)
         if gone:
@@ -229,9 +201,7 @@ def failing(ctx, doc, ms):
 def failure_section(ctx, doc):
     """The probe's failing-task experiment (report/probe.c)."""
     doc.h(3, "failure", "runtime-failure")
-    doc.p("What is measured (virtual clock, report/probe.c): a row of one-shot tasks "
-          "due one after another, one of which fails (the C analogue of a "
-          "thrown exception); then one more task is scheduled.")
+    doc.p(TX.RUNTIME_FAILURE_WHAT)
     ms = ctx.res.select(op="failure")
     if not ms:
         _missing(ctx, doc, "failure")
@@ -278,11 +248,7 @@ def _shift_values(m):
 def wallstep_section(ctx, doc):
     """The probe's wall-clock step (report/probe.c; claim timer_wall_clock)."""
     doc.h(3, "wallstep", "runtime-wallstep")
-    doc.p("What is measured (virtual clock, report/probe.c): one-shot tasks due at 10, "
-          "20 and 30 ms; at 5 ms the wall clock (java.util.Timer's "
-          "System.currentTimeMillis) is stepped back by 50 ms, and in a second run "
-          "forward by 15 ms. A task's shift is its run time against the same run "
-          "without the step, so a wheel's tick does not count as the step's effect.")
+    doc.p(TX.RUNTIME_WALLSTEP_WHAT)
     ms = ctx.res.select(op="wallstep")
     if not ms:
         _missing(ctx, doc, "wallstep")

@@ -16,6 +16,7 @@ from tbkit import claimtext as T
 from tbkit import results as tb_results
 from tbkit import numbers as A
 from tbkit import stats as S
+from tbkit import texts as TX
 from tbkit.doc import Bold, Code, Doc, inline_markdown, join as _join
 from tbkit.figures import add_figure
 from tbkit.page import HEADINGS, link
@@ -163,53 +164,21 @@ def summary_section(ctx, doc, claims, choice):
 
 def how_to_read_section(ctx, doc):
     doc.h(2, "How to read this report", "how-to-read")
-    doc.p("Every number in this report is computed from the results directory "
-          "it was generated from; nothing is typed in. Times are medians over "
-          "the repetitions of each benchmark; the spread is the coefficient of "
-          "variation (standard deviation divided by the mean, as a percentage) "
-          "of those repetitions, and error bars in the figures run from the "
-          "fastest to the slowest repetition. Lower is better for every time.")
-    doc.p("Micro-benchmarks run on the virtual clock: no threads, no sleeping, "
-          "so they measure the data structure. Runtime benchmarks run on the "
-          "monotonic clock with the backends' own threads, so they measure the "
-          "whole design, locks and wake-ups included.")
-    doc.p("Words in findings follow fixed rules. A series is ", Bold("flat"),
-          " when its time at the largest N is under ", A.fmt_ratio(A.FLAT_RATIO),
-          " its time at the smallest N, and ", Bold("grows"), " at or above ",
-          A.fmt_ratio(A.GROW_RATIO), "; growth whose log-log slope is under ",
-          A.fmt_num(A.LOG_SLOPE_MAX), " is called sub-linear (what log n looks "
-          "like on real caches), otherwise near-linear. Two medians differ only "
-          "where the Mann-Whitney U test below says so; a crossover is reported "
-          "only where the two lines differ significantly at both ends of N. A "
-          "behavioural claim needs a factor of at least ",
-          A.fmt_ratio(A.CLEAR_FACTOR), " between the compared numbers to hold.")
+    doc.p(TX.HOW_TO_READ_NUMBERS)
+    doc.p(TX.HOW_TO_READ_CLOCKS)
+    doc.p(*TX.spans(TX.HOW_TO_READ_WORDS, flat=A.fmt_ratio(A.FLAT_RATIO),
+                    grow=A.fmt_ratio(A.GROW_RATIO), slope=A.fmt_num(A.LOG_SLOPE_MAX),
+                    clear=A.fmt_ratio(A.CLEAR_FACTOR)))
     # the most repetitions per side that still cannot reach significance
     few = max(k for k in range(1, 10) if not S.testable(k, k))
-    doc.p(Bold("Significance."), " Where a verdict compares two measured sets, it "
-          "decides \"different\" with a two-sided Mann-Whitney U test over their "
-          "repetitions at p < %s and prints the p-value; a claim whose decisive "
-          "comparison is not significant is " % A.fmt_num(S.ALPHA),
-          Bold("undecided at this noise"), " rather than given a side. With fewer "
-          "repetitions than any ordering needs to reach p < %s (%d against %d gives "
-          "at best p = %s) the comparison is too few repetitions to test. Growth is "
-          "judged by the %d %% confidence interval of the ratio of the times at the "
-          "largest and smallest N (the interval that inverts the same test): it grows "
-          "when the whole interval is at or above %s, is flat when the whole interval "
-          "is under %s, and is undecided otherwise; the structure's work counters "
-          "(levels sifted, entries visited, ...) are counted, not timed, and are judged "
-          "on their medians." % (A.fmt_num(S.ALPHA), few, few, A.fmt_num(S.min_p(few, few)),
-                                 round(100 * (1 - S.ALPHA)),
-                                 A.fmt_ratio(A.GROW_RATIO), A.fmt_ratio(A.FLAT_RATIO)))
-    doc.p(Bold("Percentiles and fits."), " A percentile q is printed only where at "
-          "least %s / (1 − q) samples back it (p50: %s, p90: %s, p99: %s, p99.9: %s "
-          "samples), so that at least %s samples lie beyond it; otherwise its cell says "
-          "how many samples there were. A complexity fit (Google Benchmark's curves, "
-          "least squares over the medians at each N) is shown only when its RMS "
-          "error is at most %s; otherwise the finding says \"no fit\"."
-          % (A.fmt_num(S.PCT_TAIL_SAMPLES), A.fmt_num(S.pct_min_samples(0.5)),
-             A.fmt_num(S.pct_min_samples(0.9)), A.fmt_num(S.pct_min_samples(0.99)),
-             A.fmt_num(S.pct_min_samples(0.999)), A.fmt_num(S.PCT_TAIL_SAMPLES),
-             A.fmt_pct(S.FIT_MAX_RMS)))
+    doc.p(*TX.spans(TX.HOW_TO_READ_SIGNIFICANCE, alpha=A.fmt_num(S.ALPHA), few="%d" % few,
+                    min_p=A.fmt_num(S.min_p(few, few)),
+                    confidence="%d" % round(100 * (1 - S.ALPHA)),
+                    grow=A.fmt_ratio(A.GROW_RATIO), flat=A.fmt_ratio(A.FLAT_RATIO)))
+    doc.p(*TX.spans(TX.HOW_TO_READ_PERCENTILES, tail=A.fmt_num(S.PCT_TAIL_SAMPLES),
+                    p50=A.fmt_num(S.pct_min_samples(0.5)), p90=A.fmt_num(S.pct_min_samples(0.9)),
+                    p99=A.fmt_num(S.pct_min_samples(0.99)),
+                    p999=A.fmt_num(S.pct_min_samples(0.999)), rms=A.fmt_pct(S.FIT_MAX_RMS)))
     if ctx.backends:
         doc.p("Each backend keeps one colour in every figure: ",
               *_join([(Code(b), " (%s)" % _colour_name(ctx.colour(b))) for b in ctx.backends]),
@@ -396,35 +365,13 @@ def method_section(ctx, doc, micro_ops):
     st = res.machine_state()
     if st:
         lat = st["latency"]
-        doc.p(Bold("The machine during the run."), " Before each repetition of a "
-              "micro-benchmark the harness times a dependent load over a 16 MiB random cycle: this VM shares its "
-              "last-level cache and memory with other tenants, and how much it gets moves "
-              "over seconds to minutes. Over %d repetitions the latency was %s median, %s at the 90th "
-              "percentile, %s at most. A repetition that found it over %.1f times the "
-              "run's 25th percentile waited for the spell to pass (200 ms at a time, at "
-              "most 1 s, at most 2 min in a run): %d waits; a batch of 10 ms or more that "
-              "ended in a spell was run again: %d. Times of instances whose data misses "
-              "the cache are comparable between two runs only when their latencies agree ("
-              % (st["reps"], A.fmt_ns(statistics.median(lat)),
-                 A.fmt_ns(lat[min(len(lat) - 1, int(0.9 * len(lat)))]),
-                 A.fmt_ns(lat[-1]), 1.6, st["waits"], st["redone"]),
-              Code("timerbench compare"), " prints both); the work counts and the "
-              "instruction counts below do not depend on it.")
+        doc.p(*TX.spans(TX.METHOD_MACHINE_STATE, reps="%d" % st["reps"],
+                        p50=A.fmt_ns(statistics.median(lat)),
+                        p90=A.fmt_ns(lat[min(len(lat) - 1, int(0.9 * len(lat)))]),
+                        max=A.fmt_ns(lat[-1]), over="%.1f" % 1.6, waits="%d" % st["waits"],
+                        redone="%d" % st["redone"]))
     if any(m.op in ("insert", "cancel", "expire") for m in ms):
-        doc.p(Bold("Against the side-by-side driver."), " ", Code("../shared/peers"),
-              " times the same backends through the same interface beside four reference "
-              "C timers. Its figures and these differ by design: its add fills an empty "
-              "structure with N timers (so the structure holds N/2 on average, and the "
-              "first touch of its own handle array is in the timed part), while ",
-              Code("insert"), " here adds a batch to a structure that already holds N; a "
-              "lazy-cancel backend (heapqueue with remove-on-cancel off, timerthread) holds "
-              "N to 1.25 N records here, the cancelled ones included until a purge, and none "
-              "in the driver, so their insert costs more here at large N; its cancel takes all N in "
-              "random order down to an empty structure, each first loading its handle from "
-              "a random place of that array (a dependent miss that the reference timers' "
-              "intrusive nodes do not make; docs/notes/2026-12-02-peers-driver-and-targets.md measures both costs), while ",
-              Code("cancel"), " here holds N throughout; its delays are uniform over 10^6 ticks of each backend, the "
-              "workloads here are defined in time (", Code("uniform"), ": 1 ms to 1000 s).")
+        doc.p(*TX.spans(TX.METHOD_PEERS_DRIVER))
     keys = {}
     for m in ms:
         for k, v in m.cfg.items():
