@@ -9,7 +9,6 @@ the verdicts; the report's order, the summary's findings and the source
 articles' list of claims are all read from CLAIMS.
 """
 
-from tbkit import jvm as J
 from tbkit import libs as L
 from tbkit import numbers as A
 from tbkit import precision as P
@@ -260,18 +259,36 @@ CLAIMS = {
              A.fmt_pct(S.MIN_EFFECT)),
     ),
     "jvm_ranking": Meta(
-        title=J.CLAIM,
+        title="The C renderings rank the originals as the originals rank themselves",
         source="this suite's premise: the report's findings about heapqueue, timerthread and "
                "timerwheel stand for ScheduledThreadPoolExecutor, java.util.Timer and Netty's "
                "HashedWheelTimer (issue 32)",
         experiment="the JVM harness (jvm/TimerBench.java: jvm.json) beside micro's h2h series",
-        rule=J.RULE + "; over the operations: holds when every tested operation holds, "
+        rule="per operation at the largest N both sides measured, every pair of "
+             "originals with a C rendering is ordered on each side: 'faster' or "
+             "'slower' when the two-sided Mann-Whitney U test over the repetitions, "
+             "its p corrected by Holm's method over the operation's pairs, gives "
+             "p < %g and the medians differ by at least %d %%, 'same' when they "
+             "differ by less than %d %% (whatever p), else undecided; a pair is a "
+             "contradiction when the two sides order it oppositely, or one side "
+             "orders it and the other's %d %% interval of the ratio rules that "
+             "order out (lies within %d %% of 1 or beyond it the other way); an operation "
+             "holds when every pair is ordered alike, does "
+             "not hold when some pair is a contradiction, is not tested when a side "
+             "has too few repetitions, and is otherwise undecided at this noise, "
+             "naming each pair whose point estimates go opposite ways without "
+             "significance; the control (STPE's insert with removeOnCancel off "
+             "against on, the same schedule() call) must come out the same at "
+             "every N, or the claim is undecided with that reason"
+             "; over the operations: holds when every tested operation holds, "
              "holds only in part when some hold and some do not, does not hold when none "
-             "holds and some does not",
+             "holds and some does not"
+             % (S.ALPHA, S.MIN_EFFECT * 100, S.MIN_EFFECT * 100, round(100 * (1 - S.ALPHA)),
+                S.MIN_EFFECT * 100),
         summary=20,
     ),
     "rendering_vs_library": Meta(
-        title=L.CLAIM,
+        title="Each rendering costs no more than the installed library of its structure",
         source="this suite's premise: a finding about a rendering is a finding about its "
                "structure only if the rendering is as good as the C code programs link "
                "for that structure (issue 40)",

@@ -31,25 +31,6 @@ HOLDS, FAILS, UNDECIDED, NOT_TESTED = (
 OPS = ("insert", "cancel", "timeouts", "expire")
 FORMAT = "timerbench-jvm/2"
 
-CLAIM = "The C renderings rank the originals as the originals rank themselves"
-RULE = ("per operation at the largest N both sides measured, every pair of "
-        "originals with a C rendering is ordered on each side: 'faster' or "
-        "'slower' when the two-sided Mann-Whitney U test over the repetitions, "
-        "its p corrected by Holm's method over the operation's pairs, gives "
-        "p < %g and the medians differ by at least %d %%, 'same' when they "
-        "differ by less than %d %% (whatever p), else undecided; a pair is a "
-        "contradiction when the two sides order it oppositely, or one side "
-        "orders it and the other's %d %% interval of the ratio rules that "
-        "order out (lies within %d %% of 1 or beyond it the other way); an operation holds when every pair is ordered alike, does "
-        "not hold when some pair is a contradiction, is not tested when a side "
-        "has too few repetitions, and is otherwise undecided at this noise, "
-        "naming each pair whose point estimates go opposite ways without "
-        "significance; the control (STPE's insert with removeOnCancel off "
-        "against on, the same schedule() call) must come out the same at "
-        "every N, or the claim is undecided with that reason"
-        % (S.ALPHA, S.MIN_EFFECT * 100, S.MIN_EFFECT * 100, round(100 * (1 - S.ALPHA)),
-           S.MIN_EFFECT * 100))
-
 # The C workload each JVM operation is set beside: insert and cancel on
 # uniform 1 ms - 1000 s (the harness draws the same), timeouts on its own,
 # expire on short (1 ms - 500 ms, the JVM side's own workload since issue
@@ -467,18 +448,6 @@ def coverage(jvm, c):
                     "only_jvm": [n for n in jn if n not in cn],
                     "full": [n for n in fn if n not in jn]})
     return out
-
-
-def absent(reason=None):
-    """The section's wording when the JVM originals were not measured."""
-    why = reason or "the JDK (default-jdk-headless) or Netty (libnetty-java) is not installed"
-    return ("The JVM originals (ScheduledThreadPoolExecutor, java.util.Timer, "
-            "DelayQueue, Netty's HashedWheelTimer) were not measured: %s. The JDK "
-            "(default-jdk-headless) and Netty (libnetty-java) come from Debian, and "
-            "both README commands install them as root; the standard and full "
-            "profiles then run the harness into jvm.json (jvm/README.md). Everything "
-            "else in this report ran as usual. The claim \"%s\" is not tested."
-            % (why, CLAIM))
 
 
 # ---- reading the C side ------------------------------------------------------

@@ -41,10 +41,6 @@ FAMILY_OF = {"heapqueue": "binary heap", "timerthread": "binary heap",
              "hierwheel": "hierarchical wheel", "kernelwheel": "non-cascading wheel",
              "hrtree": "red-black tree"}
 
-CLAIM = ("Each rendering costs no more than the installed library of its "
-         "structure")
-
-
 def _clean(values):
     return [float(v) for v in values or () if isinstance(v, (int, float))
             and math.isfinite(v)]

@@ -9,6 +9,7 @@ The data is tbkit.jvm's; the verdict is tbkit.claims.jvm_ranking's.
 """
 
 from tbkit import claimtext as T
+from tbkit.claimtable import CLAIMS
 from tbkit import jvm as J
 from tbkit import numbers as A
 from tbkit import texts as TX
@@ -51,7 +52,8 @@ def jvm_section(ctx, doc, claims=None):
     absent = J.absent_facts(res)
     if absent:
         why = T.jvm_absent_why(absent)
-        doc.p(J.absent(why))
+        doc.p(TX.JVM_ABSENT.format(why=why or TX.JVM_ABSENT_WHY,
+                                   claim=CLAIMS["jvm_ranking"].title))
         if not res.jvm_problem:      # a bad jvm.json is listed with the files
             ctx.missing.append(("The originals", why))
         return

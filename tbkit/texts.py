@@ -290,6 +290,17 @@ REPLAY_RULE = (
 
 # fields: jvms (JVM_FORKS or JVM_ONE), size (Code), vm, version, netty,
 # max_batch, dropped (JVM_DROPPED or nothing), elapsed (JVM_ELAPSED or nothing)
+# The section when the originals were not measured: {why} (tbkit.claimtext's
+# jvm_absent_why), {claim} the claim's title (tbkit.claimtable).
+JVM_ABSENT = (
+    "The JVM originals (ScheduledThreadPoolExecutor, java.util.Timer, "
+    "DelayQueue, Netty's HashedWheelTimer) were not measured: {why}. The JDK "
+    "(default-jdk-headless) and Netty (libnetty-java) come from Debian, and "
+    "both README commands install them as root; the standard and full "
+    "profiles then run the harness into jvm.json (jvm/README.md). Everything "
+    "else in this report ran as usual. The claim \"{claim}\" is not tested.")
+JVM_ABSENT_WHY = "the JDK (default-jdk-headless) or Netty (libnetty-java) is not installed"
+
 JVM_INTRO = (
     "Four backends render JVM classes in C: `heapqueue` is `ScheduledThreadPoolExecutor` "
     "(removeOnCancel off and on), `timerthread` is `java.util.Timer`, `timerwheel` is "
