@@ -1685,7 +1685,7 @@ def recommend_replay(ctx):
                        if best is not None and label != "any"]
         out.append(V.ReplayPick(
             RD.trace_label(t), t["events"], t["cancel_ratio"], list(names),
-            v.get("kind") if v else None, len(names) > 1, AN.is_granular(ctx, names),
+            v.get("kind") if v else RD.TIED, len(names) > 1, AN.is_granular(ctx, names),
             RD.precision_facts(t, names), RD.budgeted(t),
             [(b["name"], RD.per_event(b)["median"]) for b in cands], classes))
     return out

@@ -10,9 +10,7 @@ verdict: what a sentence needs that the cases do not hold is in the
 verdict's facts, put there by the claim.
 """
 
-from tbkit import analysis as AN
 from tbkit import numbers as A
-from tbkit import replaydata as RD
 from tbkit import stats as S
 from tbkit import verdict as V
 from tbkit.doc import Code
@@ -1032,24 +1030,33 @@ def pick_row(p):
     return [name % f, rec, measure % f, join(ev, ", ")]
 
 
-def gap_note(key, gone):
-    """A row left out for missing evidence, as Limitations lists it."""
+def gap_note(key, missing):
+    """A row left out for missing evidence, as Limitations lists it;
+    `missing` is what was not measured, said (tbkit.analysis.missing_text)."""
     return ("Which one to use", "no recommendation for \"%s\": %s of its evidence were "
-            "not measured" % (pick_name(key), AN.missing_text(gone)))
+            "not measured" % (pick_name(key), missing))
+
+
+def precision_text(p):
+    """A replayed trace's precision facts (tbkit.replaydata.precision_facts)
+    said: "<= 1 ms (max lateness 412 us); every timer within its budget",
+    or "n/a"."""
+    if p is None:
+        return "n/a"
+    return "%s (max lateness %s)%s" % (p["class"], A.fmt_ns(p["max_ns"]),
+                                       "; every timer within its budget" if p["held"] else "")
 
 
 def replay_rows(p):
     """A replayed trace's decided row (tbkit.verdict.ReplayPick) as "Which
     one to use" writes it: (the trace's row [workload, recommended,
     precision, compared, measured], its rows per precision class)."""
-    said = ""
-    if p.tied or p.kind == "none_within_budget":
-        said = " (%s)" % (p.kind if p.kind else RD.TIED)
+    said = " (%s)" % p.kind if p.tied or p.kind == "none_within_budget" else ""
     main = ["Replay of trace %s (%s events, cancel ratio %s)" % (
         p.trace, A.fmt_n(p.events), A.fmt_pct(p.cancel_ratio)),
         join([Code(n) for n in p.names], ", ") + ((said,) if said else ())
         + (GRANULAR_CAVEAT if p.granular else "",),
-        RD.precision_text(p.precision),
+        precision_text(p.precision),
         ("median CPU time per event over the replays, among those within every "
          "timer's budget (section Replayed traces)") if p.budgeted else
         "median CPU time per event over the replays (section Replayed traces; the "

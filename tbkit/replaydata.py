@@ -239,17 +239,3 @@ def precision_facts(t, names):
                                for c in got)
     return {"class": front.class_of(worst), "max_ns": worst["max_ns"], "held": bool(held)}
 
-
-def precision_text(p):
-    """precision_facts said: "<= 1 ms (max lateness 412 us); every timer
-    within its budget", or "n/a"."""
-    if p is None:
-        return "n/a"
-    return "%s (max lateness %s)%s" % (p["class"], A.fmt_ns(p["max_ns"]),
-                                       "; every timer within its budget" if p["held"] else "")
-
-
-def precision_of_names(t, names):
-    """The precision the recommended candidates held on the trace: the
-    strictest class all of them are in, with their max lateness."""
-    return precision_text(precision_facts(t, names))

@@ -166,7 +166,7 @@ def build(res, figs):
     replays = C.recommend_replay(ctx)
     recs = [T.pick_row(p) for p in picks]
     by_trace = [T.replay_rows(p) for p in replays]
-    choice = (recs, [T.gap_note(k, gone) for k, gone in gaps], by_trace)
+    choice = (recs, [T.gap_note(k, AN.missing_text(gone)) for k, gone in gaps], by_trace)
     rows = sec_claims.choose_section(ctx, after, choice)
     # each row said, with the numbers it was decided on
     decided = {V.plain(r[0]): p for r, p in zip(recs, picks)}

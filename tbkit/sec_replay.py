@@ -24,6 +24,7 @@ count the time it waited (the wall time is shown beside it).
 
 import os
 
+from tbkit import claimtext as T
 from tbkit import front as F
 from tbkit import numbers as A
 from tbkit import replaydata as RD
@@ -313,7 +314,7 @@ def replay_section(ctx, doc):
     ctx.finding(15, "Replayed traces, lowest CPU time per event within the timers' "
                 "budgets: ", *_join(
                     [(Code(RD.trace_label(t)), " → ", Bold(", ".join(RD.verdict_names(t))),
-                      " (%s)" % RD.precision_of_names(t, RD.verdict_names(t)))
+                      " (%s)" % T.precision_text(RD.precision_facts(t, RD.verdict_names(t))))
                      for t in res.replay], "; "), ".",
                 more=link("Replayed traces", "replay"))
     doc.p(TX.REPLAY_RULE.format(effect=A.fmt_pct(S.MIN_EFFECT)))

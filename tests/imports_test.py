@@ -69,6 +69,10 @@ MODULES = {
     "sec_articles": "sections",
     "report": "report", "compare": "report",
 }
+# The modules that only put decided values into words (DECISIONS D51):
+# they may import the base layer and the claim table, never a module that
+# reads results or decides, so that words can never decide.
+WORDS_ONLY = {"claimtext": {"claimtable"}, "texts": set()}
 # Where the thin commands live: each may hold one sys.path line.
 COMMAND_DIRS = ("bench", "report", "tools")
 # The module names the scripts had before tbkit: importing one of them is
@@ -276,6 +280,17 @@ class Tbkit(unittest.TestCase):
         sources = package_sources()
         self.assertIn("report", sources)
         self.assertEqual(check_package(sources), [])
+
+    def test_the_words_import_no_module_that_decides(self):
+        sources = package_sources()
+        for name, extra in WORDS_ONLY.items():
+            tree = ast.parse(sources[name], name)
+            got = set()
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    got.update(imported(node, MODULES)[0])
+            allowed = {m for m, layer in MODULES.items() if layer == "base"} | extra
+            self.assertEqual(sorted(got - allowed), [], name)
 
     def test_every_layer_is_used_as_declared(self):
         for m, layer in MODULES.items():
