@@ -5,7 +5,9 @@ every decision it cites is in DECISIONS.md (issue 30, Build 2).
 Documents: any Markdown file name (a word ending in .md, bare or after a
 folder) in a source, build, script or
 documentation file (comments, strings, prose alike) must exist, relative to
-the citing file's directory or to the checkout's root.  Left out: the
+the citing file's directory or to the checkout's root; one that leaves
+the checkout (`../shared/...`, the workplace's directory beside the
+clone) is held only where that directory is present.  Left out: the
 report a run writes (`report.md`, in a results directory, never in the
 tree) and lower-case bare names (`self.md`: Python attributes).
 
@@ -128,14 +130,37 @@ def read(path):
         return f.read()
 
 
+def outside(root, path):
+    """The directory beside the checkout that `path` (a resolved citation)
+    leads into, such as ROOT/../shared for ../shared/peers/fetch.md; None
+    for a path inside the checkout."""
+    root = os.path.normpath(root)
+    rel = os.path.relpath(os.path.normpath(path), root)
+    if not rel.startswith(os.pardir + os.sep):
+        return None
+    parts = rel.split(os.sep)
+    ups = 0
+    while parts[ups] == os.pardir:
+        ups += 1
+    return os.path.normpath(os.path.join(root, *parts[:ups + 1]))
+
+
 def missing_documents(root=ROOT):
-    """[(citing file, line, cited path)] whose document is not in the tree."""
+    """[(citing file, line, cited path)] whose document is not in the tree.
+    A citation that leaves the checkout (`../shared/peers/fetch.md`: the
+    workplace's directory beside the clone) is held only where that
+    directory is there, so a clone on its own still passes and a clone
+    beside it (as CI runs) catches a wrong name."""
     bad = []
     for rel in tree_files(root):
         for line, p in cited_documents(read(os.path.join(root, rel))):
-            here = os.path.join(root, os.path.dirname(rel), p)
-            if not (os.path.isfile(here) or os.path.isfile(os.path.join(root, p))):
-                bad.append((rel, line, p))
+            cands = (os.path.join(root, os.path.dirname(rel), p), os.path.join(root, p))
+            if any(os.path.isfile(c) for c in cands):
+                continue
+            sides = [d for d in (outside(root, c) for c in cands) if d]
+            if sides and not any(os.path.isdir(d) for d in sides):
+                continue    # beside the checkout, and not here: nothing to hold it to
+            bad.append((rel, line, p))
     return bad
 
 
@@ -199,6 +224,25 @@ class Scanners(unittest.TestCase):
                 f.write("here\n")
             self.assertEqual(missing_documents(d), [("sub/x.c", 1, "DESIGN.md")])
             self.assertEqual(missing_decisions(d), [("sub/x.c", 1, "D2")])
+
+
+    def test_a_document_beside_the_checkout(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as top:
+            d = os.path.join(top, "clone")
+            os.makedirs(os.path.join(d, "bench"))
+            with open(os.path.join(d, "bench", "x.sh"), "w") as f:
+                f.write("# ../shared/peers/fetch.md, ../shared/peers/README.md\n")
+            self.assertEqual(outside(d, os.path.join(d, "../shared/peers/fetch.md")),
+                             os.path.join(top, "shared"))
+            self.assertIsNone(outside(d, os.path.join(d, "bench/x.md")))
+            # no ../shared beside the clone: not held
+            self.assertEqual(missing_documents(d), [])
+            os.makedirs(os.path.join(top, "shared", "peers"))
+            with open(os.path.join(top, "shared", "peers", "README.md"), "w") as f:
+                f.write("here\n")
+            # there, with one of the two documents: the other is missing
+            self.assertEqual(missing_documents(d), [("bench/x.sh", 1, "../shared/peers/fetch.md")])
 
 
 class Tree(unittest.TestCase):
