@@ -547,9 +547,9 @@ static double expire_batch(void *inst, tbb_state *st, int64_t n)
     /* every one due, with the library's rounding to its unit: counted from
      * the end of the arming, since the last timer armed is due up to 5 ms
      * after it was armed and a preempted arming can take longer than the
-     * margin (GLib's 1000 timers were once seen still pending after the
-     * n + 64 passes below, which take no time once only the late ones are
-     * left) */
+     * margin (GLib's expire once skipped with timers still pending after
+     * the n + 64 passes below, which are soon spent once only the late
+     * ones are left) */
     wait_until(tb_monotonic_ns() + 5 * TB_MS + m->lib->granularity_ns + TB_MS);
     uint64_t target = m->fired + (uint64_t)n, passes = 0;
     const uint64_t most = (uint64_t)n + 64;

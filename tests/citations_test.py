@@ -225,7 +225,6 @@ class Scanners(unittest.TestCase):
             self.assertEqual(missing_documents(d), [("sub/x.c", 1, "DESIGN.md")])
             self.assertEqual(missing_decisions(d), [("sub/x.c", 1, "D2")])
 
-
     def test_a_document_beside_the_checkout(self):
         import tempfile
         with tempfile.TemporaryDirectory() as top:
